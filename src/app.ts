@@ -1,0 +1,238 @@
+/**
+ * Composition root: the one place that builds the ORM, the services, the limiter, Koa and Apollo.
+ * `createApp(config)` returns an isolated app, so tests run many side by side on port 0.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa, { type Context, type Next } from 'koa';
+import cors from '@koa/cors';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.js';
+import { createOrm, migrate, type Orm } from './db/orm.js';
+import { createDomain, type Domain } from './domain/index.js';
+import { AccountsService } from './domain/accounts.service.js';
+import { seedDemoCatalog } from './domain/seed.js';
+import type { AppState } from './http/context.js';
+import { toErrorBody } from './http/errors.js';
+import { DomainError } from './domain/errors.js';
+import { ApiKeyAuthenticator } from './http/auth.js';
+import { createRateLimitGate, EXPOSED_HEADERS, type RateLimitGate } from './rate-limit/index.js';
+import { loadOpenApiDocument, loadOpenApiText, type CompiledOperation } from './rest/openapi.js';
+import { createRestRouter, type RestGuard } from './rest/router.js';
+import { petsRoutes } from './rest/pets.routes.js';
+import { categoriesRoutes } from './rest/categories.routes.js';
+import { storeRoutes } from './rest/store.routes.js';
+import { accountsRoutes } from './rest/accounts.routes.js';
+import { metaRoutes } from './rest/meta.routes.js';
+
+/** When GET /pets/{petId} was deprecated (the `Deprecation` header). */
+const GET_PET_DEPRECATED_SINCE = new Date('2026-11-01T00:00:00Z');
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface App {
+  koa: Koa;
+  orm: Orm;
+  gate: RateLimitGate;
+  logger: Logger;
+  config: Config;
+  /** Starts listening; port 0 picks a free port. Resolves with the base URL. */
+  listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
+  /** Readiness turns 503, in-flight requests finish (up to the grace period), then everything closes. */
+  close(): Promise<void>;
+}
+
+export interface CreateAppOptions {
+  logger?: Logger;
+}
+
+export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App> {
+  const logger =
+    options.logger ??
+    pino({
+      level: config.logLevel,
+      base: { service: 'petstore' },
+      redact: { paths: ['req.headers["x-api-key"]', 'apiKey', 'key', '*.key', 'adminApiKey'], censor: '[redacted]' },
+    });
+  const orm = await createOrm(config);
+  try {
+    if (config.migrateOnStart) await migrate(orm, () => bootstrap(orm, config));
+  } catch (error) {
+    await orm.close(true);
+    throw error;
+  }
+  const gate = await createRateLimitGate(config);
+  const authenticator = new ApiKeyAuthenticator(orm);
+  let shuttingDown = false;
+
+  const koa = new Koa({ proxy: config.trustProxy });
+  koa.silent = true;
+
+  // Request id, and the error envelope for everything below.
+  koa.use(async (ctx: Context, next: Next) => {
+    const state = ctx.state as AppState;
+    const given = ctx.get('x-request-id');
+    state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
+    ctx.set('X-Request-Id', state.requestId);
+    try {
+      await next();
+    } catch (error) {
+      const { body, headers, expected } = toErrorBody(error, state.requestId);
+      if (!expected) logger.error({ err: error, requestId: state.requestId, route: state.route }, 'unexpected error');
+      ctx.set(headers);
+      ctx.status = body.status;
+      ctx.body =
+        state.facade === 'graphql'
+          ? { errors: [{ message: body.message, extensions: { code: body.code, status: body.status, requestId: body.requestId, details: body.details } }] }
+          : body;
+    }
+  });
+
+  koa.use(
+    cors({
+      origin: (ctx: Context) => {
+        const origin = ctx.get('origin');
+        return config.corsOrigins.includes('*') || config.corsOrigins.includes(origin) ? origin : '';
+      },
+      exposeHeaders: EXPOSED_HEADERS,
+      allowHeaders: ['Content-Type', 'X-API-Key', 'Idempotency-Key', 'X-Request-Id', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name'],
+      allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      maxAge: 600,
+    }),
+  );
+
+  // Health: public, not rate limited.
+  koa.use(async (ctx: Context, next: Next) => {
+    if (ctx.path === '/healthz') {
+      ctx.body = { status: 'ok' };
+      return;
+    }
+    if (ctx.path === '/readyz') {
+      const checks = await readiness();
+      const ok = !shuttingDown && checks.database && checks.limiter;
+      ctx.status = ok ? 200 : 503;
+      ctx.body = { status: shuttingDown ? 'shutting-down' : ok ? 'ready' : 'unavailable', checks };
+      return;
+    }
+    return next();
+  });
+
+  async function readiness() {
+    const database = await orm.em
+      .getConnection()
+      .execute('select 1')
+      .then(() => true)
+      .catch(() => false);
+    const limiter = await gate.ready().catch(() => ({ ok: false, store: 'unknown' }));
+    return { database, limiter: limiter.ok, limiterStore: limiter.store };
+  }
+
+  // Per request: a lazily created EntityManager fork and domain services, and who is calling.
+  koa.use(async (ctx: Context, next: Next) => {
+    const state = ctx.state as AppState;
+    let domain: Domain | undefined;
+    Object.defineProperty(state, 'domain', { get: () => (domain ??= createDomain(orm.em.fork(), gate.bans)), configurable: true });
+    const key = ctx.get('x-api-key');
+    if (!key) state.authFailure = 'UNAUTHENTICATED';
+    else {
+      const actor = await authenticator.authenticate(key);
+      if (actor) state.actor = actor;
+      else state.authFailure = 'INVALID_API_KEY';
+    }
+    await next();
+  });
+
+  const guard: RestGuard = async (ctx: Context, op: CompiledOperation | null) => {
+    const state = ctx.state as AppState;
+    if (state.actor) {
+      ctx.set(await gate.charge(state.actor, op?.public ? 0 : 1));
+      return;
+    }
+    const failed = state.authFailure === 'INVALID_API_KEY';
+    ctx.set(await gate.anonymous(ctx.ip, failed));
+    if (op && !op.public) throw authError(state.authFailure);
+  };
+
+  const openApiText = loadOpenApiText();
+  const openApiDoc = loadOpenApiDocument(openApiText);
+  koa.use(
+    createRestRouter(
+      openApiDoc,
+      {
+        ...petsRoutes({ sunset: config.petsGetSunset, deprecatedSince: GET_PET_DEPRECATED_SINCE }),
+        ...categoriesRoutes(),
+        ...storeRoutes(),
+        ...accountsRoutes({ gate, onAccountsChanged: () => authenticator.forget() }),
+        ...metaRoutes(openApiText, openApiDoc),
+      },
+      guard,
+    ),
+  );
+
+  // Anything else: the error envelope's 404.
+  koa.use(async (ctx: Context) => {
+    throw new DomainError('NOT_FOUND', `Nothing at ${ctx.path}. The API is under /v1 and /graphql; docs at /docs.`);
+  });
+
+  let server: Server | undefined;
+  let closing: Promise<void> | undefined;
+  return {
+    koa,
+    orm,
+    gate,
+    logger,
+    config,
+    async listen(port = config.port, host = config.host) {
+      server = createServer(koa.callback());
+      await new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(port, host, () => resolve());
+      });
+      const address = server.address() as AddressInfo;
+      const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      return { url: `http://${shownHost}:${address.port}`, server };
+    },
+    close() {
+      closing ??= (async () => {
+        shuttingDown = true;
+        if (server) {
+          const s = server;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(() => s.closeAllConnections(), config.shutdownGraceMs);
+            timer.unref();
+            s.close(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+            s.closeIdleConnections();
+          });
+        }
+        await gate.close();
+        await orm.close(true);
+      })();
+      return closing;
+    },
+  };
+}
+
+function authError(failure: AppState['authFailure']) {
+  return failure === 'INVALID_API_KEY'
+    ? new DomainError('INVALID_API_KEY', 'The API key is unknown or revoked.')
+    : new DomainError('UNAUTHENTICATED', 'Send your API key in the X-API-Key header.');
+}
+
+/** First start on an empty database: the staff key (printed once) and, outside production, demo data. */
+async function bootstrap(orm: Orm, config: Config) {
+  const em = orm.em.fork();
+  const accounts = new AccountsService(em);
+  const adminKey = await accounts.bootstrapAdmin(config.adminApiKey);
+  if (!adminKey) return;
+  if (config.adminApiKey) config.announce('Created the staff account with the key from ADMIN_API_KEY.');
+  else config.announce(`Created the staff account. Its API key (shown once, keep it safe):\n  X-API-Key: ${adminKey}`);
+  if (config.seedDemo) {
+    await seedDemoCatalog(em);
+    const demoKey = await accounts.createDemoCustomer();
+    config.announce(`Seeded demo categories and pets, and a demo customer (plan free). Its API key:\n  X-API-Key: ${demoKey}`);
+  }
+}

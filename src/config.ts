@@ -1,0 +1,124 @@
+/**
+ * The one reader of `process.env`. Every key is parsed, validated and documented here (and in the
+ * README's configuration table); an invalid value stops the start with a message naming the key.
+ */
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const int = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be an ISO date such as 2027-06-30')
+  .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)), 'is not a real date');
+
+const databaseUrl = z
+  .string()
+  .refine((v) => v.startsWith('sqlite:') || /^postgres(ql)?:\/\//.test(v), 'must start with sqlite: or postgres://');
+
+const envSchema = z.object({
+  PORT: int(0, 65535).default('3000'),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: databaseUrl.default('sqlite:./data/petstore.db'),
+  DB_POOL_MAX: int(1, 200).default('10'),
+  DB_STATEMENT_TIMEOUT_MS: int(0, 600_000).default('10000'),
+  MIGRATE_ON_START: bool.default('true'),
+  REDIS_URL: z
+    .string()
+    .refine((v) => /^rediss?:\/\//.test(v), 'must start with redis:// or rediss://')
+    .optional(),
+  ADMIN_API_KEY: z
+    .string()
+    .regex(/^psk_[A-Za-z0-9_-]{22,}$/, 'must look like psk_ followed by at least 22 url-safe characters')
+    .optional(),
+  SEED_DEMO: bool.optional(),
+  PETS_GET_SUNSET: isoDate.default('2027-06-30'),
+  BAN_THRESHOLD: int(1, 1_000_000).default('10'),
+  BAN_SECONDS: int(1, 31_536_000).default('900'),
+  AUTH_FAILURES_PER_MINUTE: int(1, 1_000_000).default('30'),
+  CORS_ORIGINS: z.string().default('https://studio.apollographql.com'),
+  GRAPHQL_INTROSPECTION: bool.optional(),
+  SHUTDOWN_GRACE_MS: int(0, 600_000).default('10000'),
+  TRUST_PROXY: bool.default('false'),
+});
+
+export type Plan = 'free' | 'pro' | 'business' | 'enterprise';
+
+export interface Config {
+  port: number;
+  host: string;
+  env: 'development' | 'production' | 'test';
+  logLevel: string;
+  database: { kind: 'sqlite'; path: string; url: string } | { kind: 'postgresql'; url: string };
+  dbPoolMax: number;
+  dbStatementTimeoutMs: number;
+  migrateOnStart: boolean;
+  redisUrl?: string;
+  adminApiKey?: string;
+  seedDemo: boolean;
+  petsGetSunset: Date;
+  banThreshold: number;
+  banSeconds: number;
+  authFailuresPerMinute: number;
+  corsOrigins: string[];
+  introspection: boolean;
+  shutdownGraceMs: number;
+  trustProxy: boolean;
+  /** Window lengths in seconds; only tests shorten them. */
+  windows: { minute: number; day: number };
+  /** Where startup messages (the generated keys) go; tests capture them. */
+  announce: (line: string) => void;
+}
+
+export class ConfigError extends Error {}
+
+/** Parses an environment (default `process.env`) into a Config, or throws ConfigError naming every bad key. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const relevant: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') relevant[key] = value;
+  }
+  const parsed = envSchema.safeParse(relevant);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}=${JSON.stringify(relevant[String(i.path[0])] ?? '')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    env: e.NODE_ENV,
+    logLevel: e.LOG_LEVEL,
+    database: e.DATABASE_URL.startsWith('sqlite:')
+      ? { kind: 'sqlite', path: e.DATABASE_URL.slice('sqlite:'.length) || './data/petstore.db', url: e.DATABASE_URL }
+      : { kind: 'postgresql', url: e.DATABASE_URL },
+    dbPoolMax: e.DB_POOL_MAX,
+    dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+    migrateOnStart: e.MIGRATE_ON_START,
+    redisUrl: e.REDIS_URL,
+    adminApiKey: e.ADMIN_API_KEY,
+    seedDemo: e.SEED_DEMO ?? !production,
+    petsGetSunset: new Date(`${e.PETS_GET_SUNSET}T00:00:00Z`),
+    banThreshold: e.BAN_THRESHOLD,
+    banSeconds: e.BAN_SECONDS,
+    authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+    introspection: e.GRAPHQL_INTROSPECTION ?? !production,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    trustProxy: e.TRUST_PROXY,
+    windows: { minute: 60, day: 86_400 },
+    announce: (line) => process.stdout.write(`${line}\n`),
+  };
+}

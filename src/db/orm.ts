@@ -1,0 +1,98 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { MikroORM, type Options } from '@mikro-orm/core';
+import type { AbstractSqlDriver } from '@mikro-orm/knex';
+import { LibSqlDriver } from '@mikro-orm/libsql';
+import { PostgreSqlDriver } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { ENTITIES } from '../domain/entities/index.js';
+import { migrationsFor } from './migrations/index.js';
+import type { Config } from '../config.js';
+
+export type Orm = MikroORM<AbstractSqlDriver>;
+
+/** SQLite pragmas set on every pooled connection (knex reopens file connections every 10 s). */
+const SQLITE_PRAGMAS = [
+  'pragma journal_mode = wal',
+  'pragma synchronous = normal',
+  'pragma foreign_keys = on',
+  'pragma busy_timeout = 5000',
+];
+
+export function ormOptions(config: Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'>): Options {
+  const common = {
+    entities: ENTITIES,
+    extensions: [Migrator],
+    allowGlobalContext: false,
+    // Reads never need a flush first; writes flush explicitly inside their transaction.
+    flushMode: 'commit' as const,
+    debug: false,
+    discovery: { disableDynamicFileAccess: true, requireEntitiesArray: true },
+    forceUtcTimezone: true,
+    ignoreUndefinedInQuery: true,
+  };
+  if (config.database.kind === 'sqlite') {
+    mkdirSync(dirname(config.database.path), { recursive: true });
+    return {
+      ...common,
+      driver: LibSqlDriver,
+      dbName: config.database.path,
+      migrations: { migrationsList: migrationsFor('sqlite'), transactional: true, snapshot: false, silent: true },
+      pool: {
+        afterCreate: (conn: { exec(sql: string): void }, done: (err: Error | null, conn: unknown) => void) => {
+          try {
+            for (const pragma of SQLITE_PRAGMAS) conn.exec(pragma);
+            done(null, conn);
+          } catch (error) {
+            done(error as Error, conn);
+          }
+        },
+      },
+    } as Options;
+  }
+  return {
+    ...common,
+    driver: PostgreSqlDriver,
+    clientUrl: config.database.url,
+    migrations: { migrationsList: migrationsFor('postgresql'), transactional: true, snapshot: false, silent: true },
+    pool: { min: 0, max: config.dbPoolMax },
+    driverOptions: {
+      connection: { statement_timeout: config.dbStatementTimeoutMs || undefined, application_name: 'petstore' },
+    },
+  } as Options;
+}
+
+export async function createOrm(config: Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'>): Promise<Orm> {
+  return (await MikroORM.init(ormOptions(config))) as unknown as Orm;
+}
+
+/** A fixed key for PostgreSQL's advisory lock, so two instances starting at once migrate one at a time. */
+const MIGRATION_LOCK = 727_274_001;
+
+/**
+ * Applies pending migrations, then runs `afterMigrate` (first-start bootstrap) under the same lock.
+ * On PostgreSQL a session advisory lock serialises instances; SQLite is one file with one writer.
+ */
+export async function migrate(orm: Orm, afterMigrate?: () => Promise<void>): Promise<void> {
+  const connection = orm.em.getConnection();
+  const pg = orm.config.getDriver() instanceof PostgreSqlDriver;
+  if (!pg) {
+    await orm.getMigrator().up();
+    await afterMigrate?.();
+    return;
+  }
+  const knex = (connection as unknown as { getKnex(): import('knex').Knex }).getKnex();
+  // Advisory locks belong to a session: take and release it on one pinned connection.
+  const conn = await knex.client.acquireConnection();
+  try {
+    await conn.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await orm.getMigrator().up();
+      await afterMigrate?.();
+    } finally {
+      await conn.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    await knex.client.releaseConnection(conn);
+  }
+}

@@ -1,0 +1,210 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/knex';
+import { Account, ApiKey, PLANS, ROLES, type PlanName } from './entities/index.js';
+import { forbidden, notFound, validationFailed } from './errors.js';
+import { isStaff, type Actor } from './actor.js';
+import { limitsFor } from './plans.js';
+import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
+import * as v from './validate.js';
+import type { AccountView, ApiKeyView, Limits, NewApiKeyView } from './views.js';
+
+export const KEY_PREFIX = 'psk_';
+/** Characters of a key shown in lists: `psk_` and 8 more, enough to tell keys apart, useless to guess. */
+const SHOWN_PREFIX_LENGTH = 12;
+
+/** Bans live in the rate limiter's store; the domain only asks and lifts through this port. */
+export interface BanRegistry {
+  bannedUntil(keyId: number): Promise<Date | null>;
+  lift(keyId: number): Promise<void>;
+}
+
+export interface AccountInput {
+  name?: unknown;
+  role?: unknown;
+  plan?: unknown;
+  limits?: { perMinute: unknown; perDay: unknown } | null;
+}
+
+/** 192 random bits, url-safe, prefixed so that secret scanners recognise a leaked key. */
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(24).toString('base64url');
+}
+
+export const hashApiKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+export const toAccountView = (a: Account): AccountView => ({
+  id: a.id,
+  name: a.name,
+  role: a.role,
+  plan: a.plan,
+  limits: limitsFor(a.plan, customLimits(a)),
+  createdAt: a.createdAt,
+});
+
+const customLimits = (a: Account): Limits | null =>
+  a.perMinute !== null && a.perDay !== null ? { perMinute: a.perMinute, perDay: a.perDay } : null;
+
+const toKeyView = (k: ApiKey, bannedUntil: Date | null = null): ApiKeyView => ({
+  id: k.id,
+  accountId: k.account.id,
+  prefix: k.prefix,
+  createdAt: k.createdAt,
+  revokedAt: k.revokedAt,
+  bannedUntil,
+});
+
+function requireStaff(actor: Actor) {
+  if (!isStaff(actor)) throw forbidden('Only staff can manage accounts and keys.');
+}
+
+export class AccountsService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly bans?: BanRegistry,
+  ) {}
+
+  /** Resolves a raw key to the caller, or null for an unknown or revoked key. */
+  async authenticate(rawKey: string): Promise<Actor | null> {
+    if (!rawKey.startsWith(KEY_PREFIX) || rawKey.length > 200) return null;
+    const key = await this.em.findOne(ApiKey, { hash: hashApiKey(rawKey), revokedAt: null }, { populate: ['account'] });
+    if (!key) return null;
+    const a = key.account;
+    return {
+      accountId: a.id,
+      accountName: a.name,
+      role: a.role,
+      plan: a.plan,
+      limits: customLimits(a),
+      keyId: key.id,
+      keyPrefix: key.prefix,
+      keyCreatedAt: key.createdAt,
+    };
+  }
+
+  async viewer(actor: Actor): Promise<AccountView & { apiKey: ApiKeyView }> {
+    const key = await this.em.findOne(ApiKey, { id: actor.keyId }, { populate: ['account'] });
+    if (!key) throw notFound('API key', actor.keyId);
+    return { ...toAccountView(key.account), apiKey: toKeyView(key, (await this.bans?.bannedUntil(key.id)) ?? null) };
+  }
+
+  async listAccounts(actor: Actor, page: PageRequest): Promise<Page<AccountView>> {
+    requireStaff(actor);
+    const limit = pageSize(page.limit);
+    const rows = await this.em.find(Account, { id: { $gt: decodeCursor(page.cursor) } }, { orderBy: { id: 'asc' }, limit: limit + 1 });
+    return toPage(rows.map(toAccountView), limit);
+  }
+
+  async getAccount(actor: Actor, id: number): Promise<AccountView> {
+    requireStaff(actor);
+    const account = await this.em.findOne(Account, { id: v.id(id, 'accountId') });
+    if (!account) throw notFound('Account', id);
+    return toAccountView(account);
+  }
+
+  async createAccount(actor: Actor, input: AccountInput): Promise<AccountView & { apiKey: NewApiKeyView }> {
+    requireStaff(actor);
+    const name = v.trimmedText(input.name, 'name', 100);
+    const role = v.oneOf(input.role, 'role', ROLES);
+    const plan = v.oneOf(input.plan, 'plan', PLANS);
+    const limits = this.limitsForPlan(plan, input.limits, null);
+    return this.em.transactional(async (em) => {
+      const account = new Account(name, role, plan);
+      account.perMinute = limits?.perMinute ?? null;
+      account.perDay = limits?.perDay ?? null;
+      em.persist(account);
+      const apiKey = this.newKey(em, account);
+      await em.flush();
+      return { ...toAccountView(account), apiKey: { ...toKeyView(apiKey.entity), key: apiKey.key } };
+    });
+  }
+
+  async updateAccount(actor: Actor, id: number, input: AccountInput): Promise<AccountView> {
+    requireStaff(actor);
+    const accountId = v.id(id, 'accountId');
+    const account = await this.em.findOne(Account, { id: accountId });
+    if (!account) throw notFound('Account', accountId);
+    if (input.name === undefined && input.role === undefined && input.plan === undefined && input.limits === undefined) {
+      throw validationFailed('Nothing to update: give name, role, plan or limits.');
+    }
+    if (input.name !== undefined) account.name = v.trimmedText(input.name, 'name', 100);
+    if (input.role !== undefined) account.role = v.oneOf(input.role, 'role', ROLES);
+    const plan = input.plan === undefined ? account.plan : v.oneOf(input.plan, 'plan', PLANS);
+    const limits = this.limitsForPlan(plan, input.limits, customLimits(account));
+    account.plan = plan;
+    account.perMinute = limits?.perMinute ?? null;
+    account.perDay = limits?.perDay ?? null;
+    await this.em.flush();
+    return toAccountView(account);
+  }
+
+  /** SPEC §3: `limits` only (and required) for enterprise. Leaving enterprise drops them. */
+  private limitsForPlan(plan: PlanName, given: AccountInput['limits'], current: Limits | null): Limits | null {
+    if (plan !== 'enterprise') {
+      if (given !== undefined && given !== null) {
+        throw validationFailed('limits can only be set on the enterprise plan.', [{ path: 'limits', message: 'only for plan enterprise' }]);
+      }
+      return null;
+    }
+    if (given === undefined || given === null) {
+      if (current) return current;
+      throw validationFailed('The enterprise plan needs limits: {perMinute, perDay}.', [{ path: 'limits', message: 'required for plan enterprise' }]);
+    }
+    return {
+      perMinute: v.intInRange(given.perMinute, 'limits.perMinute', 1, 1_000_000),
+      perDay: v.intInRange(given.perDay, 'limits.perDay', 1, 100_000_000),
+    };
+  }
+
+  async createApiKey(actor: Actor, accountId: number): Promise<NewApiKeyView> {
+    requireStaff(actor);
+    const account = await this.em.findOne(Account, { id: v.id(accountId, 'accountId') });
+    if (!account) throw notFound('Account', accountId);
+    const { entity, key } = this.newKey(this.em, account);
+    await this.em.flush();
+    return { ...toKeyView(entity), key };
+  }
+
+  async revokeApiKey(actor: Actor, keyId: number): Promise<ApiKeyView> {
+    requireStaff(actor);
+    const key = await this.em.findOne(ApiKey, { id: v.id(keyId, 'keyId') });
+    if (!key) throw notFound('API key', keyId);
+    key.revokedAt ??= new Date();
+    await this.em.flush();
+    return toKeyView(key);
+  }
+
+  async liftBan(actor: Actor, keyId: number): Promise<void> {
+    requireStaff(actor);
+    const key = await this.em.findOne(ApiKey, { id: v.id(keyId, 'keyId') });
+    if (!key) throw notFound('API key', keyId);
+    await this.bans?.lift(key.id);
+  }
+
+  private newKey(em: EntityManager, account: Account, key = generateApiKey()) {
+    const entity = new ApiKey(account, key.slice(0, SHOWN_PREFIX_LENGTH), hashApiKey(key));
+    em.persist(entity);
+    return { entity, key };
+  }
+
+  /**
+   * First start on an empty database: a staff account (plan business) with `adminKey` or a new key.
+   * Returns the key to print once, or null when accounts already exist.
+   */
+  async bootstrapAdmin(adminKey: string | undefined): Promise<string | null> {
+    if ((await this.em.count(Account, {})) > 0) return null;
+    const account = new Account('Administrator', 'staff', 'business');
+    this.em.persist(account);
+    const { key } = this.newKey(this.em, account, adminKey);
+    await this.em.flush();
+    return key;
+  }
+
+  /** A demo customer on the free plan, for the walkthrough. Returns its key. */
+  async createDemoCustomer(): Promise<string> {
+    const account = new Account('Demo customer', 'customer', 'free');
+    this.em.persist(account);
+    const { key } = this.newKey(this.em, account);
+    await this.em.flush();
+    return key;
+  }
+}

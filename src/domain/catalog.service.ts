@@ -1,0 +1,227 @@
+import { UniqueConstraintViolationException, ForeignKeyConstraintViolationException, raw } from '@mikro-orm/core';
+import type { FilterQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/knex';
+import { Category, InventoryItem, Order, Pet, PET_STATUSES, type PetStatus } from './entities/index.js';
+import { DomainError, forbidden, notFound, validationFailed } from './errors.js';
+import { isStaff, type Actor } from './actor.js';
+import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
+import * as v from './validate.js';
+import type { CategoryView, PetView } from './views.js';
+
+export interface PetFilter {
+  status?: PetStatus;
+  categoryId?: number;
+  /** Case-insensitive substring of the name. */
+  name?: string;
+  ids?: number[];
+}
+
+export interface PetInput {
+  name: unknown;
+  categoryId: unknown;
+  status?: unknown;
+}
+
+export interface CategoryInput {
+  name: unknown;
+  description?: unknown;
+}
+
+export const MAX_IDS = 100;
+
+export const toPetView = (p: Pet): PetView => ({ id: p.id, name: p.name, categoryId: p.category.id, status: p.status });
+export const toCategoryView = (c: Category): CategoryView => ({ id: c.id, name: c.name, description: c.description });
+
+function requireStaff(actor: Actor) {
+  if (!isStaff(actor)) throw forbidden('Only staff can change the catalogue.');
+}
+
+/** Pets and categories: every rule of the catalogue, shared by both facades. */
+export class CatalogService {
+  constructor(private readonly em: EntityManager) {}
+
+  async listPets(filter: PetFilter, page: PageRequest): Promise<Page<PetView>> {
+    const limit = pageSize(page.limit);
+    const after = decodeCursor(page.cursor);
+    const where: FilterQuery<Pet> = { id: { $gt: after } };
+    if (filter.status !== undefined) where.status = v.oneOf(filter.status, 'status', PET_STATUSES);
+    if (filter.categoryId !== undefined) where.category = v.id(filter.categoryId, 'categoryId');
+    if (filter.name !== undefined) {
+      const name = v.trimmedText(filter.name, 'name', 100).toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+      // LIKE with an explicit escape character behaves the same on SQLite and PostgreSQL.
+      Object.assign(where, { [raw((alias) => `lower(${alias}.name) like ? escape '\\'`, [`%${name}%`])]: [] });
+    }
+    if (filter.ids !== undefined) {
+      if (filter.ids.length === 0 || filter.ids.length > MAX_IDS) {
+        throw validationFailed(`ids takes 1 to ${MAX_IDS} ids.`, [{ path: 'ids', message: `1 to ${MAX_IDS} ids` }]);
+      }
+      where.id = { $gt: after, $in: filter.ids.map((id, i) => v.id(id, `ids[${i}]`)) };
+    }
+    const rows = await this.em.find(Pet, where, { orderBy: { id: 'asc' }, limit: limit + 1 });
+    return toPage(rows.map(toPetView), limit);
+  }
+
+  async getPet(id: number): Promise<PetView> {
+    const pet = await this.em.findOne(Pet, { id: v.id(id, 'petId') });
+    if (!pet) throw notFound('Pet', id);
+    return toPetView(pet);
+  }
+
+  /** For batching: the pets among `ids` (missing ones are absent). */
+  async petsByIds(ids: readonly number[]): Promise<PetView[]> {
+    if (ids.length === 0) return [];
+    const pets = await this.em.find(Pet, { id: { $in: [...ids] } });
+    return pets.map(toPetView);
+  }
+
+  async petsInCategories(categoryIds: readonly number[], limit: number): Promise<PetView[]> {
+    if (categoryIds.length === 0) return [];
+    const pets = await this.em.find(Pet, { category: { $in: [...categoryIds] } }, { orderBy: { id: 'asc' }, limit: categoryIds.length === 1 ? limit : undefined });
+    return pets.map(toPetView);
+  }
+
+  async createPet(actor: Actor, input: PetInput): Promise<PetView> {
+    requireStaff(actor);
+    const name = v.trimmedText(input.name, 'name', 100);
+    const status = input.status === undefined || input.status === null ? 'available' : v.oneOf(input.status, 'status', PET_STATUSES);
+    const categoryId = v.id(input.categoryId, 'categoryId');
+    return this.em.transactional(async (em) => {
+      const category = await this.referencedCategory(em, categoryId);
+      const pet = new Pet(name, category, status);
+      em.persist(pet);
+      em.persist(new InventoryItem(pet, 1));
+      await em.flush();
+      return toPetView(pet);
+    });
+  }
+
+  async updatePet(actor: Actor, id: number, input: PetInput): Promise<PetView> {
+    requireStaff(actor);
+    const petId = v.id(id, 'petId');
+    const name = v.trimmedText(input.name, 'name', 100);
+    const categoryId = v.id(input.categoryId, 'categoryId');
+    const status = input.status === undefined || input.status === null ? undefined : v.oneOf(input.status, 'status', PET_STATUSES);
+    return this.em.transactional(async (em) => {
+      // Touch the inventory row first: it is the lock every stock and status change takes, so this
+      // update cannot interleave with an order being placed for the same pet.
+      const locked = await em.nativeUpdate(InventoryItem, { pet: petId }, { quantity: raw('quantity') });
+      const pet = locked ? await em.findOne(Pet, { id: petId }) : null;
+      if (!pet) throw notFound('Pet', petId);
+      const category = await this.referencedCategory(em, categoryId);
+      if (status === 'available' && pet.status !== 'available') {
+        const stock = await em.findOne(InventoryItem, { pet: petId });
+        if (!stock || stock.quantity <= 0) {
+          throw new DomainError('INSUFFICIENT_STOCK', 'A pet without stock cannot be made available; set its inventory first.');
+        }
+      }
+      pet.name = name;
+      pet.category = category;
+      if (status) pet.status = status;
+      await em.flush();
+      return toPetView(pet);
+    });
+  }
+
+  async deletePet(actor: Actor, id: number): Promise<void> {
+    requireStaff(actor);
+    const petId = v.id(id, 'petId');
+    await this.em.transactional(async (em) => {
+      await em.nativeUpdate(InventoryItem, { pet: petId }, { quantity: raw('quantity') });
+      const pet = await em.findOne(Pet, { id: petId });
+      if (!pet) throw notFound('Pet', petId);
+      if (await em.count(Order, { pet: petId, complete: false })) {
+        throw new DomainError('PET_HAS_OPEN_ORDERS', 'The pet has open orders; complete or cancel them first.');
+      }
+      await em.nativeDelete(InventoryItem, { pet: petId });
+      await em.nativeUpdate(Order, { pet: petId }, { pet: null });
+      await em.nativeDelete(Pet, { id: petId });
+    });
+  }
+
+  private async referencedCategory(em: EntityManager, categoryId: number): Promise<Category> {
+    const category = await em.findOne(Category, { id: categoryId });
+    if (!category) {
+      throw validationFailed(`Category ${categoryId} does not exist.`, [{ path: 'categoryId', message: 'no such category' }]);
+    }
+    return category;
+  }
+
+  async listCategories(page: PageRequest): Promise<Page<CategoryView>> {
+    const limit = pageSize(page.limit);
+    const rows = await this.em.find(Category, { id: { $gt: decodeCursor(page.cursor) } }, { orderBy: { id: 'asc' }, limit: limit + 1 });
+    return toPage(rows.map(toCategoryView), limit);
+  }
+
+  async getCategory(id: number): Promise<CategoryView> {
+    const category = await this.em.findOne(Category, { id: v.id(id, 'categoryId') });
+    if (!category) throw notFound('Category', id);
+    return toCategoryView(category);
+  }
+
+  async categoriesByIds(ids: readonly number[]): Promise<CategoryView[]> {
+    if (ids.length === 0) return [];
+    return (await this.em.find(Category, { id: { $in: [...ids] } })).map(toCategoryView);
+  }
+
+  async createCategory(actor: Actor, input: CategoryInput): Promise<CategoryView> {
+    requireStaff(actor);
+    const { name, description } = this.categoryFields(input);
+    const category = new Category(name, description);
+    await this.saveCategory(this.em, category);
+    return toCategoryView(category);
+  }
+
+  async updateCategory(actor: Actor, id: number, input: CategoryInput): Promise<CategoryView> {
+    requireStaff(actor);
+    const categoryId = v.id(id, 'categoryId');
+    const { name, description } = this.categoryFields(input);
+    const category = await this.em.findOne(Category, { id: categoryId });
+    if (!category) throw notFound('Category', categoryId);
+    category.name = name;
+    category.nameKey = name.toLowerCase();
+    category.description = description;
+    await this.saveCategory(this.em, category);
+    return toCategoryView(category);
+  }
+
+  async deleteCategory(actor: Actor, id: number): Promise<void> {
+    requireStaff(actor);
+    const categoryId = v.id(id, 'categoryId');
+    try {
+      await this.em.transactional(async (em) => {
+        const category = await em.findOne(Category, { id: categoryId });
+        if (!category) throw notFound('Category', categoryId);
+        if (await em.count(Pet, { category: categoryId })) throw this.categoryInUse();
+        await em.nativeDelete(Category, { id: categoryId });
+      });
+    } catch (error) {
+      // A pet created in the meantime by another instance: the foreign key refuses the delete.
+      if (error instanceof ForeignKeyConstraintViolationException) throw this.categoryInUse();
+      throw error;
+    }
+  }
+
+  private categoryInUse() {
+    return new DomainError('CATEGORY_IN_USE', 'Pets still belong to this category; move or delete them first.');
+  }
+
+  private categoryFields(input: CategoryInput) {
+    const name = v.trimmedText(input.name, 'name', 100);
+    const description =
+      input.description === undefined || input.description === null ? null : v.trimmedText(input.description, 'description', 1000, { min: 0 });
+    return { name, description };
+  }
+
+  private async saveCategory(em: EntityManager, category: Category) {
+    try {
+      em.persist(category);
+      await em.flush();
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) {
+        em.clear();
+        throw new DomainError('NAME_TAKEN', `A category named "${category.name}" already exists.`);
+      }
+      throw error;
+    }
+  }
+}

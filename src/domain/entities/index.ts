@@ -1,0 +1,17 @@
+export { Category } from './category.entity.js';
+export { Pet, PET_STATUSES, type PetStatus } from './pet.entity.js';
+export { InventoryItem } from './inventory-item.entity.js';
+export { Account, ROLES, PLANS, type Role, type PlanName } from './account.entity.js';
+export { ApiKey } from './api-key.entity.js';
+export { Order } from './order.entity.js';
+export { IdempotencyRecord } from './idempotency-record.entity.js';
+
+import { Category } from './category.entity.js';
+import { Pet } from './pet.entity.js';
+import { InventoryItem } from './inventory-item.entity.js';
+import { Account } from './account.entity.js';
+import { ApiKey } from './api-key.entity.js';
+import { Order } from './order.entity.js';
+import { IdempotencyRecord } from './idempotency-record.entity.js';
+
+export const ENTITIES = [Category, Pet, InventoryItem, Account, ApiKey, Order, IdempotencyRecord];

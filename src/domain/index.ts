@@ -1,0 +1,23 @@
+import type { EntityManager } from '@mikro-orm/knex';
+import { AccountsService, type BanRegistry } from './accounts.service.js';
+import { CatalogService } from './catalog.service.js';
+import { StoreService } from './store.service.js';
+
+export { DomainError, ERROR_CODES, type ErrorCode, type ErrorDetail } from './errors.js';
+export type { Actor } from './actor.js';
+export type { Page, PageRequest } from './pagination.js';
+export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from './pagination.js';
+export type * from './views.js';
+export { PLAN_LIMITS, limitsFor } from './plans.js';
+export { CatalogService, AccountsService, StoreService, type BanRegistry };
+
+/** The services of one request, sharing its EntityManager fork (its own identity map). */
+export interface Domain {
+  catalog: CatalogService;
+  store: StoreService;
+  accounts: AccountsService;
+}
+
+export function createDomain(em: EntityManager, bans?: BanRegistry): Domain {
+  return { catalog: new CatalogService(em), store: new StoreService(em), accounts: new AccountsService(em, bans) };
+}

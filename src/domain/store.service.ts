@@ -1,0 +1,200 @@
+import { raw } from '@mikro-orm/core';
+import type { FilterQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/knex';
+import { Account, InventoryItem, Order, Pet } from './entities/index.js';
+import { DomainError, forbidden, notFound, validationFailed } from './errors.js';
+import { isStaff, type Actor } from './actor.js';
+import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
+import { IdempotencyService } from './idempotency.service.js';
+import * as v from './validate.js';
+import type { InventoryView, OrderView } from './views.js';
+
+export interface OrderFilter {
+  complete?: boolean;
+  petId?: number;
+}
+
+export interface OrderInput {
+  petId: unknown;
+  quantity: unknown;
+  shipDate?: unknown;
+}
+
+export const MAX_ORDER_QUANTITY = 100;
+export const MAX_STOCK = 1_000_000;
+
+export const toOrderView = (o: Order): OrderView => ({
+  id: o.id,
+  petId: o.pet ? o.pet.id : null,
+  quantity: o.quantity,
+  shipDate: o.shipDate,
+  complete: o.complete,
+  accountId: o.account.id,
+});
+
+export interface PlacedOrder {
+  order: OrderView;
+  /** True when an Idempotency-Key replayed a stored outcome. */
+  replayed: boolean;
+}
+
+/**
+ * Orders and inventory: the state machine of SPEC §4. Every check-then-change is one transaction
+ * whose first write is an atomic conditional UPDATE of the pet's inventory row, so that row is the
+ * lock that serialises concurrent orders, cancellations, completions and stock changes of one pet,
+ * on SQLite and on PostgreSQL alike: stock never goes below zero.
+ */
+export class StoreService {
+  constructor(private readonly em: EntityManager) {}
+
+  async listOrders(actor: Actor, filter: OrderFilter, page: PageRequest): Promise<Page<OrderView>> {
+    const limit = pageSize(page.limit);
+    const where: FilterQuery<Order> = { id: { $gt: decodeCursor(page.cursor) } };
+    if (!isStaff(actor)) where.account = actor.accountId;
+    if (filter.complete !== undefined) where.complete = filter.complete;
+    if (filter.petId !== undefined) where.pet = v.id(filter.petId, 'petId');
+    const rows = await this.em.find(Order, where, { orderBy: { id: 'asc' }, limit: limit + 1 });
+    return toPage(rows.map(toOrderView), limit);
+  }
+
+  async getOrder(actor: Actor, id: number): Promise<OrderView> {
+    return toOrderView(await this.visibleOrder(this.em, actor, v.id(id, 'orderId')));
+  }
+
+  /** Another account's order is reported exactly like a missing one (404, never 403). */
+  private async visibleOrder(em: EntityManager, actor: Actor, orderId: number): Promise<Order> {
+    const order = await em.findOne(Order, { id: orderId });
+    if (!order || (!isStaff(actor) && order.account.id !== actor.accountId)) throw notFound('Order', orderId);
+    return order;
+  }
+
+  /** Places an order; with an idempotency key, a retry replays the first outcome (SPEC §8). */
+  async placeOrder(actor: Actor, input: OrderInput, idempotencyKey?: string): Promise<PlacedOrder> {
+    const petId = v.id(input.petId, 'petId');
+    const quantity = v.intInRange(input.quantity, 'quantity', 1, MAX_ORDER_QUANTITY);
+    const shipDate = input.shipDate === undefined || input.shipDate === null ? null : v.dateTime(input.shipDate, 'shipDate');
+    if (idempotencyKey === undefined) return { order: await this.createOrder(actor, petId, quantity, shipDate), replayed: false };
+    const payload = { petId, quantity, shipDate: shipDate?.toISOString() ?? null };
+    const outcome = await new IdempotencyService(this.em).run(actor.accountId, idempotencyKey, payload, async () => {
+      const order = await this.createOrder(actor, petId, quantity, shipDate);
+      return { ...order, shipDate: order.shipDate?.toISOString() ?? null };
+    });
+    const stored = outcome.value;
+    return { order: { ...stored, shipDate: stored.shipDate ? new Date(stored.shipDate) : null }, replayed: outcome.replayed };
+  }
+
+  private async createOrder(actor: Actor, petId: number, quantity: number, shipDate: Date | null): Promise<OrderView> {
+    return this.em.transactional(async (em) => {
+      const taken = await em.nativeUpdate(
+        InventoryItem,
+        { pet: petId, quantity: { $gte: quantity }, [raw("exists (select 1 from pets p where p.id = inventory.pet_id and p.status = 'available')")]: [] },
+        { quantity: raw('quantity - ?', [quantity]) },
+      );
+      if (!taken) throw await this.whyNotPlaceable(em, petId, quantity);
+      await em.nativeUpdate(Pet, { id: petId, [raw('exists (select 1 from inventory i where i.pet_id = ? and i.quantity = 0)', [petId])]: [] }, { status: 'pending' });
+      const order = new Order(em.getReference(Pet, petId), em.getReference(Account, actor.accountId), quantity, shipDate);
+      em.persist(order);
+      await em.flush();
+      return toOrderView(order);
+    });
+  }
+
+  private async whyNotPlaceable(em: EntityManager, petId: number, quantity: number): Promise<DomainError> {
+    const pet = await em.findOne(Pet, { id: petId });
+    if (!pet) return validationFailed(`Pet ${petId} does not exist.`, [{ path: 'petId', message: 'no such pet' }]);
+    if (pet.status !== 'available') return new DomainError('PET_NOT_AVAILABLE', `Pet ${petId} is ${pet.status}, not available.`);
+    const stock = await em.findOne(InventoryItem, { pet: petId });
+    return new DomainError('INSUFFICIENT_STOCK', `Only ${stock?.quantity ?? 0} of pet ${petId} in stock; ${quantity} requested.`);
+  }
+
+  async completeOrder(actor: Actor, id: number, shipDate?: unknown): Promise<OrderView> {
+    if (!isStaff(actor)) throw forbidden('Only staff can fulfil orders.');
+    const orderId = v.id(id, 'orderId');
+    const when = shipDate === undefined || shipDate === null ? new Date() : v.dateTime(shipDate, 'shipDate');
+    return this.em.transactional(async (em) => {
+      const order = await this.visibleOrder(em, actor, orderId);
+      if (order.pet) await this.lockStock(em, order.pet.id);
+      const changed = await em.nativeUpdate(Order, { id: orderId, complete: false }, { complete: true, shipDate: when });
+      if (!changed) throw this.orderNotOpen(orderId);
+      if (order.pet) await this.settleStatus(em, order.pet.id);
+      await em.refresh(order);
+      return toOrderView(order);
+    });
+  }
+
+  async cancelOrder(actor: Actor, id: number): Promise<void> {
+    const orderId = v.id(id, 'orderId');
+    await this.em.transactional(async (em) => {
+      const order = await this.visibleOrder(em, actor, orderId);
+      if (order.pet) await this.lockStock(em, order.pet.id);
+      // Deleting only an open order, and checking that one row went, makes a double cancel restock once.
+      const deleted = await em.nativeDelete(Order, { id: orderId, complete: false });
+      if (!deleted) throw this.orderNotOpen(orderId);
+      if (order.pet) {
+        await em.nativeUpdate(InventoryItem, { pet: order.pet.id }, { quantity: raw('quantity + ?', [order.quantity]) });
+        await em.nativeUpdate(Pet, { id: order.pet.id }, { status: 'available' });
+      }
+    });
+  }
+
+  private orderNotOpen(orderId: number) {
+    return new DomainError('ORDER_NOT_OPEN', `Order ${orderId} is already complete.`);
+  }
+
+  /** Takes the pet's stock row lock (a no-op update) before reading what depends on it. */
+  private async lockStock(em: EntityManager, petId: number) {
+    await em.nativeUpdate(InventoryItem, { pet: petId }, { quantity: raw('quantity') });
+  }
+
+  /** After a completion: no stock and no open order left → sold. */
+  private async settleStatus(em: EntityManager, petId: number) {
+    const stock = await em.findOne(InventoryItem, { pet: petId }, { fields: ['quantity'] });
+    if (stock && stock.quantity === 0 && !(await em.count(Order, { pet: petId, complete: false }))) {
+      await em.nativeUpdate(Pet, { id: petId }, { status: 'sold' });
+    }
+  }
+
+  async listInventory(actor: Actor, page: PageRequest): Promise<Page<InventoryView>> {
+    if (!isStaff(actor)) throw forbidden('Only staff can list the inventory.');
+    const limit = pageSize(page.limit);
+    const rows = await this.em.find(
+      InventoryItem,
+      { pet: { $gt: decodeCursor(page.cursor) } },
+      { orderBy: { pet: 'asc' }, limit: limit + 1, populate: ['pet'] },
+    );
+    return mapPage(toPage(rows.map((i) => ({ id: i.pet.id, view: toInventoryView(i) })), limit));
+  }
+
+  async getInventory(petId: number): Promise<InventoryView> {
+    const id = v.id(petId, 'petId');
+    const item = await this.em.findOne(InventoryItem, { pet: id }, { populate: ['pet'] });
+    if (!item) throw notFound('Inventory entry for pet', id);
+    return toInventoryView(item);
+  }
+
+  /** For batching: the inventory entries of the given pets. */
+  async inventoryByPetIds(petIds: readonly number[]): Promise<InventoryView[]> {
+    if (petIds.length === 0) return [];
+    const items = await this.em.find(InventoryItem, { pet: { $in: [...petIds] } }, { populate: ['pet'] });
+    return items.map(toInventoryView);
+  }
+
+  async setInventory(actor: Actor, petId: number, quantity: unknown): Promise<InventoryView> {
+    if (!isStaff(actor)) throw forbidden('Only staff can set the inventory.');
+    const id = v.id(petId, 'petId');
+    const n = v.intInRange(quantity, 'quantity', 0, MAX_STOCK);
+    return this.em.transactional(async (em) => {
+      const changed = await em.nativeUpdate(InventoryItem, { pet: id }, { quantity: n });
+      if (!changed) throw notFound('Inventory entry for pet', id);
+      const status = n > 0 ? 'available' : (await em.count(Order, { pet: id, complete: false })) ? 'pending' : 'sold';
+      await em.nativeUpdate(Pet, { id }, { status });
+      return { petId: id, quantity: n, status };
+    });
+  }
+}
+
+export const toInventoryView = (i: InventoryItem): InventoryView => ({ petId: i.pet.id, quantity: i.quantity, status: i.pet.status });
+
+function mapPage(page: Page<{ id: number; view: InventoryView }>): Page<InventoryView> {
+  return { items: page.items.map((r) => r.view), nextCursor: page.nextCursor };
+}

@@ -1,0 +1,46 @@
+import { validationFailed } from './errors.js';
+
+/**
+ * Bounds that both facades share (SPEC §2). REST also checks them through the OpenAPI document; the
+ * domain checks them again so that the GraphQL facade, whose types know no lengths, gets the same rule.
+ */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+export function trimmedText(value: unknown, path: string, max: number, { min = 1 } = {}): string {
+  if (typeof value !== 'string') throw validationFailed(`${path} must be a string.`, [{ path, message: 'must be a string' }]);
+  const text = value.trim();
+  if (text.length < min || text.length > max) {
+    const message = min > 0 ? `must be ${min} to ${max} characters after trimming` : `must be at most ${max} characters`;
+    throw validationFailed(`${path} ${message}.`, [{ path, message }]);
+  }
+  return text;
+}
+
+export function intInRange(value: unknown, path: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    const message = `must be an integer from ${min} to ${max}`;
+    throw validationFailed(`${path} ${message}.`, [{ path, message }]);
+  }
+  return value;
+}
+
+export function id(value: unknown, path: string): number {
+  const n = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value;
+  return intInRange(n, path, 1, MAX_ID);
+}
+
+export function oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[]): T {
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    const message = `must be one of ${allowed.join(', ')}`;
+    throw validationFailed(`${path} ${message}.`, [{ path, message }]);
+  }
+  return value as T;
+}
+
+export function dateTime(value: unknown, path: string): Date {
+  const d = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : new Date(NaN);
+  if (Number.isNaN(d.getTime()) || (typeof value === 'string' && !/^\d{4}-\d{2}-\d{2}T/.test(value))) {
+    throw validationFailed(`${path} must be an ISO 8601 date-time.`, [{ path, message: 'must be a date-time' }]);
+  }
+  return d;
+}

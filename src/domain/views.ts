@@ -1,0 +1,51 @@
+import type { PetStatus, PlanName, Role } from './entities/index.js';
+
+/** Plain read models the domain returns; each facade serialises them its own way. */
+export interface PetView {
+  id: number;
+  name: string;
+  categoryId: number;
+  status: PetStatus;
+}
+export interface CategoryView {
+  id: number;
+  name: string;
+  description: string | null;
+}
+export interface OrderView {
+  id: number;
+  petId: number | null;
+  quantity: number;
+  shipDate: Date | null;
+  complete: boolean;
+  accountId: number;
+}
+export interface InventoryView {
+  petId: number;
+  quantity: number;
+  status: PetStatus;
+}
+export interface Limits {
+  perMinute: number;
+  perDay: number;
+}
+export interface AccountView {
+  id: number;
+  name: string;
+  role: Role;
+  plan: PlanName;
+  limits: Limits;
+  createdAt: Date;
+}
+export interface ApiKeyView {
+  id: number;
+  accountId: number;
+  prefix: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+  bannedUntil: Date | null;
+}
+export interface NewApiKeyView extends ApiKeyView {
+  /** The full secret: returned once, at creation, never stored. */
+  key: string;
+}

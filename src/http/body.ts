@@ -1,0 +1,43 @@
+import getRawBody from 'raw-body';
+import type { Context } from 'koa';
+import { EdgeError } from './errors.js';
+import { validationFailed } from '../domain/errors.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const isJson = (type: string | undefined) => !!type && /^application\/([a-z.+-]*\+)?json$/i.test(type.split(';')[0]!.trim());
+
+/**
+ * Reads a JSON request body (at most 1 MiB) for both facades: 413 when larger, 415 when a body is not
+ * JSON, 400 when it is malformed. A request without a body leaves `ctx.state.body` undefined.
+ */
+export async function readJsonBody(ctx: Context, { requireJsonType = true } = {}): Promise<unknown> {
+  const length = ctx.request.length;
+  const chunked = ctx.get('transfer-encoding') !== '';
+  if (!chunked && !length) return undefined;
+  if (length && length > MAX_BODY_BYTES) throw tooLarge();
+  const type = ctx.get('content-type');
+  if (!isJson(type)) {
+    if (!requireJsonType) return undefined;
+    throw new EdgeError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as JSON with Content-Type: application/json.');
+  }
+  let text: string;
+  try {
+    text = await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, length: length || undefined, encoding: 'utf8' });
+  } catch (error) {
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.too.large') throw tooLarge();
+    if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+      throw new EdgeError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 JSON.');
+    }
+    throw validationFailed('The request body could not be read completely.');
+  }
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw validationFailed('The request body is not valid JSON.', [{ path: 'body', message: 'malformed JSON' }]);
+  }
+}
+
+const tooLarge = () => new EdgeError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);

@@ -1,0 +1,21 @@
+import type { Actor, Domain } from '../domain/index.js';
+
+export type Facade = 'rest' | 'graphql' | 'meta';
+
+/** What the shared middleware puts on `ctx.state` for the facades. */
+export interface AppState {
+  requestId: string;
+  facade: Facade;
+  /** The domain services over the request's own EntityManager fork (created on first use). */
+  domain: Domain;
+  /** Set when the request carried a valid API key. */
+  actor?: Actor;
+  /** Why there is no actor: no key, or a key that is unknown or revoked. */
+  authFailure?: 'UNAUTHENTICATED' | 'INVALID_API_KEY';
+  /** Parsed JSON body (REST and GraphQL). */
+  body?: unknown;
+  /** Route template for logs and metrics, e.g. `GET /v1/pets/{petId}`. */
+  route?: string;
+  /** GraphQL operation name for logs. */
+  operationName?: string;
+}

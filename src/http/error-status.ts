@@ -1,0 +1,29 @@
+import type { ErrorCode } from '../domain/errors.js';
+
+/** The one table from error codes to HTTP statuses, used by both facades. */
+export const STATUS_OF: Record<ErrorCode, number> = {
+  VALIDATION_FAILED: 400,
+  UNAUTHENTICATED: 401,
+  INVALID_API_KEY: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  NAME_TAKEN: 409,
+  CATEGORY_IN_USE: 409,
+  PET_NOT_AVAILABLE: 409,
+  INSUFFICIENT_STOCK: 409,
+  ORDER_NOT_OPEN: 409,
+  PET_HAS_OPEN_ORDERS: 409,
+  IDEMPOTENCY_KEY_IN_FLIGHT: 409,
+  OPERATION_SUNSET: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  RATE_LIMITED: 429,
+  API_KEY_BANNED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+};
+
+export const statusOf = (code: ErrorCode): number => STATUS_OF[code];

@@ -1,0 +1,53 @@
+import type { Actor, BanRegistry, Limits } from '../domain/index.js';
+
+/** Usage of one window, as `GET /rate_limit` and the `rateLimit` query report it. */
+export interface WindowUsage {
+  limit: number;
+  used: number;
+  remaining: number;
+  /** Unix seconds when the window resets. */
+  reset: number;
+  windowSeconds: number;
+}
+
+export interface RateLimitStatus {
+  plan: Actor['plan'];
+  resources: { minute: WindowUsage; day: WindowUsage };
+}
+
+/**
+ * The one guard in front of both facades (SPEC §6). Each facade computes the cost of a request and
+ * calls `charge`; the gate answers with the headers to send, or throws an EdgeError (429
+ * RATE_LIMITED / API_KEY_BANNED) that carries them, Retry-After included.
+ */
+export interface RateLimitGate {
+  /** Charges `cost` (0 only reads) to the actor's account; returns the rate-limit headers. */
+  charge(actor: Actor, cost: number): Promise<Record<string, string>>;
+  /** For a request without a valid key: the per-address limiter's headers; `failedAuth` counts a failure. */
+  anonymous(address: string, failedAuth: boolean): Promise<Record<string, string>>;
+  /** Both windows, for `GET /rate_limit` and `rateLimit`; costs nothing. */
+  status(actor: Actor): Promise<RateLimitStatus>;
+  bans: BanRegistry;
+  /** Readiness of the limiter store. */
+  ready(): Promise<{ ok: boolean; store: 'memory' | 'redis' }>;
+  close(): Promise<void>;
+}
+
+export type { Limits };
+
+/** Headers the browser may read (CORS), on every API response. */
+export const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'X-RateLimit-Resource',
+  'RateLimit-Policy',
+  'RateLimit',
+  'Retry-After',
+  'Link',
+  'Location',
+  'Deprecation',
+  'Sunset',
+  'Idempotent-Replayed',
+];

@@ -1,0 +1,144 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { projectPath } from '../project-path.js';
+import type { ErrorDetail } from '../domain/errors.js';
+
+// ajv-formats is CommonJS with a default export.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+type Json = Record<string, unknown>;
+
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string };
+  paths: Record<string, Record<string, OperationObject>>;
+  components: Json & { parameters?: Record<string, ParameterObject>; responses?: Record<string, Json> };
+}
+
+export interface ParameterObject {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+  required?: boolean;
+  schema: Json;
+  $ref?: string;
+}
+
+export interface OperationObject {
+  operationId: string;
+  tags?: string[];
+  deprecated?: boolean;
+  security?: unknown[];
+  parameters?: ParameterObject[];
+  requestBody?: { required?: boolean; content: Record<string, { schema: Json }> };
+  responses: Record<string, Json>;
+  'x-sunset'?: string;
+  'x-stability'?: string;
+}
+
+export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+export interface CompiledOperation {
+  operationId: string;
+  method: string;
+  /** OpenAPI path template, e.g. `/pets/{petId}`. */
+  path: string;
+  public: boolean;
+  operation: OperationObject;
+  hasBody: boolean;
+  bodyRequired: boolean;
+  validateParams: ValidateFunction;
+  validateQuery: ValidateFunction;
+  validateHeaders: ValidateFunction;
+  validateBody?: ValidateFunction;
+}
+
+export function loadOpenApiText(): string {
+  return readFileSync(projectPath('schema/openapi.yaml'), 'utf8');
+}
+
+export function loadOpenApiDocument(text = loadOpenApiText()): OpenApiDocument {
+  return parse(text) as OpenApiDocument;
+}
+
+/** A JSON Schema validator over the document's components; OpenAPI's extra keywords are ignored. */
+export function createAjv(options: { coerceTypes?: boolean } = {}): Ajv {
+  const ajv = new Ajv({ strict: false, allErrors: true, coerceTypes: options.coerceTypes ?? false, useDefaults: true });
+  addFormats(ajv);
+  return ajv;
+}
+
+function resolveParameter(doc: OpenApiDocument, p: ParameterObject): ParameterObject {
+  if (!p.$ref) return p;
+  const name = p.$ref.replace('#/components/parameters/', '');
+  const resolved = doc.components.parameters?.[name];
+  if (!resolved) throw new Error(`Unresolved parameter ${p.$ref}`);
+  return resolved;
+}
+
+/** Rewrites local `#/components/...` refs so that schemas compile against the document added as `openapi`. */
+function rebase(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(rebase);
+  if (schema && typeof schema === 'object') {
+    const out: Json = {};
+    for (const [k, v] of Object.entries(schema)) out[k] = k === '$ref' && typeof v === 'string' ? `openapi${v}` : rebase(v);
+    return out;
+  }
+  return schema;
+}
+
+/** Compiles one validator set per operation, once, at start. */
+export function compileOperations(doc: OpenApiDocument): CompiledOperation[] {
+  const strictAjv = createAjv();
+  const coercingAjv = createAjv({ coerceTypes: true });
+  for (const ajv of [strictAjv, coercingAjv]) ajv.addSchema({ components: doc.components }, 'openapi');
+  const ops: CompiledOperation[] = [];
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      const params = [...((item as { parameters?: ParameterObject[] }).parameters ?? []), ...(operation.parameters ?? [])].map((p) =>
+        resolveParameter(doc, p),
+      );
+      const group = (where: ParameterObject['in'], lowerCase = false) => {
+        const properties: Json = {};
+        const required: string[] = [];
+        for (const p of params.filter((x) => x.in === where)) {
+          const name = lowerCase ? p.name.toLowerCase() : p.name;
+          properties[name] = rebase(p.schema);
+          if (p.required) required.push(name);
+        }
+        return { type: 'object', properties, required };
+      };
+      const body = operation.requestBody?.content?.['application/json']?.schema;
+      ops.push({
+        operationId: operation.operationId,
+        method,
+        path,
+        public: Array.isArray(operation.security) && operation.security.length === 0,
+        operation,
+        hasBody: Boolean(body),
+        bodyRequired: Boolean(operation.requestBody?.required),
+        validateParams: coercingAjv.compile(group('path')),
+        validateQuery: coercingAjv.compile(group('query')),
+        validateHeaders: strictAjv.compile(group('header', true)),
+        validateBody: body ? strictAjv.compile(rebase(body) as Json) : undefined,
+      });
+    }
+  }
+  return ops;
+}
+
+/** ajv errors as the public `details` list: `path` is dotted from the root of the checked part. */
+export function toDetails(errors: ErrorObject[] | null | undefined, root: string): ErrorDetail[] {
+  return (errors ?? []).map((e) => {
+    const segments = e.instancePath.split('/').filter(Boolean);
+    if (e.keyword === 'additionalProperties') segments.push(String((e.params as { additionalProperty: string }).additionalProperty));
+    if (e.keyword === 'required') segments.push(String((e.params as { missingProperty: string }).missingProperty));
+    const path = [root, ...segments].filter(Boolean).join('.');
+    const message =
+      e.keyword === 'additionalProperties' ? 'is not a known property' : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
+    return { path, message };
+  });
+}

@@ -1,0 +1,133 @@
+import Router from '@koa/router';
+import type { Context, Middleware, Next } from 'koa';
+import { DomainError, validationFailed } from '../domain/errors.js';
+import type { Actor, Domain } from '../domain/index.js';
+import { EdgeError } from '../http/errors.js';
+import { readJsonBody } from '../http/body.js';
+import type { AppState } from '../http/context.js';
+import { compileOperations, toDetails, type CompiledOperation, type OpenApiDocument } from './openapi.js';
+
+export interface RestInput {
+  params: Record<string, any>;
+  query: Record<string, any>;
+  headers: Record<string, any>;
+  body: any;
+}
+
+export interface RestResult {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RestCall {
+  domain: Domain;
+  /** The caller; absent only on public operations. */
+  actor: Actor;
+  /** Absolute URL of this request, for Link headers. */
+  url: URL;
+  op: CompiledOperation;
+}
+
+export type RestHandler = (input: RestInput, call: RestCall) => Promise<RestResult>;
+export type RestHandlers = Record<string, RestHandler>;
+
+/**
+ * Runs before the handler of every /v1 request, routed or not (`op` is null for an unknown route):
+ * authentication outcome and rate limiting, which set the rate-limit headers on every response.
+ */
+export type RestGuard = (ctx: Context, op: CompiledOperation | null) => Promise<void>;
+
+/**
+ * Builds the /v1 router from the OpenAPI document: every documented operation is a route whose
+ * request is validated against the document before its handler runs, and no route exists that the
+ * document does not describe.
+ */
+export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, guard: RestGuard): Middleware {
+  const ops = compileOperations(doc);
+  const missing = ops.filter((op) => !handlers[op.operationId]).map((op) => op.operationId);
+  if (missing.length) throw new Error(`No REST handler for: ${missing.join(', ')}`);
+
+  const router = new Router({ prefix: '/v1' });
+  for (const op of ops) {
+    const koaPath = op.path.replace(/\{(\w+)\}/g, ':$1');
+    const handler = handlers[op.operationId]!;
+    router.register(koaPath, [op.method.toUpperCase()], async (ctx: Context) => {
+      const state = ctx.state as AppState;
+      state.route = `${op.method.toUpperCase()} /v1${op.path}`;
+      await guard(ctx, op);
+      const input = await validateRequest(ctx, op);
+      const url = requestUrl(ctx);
+      const result = await handler(input, { domain: state.domain, actor: state.actor as Actor, url, op });
+      if (result.headers) ctx.set(result.headers);
+      ctx.status = result.status ?? 200;
+      if (result.body !== undefined) ctx.body = result.body;
+    });
+  }
+
+  const templates = ops.map((op) => ({ method: op.method.toUpperCase(), pattern: new RegExp(`^/v1${op.path.replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
+  const routes = router.routes();
+
+  return async (ctx: Context, next: Next) => {
+    if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return next();
+    (ctx.state as AppState).facade = 'rest';
+    await routes(ctx as Parameters<typeof routes>[0], async () => {
+      // Not routed: 405 when the path exists with other methods, else 404.
+      await guard(ctx, null);
+      const allowed = templates.filter((t) => t.pattern.test(ctx.path)).map((t) => t.method);
+      if (allowed.length) {
+        if (allowed.includes('GET')) allowed.push('HEAD');
+        throw new EdgeError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; use ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
+      }
+      throw new DomainError('NOT_FOUND', `No operation at ${ctx.method} ${ctx.path}. See /v1/openapi.json.`);
+    });
+  };
+}
+
+async function validateRequest(ctx: Context, op: CompiledOperation): Promise<RestInput> {
+  const params = { ...(ctx as Context & { params: Record<string, string> }).params };
+  if (!op.validateParams(params)) {
+    throw validationFailed('A path parameter is invalid.', toDetails(op.validateParams.errors, ''));
+  }
+  const query = flattenQuery(ctx.query);
+  if (!op.validateQuery(query)) {
+    throw validationFailed('A query parameter is invalid.', toDetails(op.validateQuery.errors, ''));
+  }
+  const headers = { ...ctx.headers };
+  if (!op.validateHeaders(headers)) {
+    throw validationFailed('A header is invalid.', toDetails(op.validateHeaders.errors, ''));
+  }
+  let body: unknown;
+  if (op.hasBody) {
+    body = await readJsonBody(ctx);
+    if (body === undefined && op.bodyRequired) {
+      throw validationFailed('This operation needs a JSON request body.', [{ path: 'body', message: 'is required' }]);
+    }
+    if (body !== undefined && !op.validateBody!(body)) {
+      throw validationFailed('The request body is invalid.', toDetails(op.validateBody!.errors, ''));
+    }
+  } else if (ctx.request.length) {
+    // Operations without a documented body ignore none silently: a body here is a client mistake.
+    throw validationFailed('This operation takes no request body.', [{ path: 'body', message: 'is not allowed' }]);
+  }
+  return { params, query, headers, body };
+}
+
+/** Repeated query parameters are refused rather than guessed at. */
+function flattenQuery(query: Record<string, string | string[] | undefined>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (Array.isArray(v)) throw validationFailed(`The query parameter ${k} is given more than once.`, [{ path: k, message: 'must be given once' }]);
+    out[k] = v;
+  }
+  return out;
+}
+
+/** The absolute URL of the request; a Host header that is not a valid host falls back to localhost. */
+function requestUrl(ctx: Context): URL {
+  try {
+    return new URL(ctx.originalUrl, `${ctx.protocol}://${ctx.host}`);
+  } catch {
+    return new URL(ctx.originalUrl, 'http://localhost');
+  }
+}
