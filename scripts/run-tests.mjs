@@ -1,0 +1,27 @@
+// Runs every compiled test file with node's test runner. Extra arguments are passed through, so
+// `npm test -- --test-name-pattern=idempotency` works. TEST_FILES=pattern narrows the files.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+const root = 'dist/test';
+const files = [];
+(function walk(dir) {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) walk(path);
+    else if (name.endsWith('.test.js')) files.push(path);
+  }
+})(root);
+const only = process.env.TEST_FILES ? new RegExp(process.env.TEST_FILES) : null;
+const selected = files.filter((f) => !only || only.test(f)).sort();
+if (selected.length === 0) {
+  console.error('No test files found under dist/test.');
+  process.exit(1);
+}
+const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...process.argv.slice(2), ...selected], {
+  stdio: 'inherit',
+  env: { ...process.env, NODE_ENV: 'test' },
+});
+process.exit(result.status ?? 1);

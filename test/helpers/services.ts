@@ -1,0 +1,38 @@
+import { Socket } from 'node:net';
+
+/**
+ * Suites that need PostgreSQL or Redis skip on a bare laptop, but CI sets REQUIRE_SERVICES=1 and
+ * then a missing service fails the run instead.
+ */
+export const REQUIRE_SERVICES = process.env.REQUIRE_SERVICES === '1';
+
+export const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+function reachable(url: string, defaultPort: number): Promise<boolean> {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.connect(Number(u.port || defaultPort), u.hostname, () => done(true));
+  });
+}
+
+async function need(name: string, url: string, port: number): Promise<string | undefined> {
+  if (await reachable(url, port)) return url;
+  if (REQUIRE_SERVICES) throw new Error(`${name} at ${url} is not reachable, and REQUIRE_SERVICES=1 forbids skipping.`);
+  return undefined;
+}
+
+/** The PostgreSQL URL, or undefined (skip) when it is down on a machine that does not require it. */
+export const postgresUrl = () => need('PostgreSQL', PG_URL, 5432);
+/** The Redis URL, or undefined (skip) when it is down on a machine that does not require it. */
+export const redisUrl = () => need('Redis', REDIS_URL, 6379);
+
+/** The skip option for node:test: false to run, or the reason to skip. */
+export const skipUnless = (url: string | undefined, name: string) => (url ? false : `${name} is not reachable`);
