@@ -1,5 +1,6 @@
 // Runs every compiled test file with node's test runner. Extra arguments are passed through, so
-// `npm test -- --test-name-pattern=idempotency` works. TEST_FILES=pattern narrows the files.
+// `npm test -- --test-name-pattern=idempotency` works. TEST_FILES=regex narrows the files,
+// TEST_EXCLUDE=regex leaves some out.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -14,7 +15,8 @@ const files = [];
   }
 })(root);
 const only = process.env.TEST_FILES ? new RegExp(process.env.TEST_FILES) : null;
-const selected = files.filter((f) => !only || only.test(f)).sort();
+const except = process.env.TEST_EXCLUDE ? new RegExp(process.env.TEST_EXCLUDE) : null;
+const selected = files.filter((f) => (!only || only.test(f)) && (!except || !except.test(f))).sort();
 if (selected.length === 0) {
   console.error('No test files found under dist/test.');
   process.exit(1);

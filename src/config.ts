@@ -46,6 +46,7 @@ const envSchema = z.object({
   BAN_THRESHOLD: int(1, 1_000_000).default('10'),
   BAN_SECONDS: int(1, 31_536_000).default('900'),
   AUTH_FAILURES_PER_MINUTE: int(1, 1_000_000).default('30'),
+  RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,64}$/, 'must be 1..64 of A-Z a-z 0-9 : _ -').default('petstore'),
   CORS_ORIGINS: z.string().default('https://studio.apollographql.com'),
   GRAPHQL_INTROSPECTION: bool.optional(),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default('10000'),
@@ -70,6 +71,8 @@ export interface Config {
   banThreshold: number;
   banSeconds: number;
   authFailuresPerMinute: number;
+  /** Prefix of every limiter key in the store (Redis): instances of one deployment share it. */
+  rateLimitKeyPrefix: string;
   corsOrigins: string[];
   introspection: boolean;
   shutdownGraceMs: number;
@@ -114,6 +117,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     banThreshold: e.BAN_THRESHOLD,
     banSeconds: e.BAN_SECONDS,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    rateLimitKeyPrefix: e.RATE_LIMIT_KEY_PREFIX,
     corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     introspection: e.GRAPHQL_INTROSPECTION ?? !production,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,

@@ -111,7 +111,12 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     }
   }
   const adminKey = options.env?.ADMIN_API_KEY ?? `psk_${randomBytes(24).toString('base64url')}`;
+  // The API suites' PostgreSQL pass also puts every app's limiter in Redis (own prefix per app).
+  const redisEnv: Record<string, string> = process.env.TEST_APP_REDIS_URL
+    ? { REDIS_URL: process.env.TEST_APP_REDIS_URL, RATE_LIMIT_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}` }
+    : {};
   const config = loadConfig({
+    ...redisEnv,
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     SEED_DEMO: 'false',
