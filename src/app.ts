@@ -25,6 +25,7 @@ import { categoriesRoutes } from './rest/categories.routes.js';
 import { storeRoutes } from './rest/store.routes.js';
 import { accountsRoutes } from './rest/accounts.routes.js';
 import { metaRoutes } from './rest/meta.routes.js';
+import { createGraphQLFacade } from './graphql/graphql.middleware.js';
 
 /** When GET /pets/{petId} was deprecated (the `Deprecation` header). */
 const GET_PET_DEPRECATED_SINCE = new Date('2026-11-01T00:00:00Z');
@@ -154,6 +155,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     if (op && !op.public) throw authError(state.authFailure);
   };
 
+  // The GraphQL facade at /graphql: the same domain, keys, limiter and error codes as REST (src/graphql).
+  const graphql = await createGraphQLFacade({ config, gate, logger, onAccountsChanged: () => authenticator.forget() });
+  koa.use(graphql.middleware);
+
   const openApiText = loadOpenApiText();
   const openApiDoc = loadOpenApiDocument(openApiText);
   koa.use(
@@ -208,6 +213,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
             s.closeIdleConnections();
           });
         }
+        await graphql.stop();
         await gate.close();
         await orm.close(true);
       })();

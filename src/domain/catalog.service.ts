@@ -80,6 +80,30 @@ export class CatalogService {
     return pets.map(toPetView);
   }
 
+  /**
+   * For batching `Category.pets`: the same keyset page (`limit` after `cursor`) of each category's
+   * pets, in one statement however many categories (a window function ranks pets per category).
+   */
+  async petPagesInCategories(categoryIds: readonly number[], page: PageRequest): Promise<Map<number, Page<PetView>>> {
+    const limit = pageSize(page.limit);
+    const after = decodeCursor(page.cursor);
+    const pages = new Map<number, Page<PetView>>(categoryIds.map((id) => [id, { items: [], nextCursor: null }]));
+    if (categoryIds.length === 0) return pages;
+    const ids = categoryIds.map((id) => v.id(id, 'categoryId'));
+    const placeholders = ids.map(() => '?').join(', ');
+    const ranked = raw(
+      (alias) =>
+        `${alias}.id in (select r.id from (select p.id, row_number() over (partition by p.category_id order by p.id) as rn ` +
+        `from pets p where p.category_id in (${placeholders}) and p.id > ?) r where r.rn <= ?)`,
+      [...ids, after, limit + 1],
+    );
+    const rows = await this.em.find(Pet, { [ranked]: [] }, { orderBy: { id: 'asc' } });
+    const byCategory = new Map<number, PetView[]>();
+    for (const view of rows.map(toPetView)) byCategory.set(view.categoryId, [...(byCategory.get(view.categoryId) ?? []), view]);
+    for (const [categoryId, views] of byCategory) pages.set(categoryId, toPage(views, limit));
+    return pages;
+  }
+
   async createPet(actor: Actor, input: PetInput): Promise<PetView> {
     requireStaff(actor);
     const name = v.trimmedText(input.name, 'name', 100);

@@ -1,0 +1,114 @@
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
+import { koaMiddleware } from '@as-integrations/koa';
+import type { GraphQLSchema } from 'graphql';
+import type { Context, Middleware, Next } from 'koa';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { validationFailed } from '../domain/errors.js';
+import { readJsonBody } from '../http/body.js';
+import type { AppState } from '../http/context.js';
+import { EdgeError } from '../http/errors.js';
+import type { RateLimitGate } from '../rate-limit/gate.js';
+import { createLoaders } from './data.loaders.js';
+import { createFormatError, graphqlRequestScope } from './error.mapping.js';
+import type { GraphQLContext } from './graphql.context.js';
+import { rateLimitPlugin } from './rate-limit.plugin.js';
+import { buildGraphQLSchema } from './schema.builder.js';
+
+export const GRAPHQL_PATH = '/graphql';
+
+export interface GraphQLFacadeOptions {
+  config: Config;
+  gate: RateLimitGate;
+  logger: Logger;
+  /** Called after a change to accounts or keys (the same hook REST calls). */
+  onAccountsChanged: () => void;
+}
+
+export interface GraphQLFacade {
+  schema: GraphQLSchema;
+  /** Answers `/graphql`; everything else goes to `next`. Mount after the per-request auth middleware. */
+  middleware: Middleware;
+  stop(): Promise<void>;
+}
+
+/**
+ * The GraphQL facade: Apollo Server over the type-graphql schema, mounted on the app's Koa through
+ * `@as-integrations/koa`. Body limits, error envelope, authentication and rate-limit headers are the
+ * same edge REST uses.
+ */
+export async function createGraphQLFacade({ config, gate, logger, onAccountsChanged }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
+  const schema = await buildGraphQLSchema();
+  const production = config.env === 'production';
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema,
+    logger,
+    introspection: config.introspection,
+    hideSchemaDetailsFromClientErrors: production,
+    includeStacktraceInErrorResponses: config.env === 'development',
+    csrfPrevention: true,
+    allowBatchedHttpRequests: false,
+    // main.ts owns SIGTERM (readiness 503, drain, then exit); Apollo must not re-raise the signal first.
+    stopOnTerminationSignals: false,
+    persistedQueries: false,
+    formatError: createFormatError({ logger, development: config.env === 'development' }),
+    plugins: [
+      rateLimitPlugin(gate),
+      production
+        ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
+        : ApolloServerPluginLandingPageLocalDefault({
+            embed: { initialState: { sharedHeaders: { 'X-API-Key': '' }, pollForSchemaUpdates: false }, endpointIsEditable: false },
+            footer: false,
+            includeCookies: false,
+          }),
+    ],
+  });
+  await apollo.start();
+
+  const contexts = new WeakMap<Context, GraphQLContext>();
+  const execute = koaMiddleware(apollo, { context: async ({ ctx }) => contexts.get(ctx)! });
+  const afterApollo = async () => {};
+
+  /** Rate-limit headers for a response the plugin never saw (parse errors, landing page, 413, …): free. */
+  const freeHeaders = (ctx: Context): Promise<Record<string, string>> => {
+    const state = ctx.state as AppState;
+    return state.actor ? gate.charge(state.actor, 0) : gate.anonymous(ctx.ip, state.authFailure === 'INVALID_API_KEY');
+  };
+
+  const middleware: Middleware = async (ctx: Context, next: Next) => {
+    if (ctx.path !== GRAPHQL_PATH) return next();
+    const state = ctx.state as AppState;
+    state.facade = 'graphql';
+    state.route = `${ctx.method} ${GRAPHQL_PATH}`;
+    const context: GraphQLContext = {
+      koa: ctx,
+      state,
+      loaders: createLoaders(() => state.domain),
+      gate,
+      onAccountsChanged,
+      rateLimitHeadersSet: false,
+    };
+    try {
+      if (ctx.method !== 'GET' && ctx.method !== 'POST') {
+        throw new EdgeError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, {
+          Allow: 'GET, POST',
+        });
+      }
+      if (ctx.method === 'POST') {
+        const body = await readJsonBody(ctx, { requireJsonType: false });
+        if (Array.isArray(body)) throw validationFailed('Batched requests are not supported; send one operation per request.');
+        // Apollo refuses a missing or non-JSON body itself (400, or its CSRF check); the Koa adapter only needs something set.
+        (ctx.request as { body?: unknown }).body = body ?? {};
+      }
+      contexts.set(ctx, context);
+      await graphqlRequestScope.run({ requestId: state.requestId }, () => execute(ctx, afterApollo));
+    } catch (error) {
+      if (!context.rateLimitHeadersSet) ctx.set(await freeHeaders(ctx).catch((e: unknown) => (e instanceof EdgeError ? e.headers : {})));
+      throw error;
+    }
+    if (!context.rateLimitHeadersSet) ctx.set(await freeHeaders(ctx));
+  };
+
+  return { schema, middleware, stop: () => apollo.stop() };
+}

@@ -1,0 +1,12 @@
+import { Ctx, Query, Resolver } from 'type-graphql';
+import type { RateLimitStatus } from '../rate-limit/gate.js';
+import { actorOf, type GraphQLContext } from './graphql.context.js';
+import { RateLimitType } from './rate-limit.type.js';
+
+@Resolver(() => RateLimitType)
+export class RateLimitResolver {
+  @Query(() => RateLimitType, { description: "Usage of both of the account's windows; costs nothing (REST `GET /rate_limit`)." })
+  async rateLimit(@Ctx() ctx: GraphQLContext): Promise<RateLimitStatus> {
+    return ctx.gate.status(actorOf(ctx));
+  }
+}
