@@ -63,7 +63,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     await orm.close(true);
     throw error;
   }
-  const gate = await createRateLimitGate(config);
+  const gate = await createRateLimitGate(config, { logger });
   const authenticator = new ApiKeyAuthenticator(orm);
   let shuttingDown = false;
 
@@ -125,8 +125,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       .execute('select 1')
       .then(() => true)
       .catch(() => false);
-    const limiter = await gate.ready().catch(() => ({ ok: false, store: 'unknown' }));
-    return { database, limiter: limiter.ok, limiterStore: limiter.store };
+    const limiter = await gate.ready().catch(() => ({ ok: false, store: 'unknown', redis: undefined }));
+    return { database, limiter: limiter.ok, limiterStore: limiter.store, ...(limiter.redis ? { redis: limiter.redis } : {}) };
   }
 
   // Per request: a lazily created EntityManager fork and domain services, and who is calling.
@@ -136,6 +136,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     Object.defineProperty(state, 'domain', { get: () => (domain ??= createDomain(orm.em.fork(), gate.bans)), configurable: true });
     const key = ctx.get('x-api-key');
     if (!key) state.authFailure = 'UNAUTHENTICATED';
+    // An address refused for failed authentication gets no answer about any key, valid or not.
+    else if (gate.isAddressBlocked(ctx.ip)) state.authFailure = 'INVALID_API_KEY';
     else {
       const actor = await authenticator.authenticate(key);
       if (actor) state.actor = actor;
@@ -147,7 +149,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   const guard: RestGuard = async (ctx: Context, op: CompiledOperation | null) => {
     const state = ctx.state as AppState;
     if (state.actor) {
-      ctx.set(await gate.charge(state.actor, op?.public ? 0 : 1));
+      // Public operations and GET /rate_limit cost nothing (SPEC §6).
+      ctx.set(await gate.charge(state.actor, op?.public || op?.operationId === 'getRateLimit' ? 0 : 1));
       return;
     }
     const failed = state.authFailure === 'INVALID_API_KEY';

@@ -23,13 +23,24 @@ export interface RateLimitStatus {
 export interface RateLimitGate {
   /** Charges `cost` (0 only reads) to the actor's account; returns the rate-limit headers. */
   charge(actor: Actor, cost: number): Promise<Record<string, string>>;
-  /** For a request without a valid key: the per-address limiter's headers; `failedAuth` counts a failure. */
+  /**
+   * For a request without a valid key: the per-address limiter's headers. `failedAuth` counts a
+   * failure, and past `AUTH_FAILURES_PER_MINUTE` throws a 429 RATE_LIMITED EdgeError.
+   */
   anonymous(address: string, failedAuth: boolean): Promise<Record<string, string>>;
+  /**
+   * True while the address is refused for failed authentication: its keys, valid or not, are not
+   * even looked up (otherwise a refused guesser would still learn which key is valid). Memory only.
+   */
+  isAddressBlocked(address: string): boolean;
   /** Both windows, for `GET /rate_limit` and `rateLimit`; costs nothing. */
   status(actor: Actor): Promise<RateLimitStatus>;
   bans: BanRegistry;
-  /** Readiness of the limiter store. */
-  ready(): Promise<{ ok: boolean; store: 'memory' | 'redis' }>;
+  /**
+   * Readiness of the limiter store. A Redis outage is reported (`redis: 'down'`) but stays `ok`:
+   * the insurance limiters keep the instance serving, so it must not leave the load balancer.
+   */
+  ready(): Promise<{ ok: boolean; store: 'memory' | 'redis'; redis?: 'up' | 'down' }>;
   close(): Promise<void>;
 }
 

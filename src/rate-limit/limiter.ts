@@ -1,15 +1,184 @@
+import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config.js';
+import type { Actor } from '../domain/index.js';
+import { PLANS, type PlanName } from '../domain/entities/index.js';
+import { limitsFor, PLAN_LIMITS } from '../domain/plans.js';
+import { EdgeError } from '../http/errors.js';
 import type { RateLimitGate } from './gate.js';
+import { KeyBans } from './bans.js';
+import { addressHeaders, keyedHeaders, nearestExhaustion, secondsUntil, toUsage, type Resource, type WindowState } from './headers.js';
+import { memoryStore, redisStore, type LimiterStore, type StoreLogger } from './store.js';
 
-// Placeholder until the rate-limit issue lands: charges nothing and sends no headers.
-export async function createRateLimitGate(_config: Config): Promise<RateLimitGate> {
-  const window = (seconds: number) => ({ limit: 0, used: 0, remaining: 0, reset: 0, windowSeconds: seconds });
-  return {
-    charge: async () => ({}),
-    anonymous: async () => ({}),
-    status: async (actor) => ({ plan: actor.plan, resources: { minute: window(60), day: window(86400) } }),
-    bans: { bannedUntil: async () => null, lift: async () => {} },
-    ready: async () => ({ ok: true, store: 'memory' }),
-    close: async () => {},
+export interface GateOptions {
+  /** Store transitions (Redis lost / back) are logged here. */
+  logger?: StoreLogger;
+}
+
+/** Upper bounds of an enterprise account's own quotas (the domain validates the same bounds). */
+const ENTERPRISE_CEILING = { perMinute: 1_000_000, perDay: 100_000_000 };
+const BLOCKED_ADDRESSES_LIMIT = 10_000;
+const REFUND_MIN_MS = 100;
+
+interface PlanLimiter {
+  minute: RateLimiterAbstract;
+  day: RateLimiterAbstract;
+}
+
+/**
+ * The gate in front of both facades (SPEC §6): per plan one limiter of two windows (minute and day)
+ * counting per **account**, bans per **key**, failed authentication per client address.
+ *
+ * Both windows are charged at once and a refused request is refunded in both, so it consumes
+ * nothing; the counters only count (`penalty`/`reward`), and the decision is made here against the
+ * caller's limits, which is what lets an enterprise account's new quotas apply on its next request.
+ */
+export async function createRateLimitGate(config: Config, options: GateOptions = {}): Promise<RateLimitGate> {
+  const store: LimiterStore = config.redisUrl
+    ? await redisStore(config.redisUrl, config.rateLimitKeyPrefix, options.logger)
+    : memoryStore();
+  const { minute: minuteSeconds, day: daySeconds } = config.windows;
+
+  const plans = Object.fromEntries(
+    PLANS.map((plan) => {
+      const ceiling = plan === 'enterprise' ? ENTERPRISE_CEILING : PLAN_LIMITS[plan];
+      const limiter: PlanLimiter = {
+        minute: store.counter({ name: `quota:${plan}:minute`, points: ceiling.perMinute, duration: minuteSeconds }),
+        day: store.counter({ name: `quota:${plan}:day`, points: ceiling.perDay, duration: daySeconds }),
+      };
+      return [plan, limiter];
+    }),
+  ) as Record<PlanName, PlanLimiter>;
+
+  const bans = new KeyBans(store, config.banThreshold, config.banSeconds, minuteSeconds);
+  const authFailures = store.counter({ name: 'auth-failures', points: config.authFailuresPerMinute, duration: minuteSeconds });
+  /** Addresses refused for failed authentication, until when: checked before a key is even looked up. */
+  const blockedAddresses = new Map<string, number>();
+
+  const windowsOf = (actor: Actor, minute: RateLimiterRes | null, day: RateLimiterRes | null, now: number): WindowState[] => {
+    const limits = limitsFor(actor.plan, actor.limits);
+    return [
+      windowState('minute', limits.perMinute, minuteSeconds, minute, now),
+      windowState('day', limits.perDay, daySeconds, day, now),
+    ];
   };
+
+  /** What a banned key sees, computed without the store: nothing left until the ban ends. */
+  const bannedError = (actor: Actor, until: number) => {
+    const limits = limitsFor(actor.plan, actor.limits);
+    const policy: WindowState[] = [
+      { resource: 'minute', limit: limits.perMinute, used: limits.perMinute, resetAt: until, windowSeconds: minuteSeconds },
+      { resource: 'day', limit: limits.perDay, used: limits.perDay, resetAt: until, windowSeconds: daySeconds },
+    ];
+    const wait = secondsUntil(until);
+    return new EdgeError('API_KEY_BANNED', `This API key kept sending requests while rate limited and is banned; retry in ${wait} seconds.`, {
+      ...keyedHeaders(policy, policy[0]!),
+      'Retry-After': String(wait),
+    });
+  };
+
+  return {
+    async charge(actor, cost) {
+      const account = String(actor.accountId);
+      const limiter = plans[actor.plan];
+      if (cost <= 0) {
+        // Free operations read the windows and are never refused, not even for a banned key.
+        const [minute, day] = await Promise.all([limiter.minute.get(account), limiter.day.get(account)]);
+        const windows = windowsOf(actor, minute, day, Date.now());
+        return keyedHeaders(windows, nearestExhaustion(windows));
+      }
+
+      const remembered = bans.remembered(actor.keyId);
+      if (remembered) throw bannedError(actor, remembered);
+
+      const [banUntil, minute, day] = await Promise.all([
+        bans.lookup(actor.keyId),
+        limiter.minute.penalty(account, cost),
+        limiter.day.penalty(account, cost),
+      ]);
+      const now = Date.now();
+      const windows = windowsOf(actor, minute, day, now);
+      const refused = windows.filter((w) => w.used > w.limit);
+      if (!banUntil && refused.length === 0) return keyedHeaders(windows, nearestExhaustion(windows), now);
+
+      // Refused: give the cost back to both windows, so the request consumed nothing. A window about
+      // to expire is left alone: its count vanishes anyway, and a refund landing after the expiry
+      // would open the next window in credit.
+      await Promise.all([
+        minute.msBeforeNext > REFUND_MIN_MS ? limiter.minute.reward(account, cost) : null,
+        day.msBeforeNext > REFUND_MIN_MS ? limiter.day.reward(account, cost) : null,
+      ]);
+      if (banUntil) throw bannedError(actor, banUntil);
+      for (const w of windows) w.used -= cost;
+
+      // The window that refused; if both did, the later one, since only its reset lets the request through.
+      const shown = refused.reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
+      const hopeless = windows.some((w) => cost > w.limit);
+      // A request bigger than a whole window can never pass; waiting does not help, so it does not count toward a ban.
+      const bannedUntil = hopeless ? null : await bans.refused(actor.keyId, shown.resetAt);
+      if (bannedUntil) throw bannedError(actor, bannedUntil);
+      const wait = secondsUntil(shown.resetAt, now);
+      const message = hopeless
+        ? `This request costs ${cost}, more than the ${shown.resource} limit of ${shown.limit}; split it into smaller requests.`
+        : `Rate limit exceeded (${shown.limit} per ${shown.resource}); retry in ${wait} seconds.`;
+      throw new EdgeError('RATE_LIMITED', message, { ...keyedHeaders(windows, shown, now), 'Retry-After': String(wait) });
+    },
+
+    async anonymous(address, failedAuth) {
+      const limit = config.authFailuresPerMinute;
+      const now = Date.now();
+      if (!failedAuth) {
+        const res = await authFailures.get(address);
+        const live = res && res.msBeforeNext > 0 ? res : null;
+        return addressHeaders(limit, live?.consumedPoints ?? 0, resetAt(live, minuteSeconds, now));
+      }
+      const res = await authFailures.penalty(address, 1);
+      const reset = resetAt(res, minuteSeconds, now);
+      const headers = addressHeaders(limit, res.consumedPoints, reset);
+      if (res.consumedPoints <= limit) return headers;
+      rememberBlocked(blockedAddresses, address, reset, now);
+      const wait = secondsUntil(reset, now);
+      throw new EdgeError('RATE_LIMITED', `Too many failed authentications from your address; retry in ${wait} seconds.`, {
+        ...headers,
+        'Retry-After': String(wait),
+      });
+    },
+
+    isAddressBlocked(address) {
+      const until = blockedAddresses.get(address);
+      if (until === undefined) return false;
+      if (until > Date.now()) return true;
+      blockedAddresses.delete(address);
+      return false;
+    },
+
+    async status(actor) {
+      const account = String(actor.accountId);
+      const limiter = plans[actor.plan];
+      const [minute, day] = await Promise.all([limiter.minute.get(account), limiter.day.get(account)]);
+      const [m, d] = windowsOf(actor, minute, day, Date.now());
+      return { plan: actor.plan, resources: { minute: toUsage(m!), day: toUsage(d!) } };
+    },
+
+    bans,
+    ready: () => store.health(),
+    close: () => store.close(),
+  };
+}
+
+function resetAt(res: RateLimiterRes | null, windowSeconds: number, now: number): number {
+  return res && res.msBeforeNext > 0 ? now + res.msBeforeNext : now + windowSeconds * 1000;
+}
+
+/** A window without a live entry has nothing used and would start with the next request. */
+function windowState(resource: Resource, limit: number, windowSeconds: number, res: RateLimiterRes | null, now: number): WindowState {
+  const live = res && res.msBeforeNext > 0 ? res : null;
+  return { resource, limit, used: live?.consumedPoints ?? 0, resetAt: resetAt(live, windowSeconds, now), windowSeconds };
+}
+
+function rememberBlocked(map: Map<string, number>, address: string, until: number, now: number) {
+  if (map.size >= BLOCKED_ADDRESSES_LIMIT) {
+    for (const [a, u] of map) if (u <= now) map.delete(a);
+    if (map.size >= BLOCKED_ADDRESSES_LIMIT) map.clear();
+  }
+  map.set(address, until);
 }

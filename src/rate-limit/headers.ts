@@ -1,0 +1,60 @@
+import type { WindowUsage } from './gate.js';
+
+export type Resource = 'minute' | 'day';
+
+/** One window of an account after this request, as the gate saw it. */
+export interface WindowState {
+  resource: Resource;
+  limit: number;
+  used: number;
+  /** Epoch milliseconds at which the window resets. */
+  resetAt: number;
+  windowSeconds: number;
+}
+
+export const remainingOf = (w: WindowState) => Math.max(0, w.limit - w.used);
+
+/** Whole seconds until `at`, rounded up and at least 1 (Retry-After, RateLimit `t`). */
+export const secondsUntil = (at: number, now = Date.now()) => Math.max(1, Math.ceil((at - now) / 1000));
+
+/** The window nearest exhaustion: fewest requests left; on a tie the one that resets last (waiting it out clears both). */
+export function nearestExhaustion(windows: WindowState[]): WindowState {
+  return windows.reduce((a, b) => {
+    const ra = remainingOf(a);
+    const rb = remainingOf(b);
+    if (ra !== rb) return ra < rb ? a : b;
+    return b.resetAt > a.resetAt ? b : a;
+  });
+}
+
+/** The headers of a keyed response (SPEC §6), describing `shown` among the account's `windows`. */
+export function keyedHeaders(windows: WindowState[], shown: WindowState, now = Date.now()): Record<string, string> {
+  const remaining = remainingOf(shown);
+  return {
+    'X-RateLimit-Limit': String(shown.limit),
+    'X-RateLimit-Remaining': String(remaining),
+    'X-RateLimit-Reset': String(Math.ceil(shown.resetAt / 1000)),
+    'X-RateLimit-Resource': shown.resource,
+    'RateLimit-Policy': windows.map((w) => `"${w.resource}";q=${w.limit};w=${w.windowSeconds}`).join(', '),
+    RateLimit: `"${shown.resource}";r=${remaining};t=${secondsUntil(shown.resetAt, now)}`,
+  };
+}
+
+/** The headers of a request without a valid key: the per-address authentication limiter. */
+export function addressHeaders(limit: number, used: number, resetAt: number): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(limit),
+    'X-RateLimit-Remaining': String(Math.max(0, limit - used)),
+    'X-RateLimit-Reset': String(Math.ceil(resetAt / 1000)),
+  };
+}
+
+export function toUsage(w: WindowState): WindowUsage {
+  return {
+    limit: w.limit,
+    used: Math.max(0, w.used),
+    remaining: remainingOf(w),
+    reset: Math.ceil(w.resetAt / 1000),
+    windowSeconds: w.windowSeconds,
+  };
+}
