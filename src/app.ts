@@ -26,6 +26,7 @@ import { storeRoutes } from './rest/store.routes.js';
 import { accountsRoutes } from './rest/accounts.routes.js';
 import { metaRoutes } from './rest/meta.routes.js';
 import { createGraphQLFacade } from './graphql/graphql.middleware.js';
+import { docsRoutes } from './docs/docs.routes.js';
 
 /** When GET /pets/{petId} was deprecated (the `Deprecation` header). */
 const GET_PET_DEPRECATED_SINCE = new Date('2026-11-01T00:00:00Z');
@@ -177,6 +178,9 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       guard,
     ),
   );
+
+  // The API reference: public, no key (src/docs).
+  koa.use(docsRoutes());
 
   // Anything else: the error envelope's 404.
   koa.use(async (ctx: Context) => {

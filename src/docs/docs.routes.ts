@@ -1,0 +1,129 @@
+/**
+ * `GET /docs`: the API reference (SPEC §1). Swagger UI renders `/v1/openapi.json` in the browser;
+ * its files come from the `swagger-ui-dist` npm package and are served from here (no CDN), together
+ * with `petstore-docs.js`, the small plugin that makes Swagger UI honour `x-sunset`, `x-stability`
+ * and `x-hideTryItPanel`. Public: no key, not rate limited.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { Context, Middleware, Next } from 'koa';
+import { projectPath } from '../project-path.js';
+import { EdgeError } from '../http/errors.js';
+
+export interface DocsOptions {
+  /** Where the browser fetches the document from. */
+  specUrl?: string;
+  /** Page title. */
+  title?: string;
+}
+
+interface Asset {
+  file: string;
+  type: string;
+  body?: Buffer;
+  gzipped?: Buffer;
+}
+
+/**
+ * Only scripts and styles from this origin; Swagger UI sets inline `style` attributes and uses `data:`
+ * images in its stylesheet; try-it requests go to this origin only.
+ */
+export const DOCS_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+function swaggerUiDistDir(): string {
+  const require = createRequire(import.meta.url);
+  return dirname(require.resolve('swagger-ui-dist/package.json'));
+}
+
+/** Koa middleware answering `/docs` and `/docs/assets/*`; passes everything else on. */
+export function docsRoutes(options: DocsOptions = {}): Middleware {
+  const specUrl = options.specUrl ?? '/v1/openapi.json';
+  const title = options.title ?? 'Petstore API reference';
+  const vendor = swaggerUiDistDir();
+  const assets: Record<string, Asset> = {
+    'swagger-ui-bundle.js': { file: join(vendor, 'swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8' },
+    'swagger-ui.css': { file: join(vendor, 'swagger-ui.css'), type: 'text/css; charset=utf-8' },
+    'favicon-32x32.png': { file: join(vendor, 'favicon-32x32.png'), type: 'image/png' },
+    'petstore-docs.js': { file: projectPath('src/docs/assets/petstore-docs.js'), type: 'text/javascript; charset=utf-8' },
+    'petstore-docs.css': { file: projectPath('src/docs/assets/petstore-docs.css'), type: 'text/css; charset=utf-8' },
+  };
+  const page = Buffer.from(renderPage(title, specUrl));
+
+  return async (ctx: Context, next: Next) => {
+    if (ctx.path !== '/docs' && !ctx.path.startsWith('/docs/')) return next();
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      throw new EdgeError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; the reference is read-only.`, { Allow: 'GET, HEAD' });
+    }
+    if (ctx.path === '/docs/') return ctx.redirect('/docs');
+    if (ctx.path === '/docs') {
+      setSecurityHeaders(ctx);
+      ctx.set('Cache-Control', 'no-cache');
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = page;
+      return;
+    }
+    const asset = ctx.path.startsWith('/docs/assets/') ? assets[ctx.path.slice('/docs/assets/'.length)] : undefined;
+    if (!asset) return next();
+    asset.body ??= readFileSync(asset.file);
+    setSecurityHeaders(ctx);
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.set('Vary', 'Accept-Encoding');
+    ctx.type = asset.type;
+    if (!asset.type.startsWith('image/') && ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+      asset.gzipped ??= gzipSync(asset.body);
+      ctx.set('Content-Encoding', 'gzip');
+      ctx.body = asset.gzipped;
+    } else ctx.body = asset.body;
+  };
+}
+
+function setSecurityHeaders(ctx: Context) {
+  ctx.set('Content-Security-Policy', DOCS_CONTENT_SECURITY_POLICY);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'no-referrer');
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+function renderPage(title: string, specUrl: string): string {
+  const t = escapeHtml(title);
+  const spec = escapeHtml(specUrl);
+  return `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>${t}</title>
+  <link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+  <link rel="stylesheet" href="/docs/assets/petstore-docs.css">
+</head>
+<body>
+  <header class="petstore-header">
+    <strong>${t}</strong>
+    <a href="${spec}">OpenAPI (JSON)</a>
+    <a href="${spec.replace(/\.json$/, '.yaml')}">OpenAPI (YAML)</a>
+    <a href="/graphql">GraphQL</a>
+  </header>
+  <main id="swagger-ui" data-spec-url="${spec}"></main>
+  <noscript>This reference needs JavaScript. The document itself is at <a href="${spec}">${spec}</a>.</noscript>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script src="/docs/assets/petstore-docs.js"></script>
+</body>
+</html>
+`;
+}
