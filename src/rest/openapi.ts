@@ -52,6 +52,11 @@ export interface CompiledOperation {
   validateQuery: ValidateFunction;
   validateHeaders: ValidateFunction;
   validateBody?: ValidateFunction;
+  /**
+   * Path and query parameters typed integer. ajv's coercion takes anything `Number()` reads ("1e3",
+   * "0x10", " 1"), so these must be plain decimal digits before coercion: one resource, one address.
+   */
+  integerParameters: { path: string[]; query: string[] };
 }
 
 export function loadOpenApiText(): string {
@@ -75,6 +80,14 @@ function resolveParameter(doc: OpenApiDocument, p: ParameterObject): ParameterOb
   const resolved = doc.components.parameters?.[name];
   if (!resolved) throw new Error(`Unresolved parameter ${p.$ref}`);
   return resolved;
+}
+
+function resolveSchema(doc: OpenApiDocument, schema: Json): Json {
+  const ref = schema.$ref;
+  if (typeof ref !== 'string') return schema;
+  const resolved = (doc.components.schemas as Record<string, Json> | undefined)?.[ref.replace('#/components/schemas/', '')];
+  if (!resolved) throw new Error(`Unresolved schema ${ref}`);
+  return resolveSchema(doc, resolved);
 }
 
 /** Rewrites local `#/components/...` refs so that schemas compile against the document added as `openapi`. */
@@ -112,6 +125,8 @@ export function compileOperations(doc: OpenApiDocument): CompiledOperation[] {
         return { type: 'object', properties, required };
       };
       const body = operation.requestBody?.content?.['application/json']?.schema;
+      const integers = (where: ParameterObject['in']) =>
+        params.filter((p) => p.in === where && resolveSchema(doc, p.schema).type === 'integer').map((p) => p.name);
       ops.push({
         operationId: operation.operationId,
         method,
@@ -124,6 +139,7 @@ export function compileOperations(doc: OpenApiDocument): CompiledOperation[] {
         validateQuery: coercingAjv.compile(group('query')),
         validateHeaders: strictAjv.compile(group('header', true)),
         validateBody: body ? strictAjv.compile(rebase(body) as Json) : undefined,
+        integerParameters: { path: integers('path'), query: integers('query') },
       });
     }
   }

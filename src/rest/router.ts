@@ -86,10 +86,14 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
 
 async function validateRequest(ctx: Context, op: CompiledOperation): Promise<RestInput> {
   const params = { ...(ctx as Context & { params: Record<string, string> }).params };
+  const badPathIds = notDecimal(params, op.integerParameters.path);
+  if (badPathIds.length) throw validationFailed('A path parameter is invalid.', badPathIds);
   if (!op.validateParams(params)) {
     throw validationFailed('A path parameter is invalid.', toDetails(op.validateParams.errors, ''));
   }
   const query = flattenQuery(ctx.query);
+  const badQueryIntegers = notDecimal(query, op.integerParameters.query);
+  if (badQueryIntegers.length) throw validationFailed('A query parameter is invalid.', badQueryIntegers);
   if (!op.validateQuery(query)) {
     throw validationFailed('A query parameter is invalid.', toDetails(op.validateQuery.errors, ''));
   }
@@ -111,6 +115,13 @@ async function validateRequest(ctx: Context, op: CompiledOperation): Promise<Res
     throw validationFailed('This operation takes no request body.', [{ path: 'body', message: 'is not allowed' }]);
   }
   return { params, query, headers, body };
+}
+
+/** Integer parameters given in any form other than plain decimal digits ("1e3", "0x10", " 1", "1.0"). */
+function notDecimal(values: Record<string, unknown>, names: string[]): Array<{ path: string; message: string }> {
+  return names
+    .filter((name) => typeof values[name] === 'string' && !/^[0-9]+$/.test(values[name] as string))
+    .map((name) => ({ path: name, message: 'must be an integer written in decimal digits' }));
 }
 
 /** Repeated query parameters are refused rather than guessed at. */

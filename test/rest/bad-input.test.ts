@@ -1,0 +1,398 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { createAccount, createPet, startApp, type Client, type TestApp, type TestResponse } from '../helpers/app.js';
+import { assertError, snapshot } from './support.js';
+
+type Send = () => Promise<TestResponse>;
+
+/**
+ * SPEC §7 and the issue's "bad inputs": each gets its documented code, and none changes anything
+ * (a snapshot of everything staff can see is the same before and after).
+ */
+describe('REST bad inputs: documented code, nothing changed', () => {
+  let t: TestApp;
+  let customer: Client;
+  let petId: number;
+  let categoryId: number;
+  let orderId: number;
+  let accountId: number;
+  before(async () => {
+    t = await startApp();
+    const acct = await createAccount(t);
+    customer = acct.client;
+    accountId = acct.accountId;
+    ({ petId, categoryId } = await createPet(t, { stock: 5 }));
+    orderId = (await customer.post('/v1/store/orders', { petId, quantity: 1 })).body.id;
+  });
+  after(() => t.close());
+
+  /** Sends every case, asserting its status and code, and that the store is unchanged afterwards. */
+  async function expectRefusedAndUnchanged(cases: Array<[string, Send]>, status: number, code: string) {
+    const before = await snapshot(t);
+    for (const [label, send] of cases) {
+      const res = await send();
+      try {
+        assertError(res, status, code);
+      } catch (error) {
+        (error as Error).message = `${label}: ${(error as Error).message}`;
+        throw error;
+      }
+    }
+    assert.deepEqual(await snapshot(t), before);
+  }
+
+  const json = (client: Client, method: string, path: string, rawBody: string, contentType = 'application/json') =>
+    client.request(method, path, { rawBody, headers: { 'content-type': contentType } });
+
+  it('when a body property has the wrong type, then it is 400 VALIDATION_FAILED', async () => {
+    const a = t.admin;
+    await expectRefusedAndUnchanged(
+      [
+        ['pet name number', () => a.post('/v1/pets', { name: 5, categoryId })],
+        ['pet categoryId string', () => a.post('/v1/pets', { name: 'Rex', categoryId: String(categoryId) })],
+        ['pet status unknown', () => a.post('/v1/pets', { name: 'Rex', categoryId, status: 'lost' })],
+        ['pet replace categoryId float', () => a.put(`/v1/pets/${petId}`, { name: 'Rex', categoryId: 1.5 })],
+        ['category name object', () => a.post('/v1/categories', { name: { first: 'Dogs' } })],
+        ['category description number', () => a.put(`/v1/categories/${categoryId}`, { name: 'X', description: 7 })],
+        ['order petId string', () => customer.post('/v1/store/orders', { petId: String(petId), quantity: 1 })],
+        ['order quantity string', () => customer.post('/v1/store/orders', { petId, quantity: '1' })],
+        ['order quantity float', () => customer.post('/v1/store/orders', { petId, quantity: 1.5 })],
+        ['order shipDate not a date', () => customer.post('/v1/store/orders', { petId, quantity: 1, shipDate: 'tomorrow' })],
+        ['order shipDate impossible', () => customer.post('/v1/store/orders', { petId, quantity: 1, shipDate: '2026-02-30T00:00:00Z' })],
+        ['complete as string', () => a.patch(`/v1/store/orders/${orderId}`, { complete: 'true' })],
+        ['complete false', () => a.patch(`/v1/store/orders/${orderId}`, { complete: false })],
+        ['inventory string', () => a.put(`/v1/store/inventory/${petId}`, { quantity: '5' })],
+        ['account plan unknown', () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'platinum' })],
+        ['account role unknown', () => a.patch(`/v1/accounts/${accountId}`, { role: 'admin' })],
+        ['account limits string', () => a.patch(`/v1/accounts/${accountId}`, { plan: 'enterprise', limits: { perMinute: '5', perDay: 5 } })],
+        ['null name', () => a.post('/v1/categories', { name: null })],
+      ],
+      400,
+      'VALIDATION_FAILED',
+    );
+  });
+
+  it('when a required property is missing, then it is 400 VALIDATION_FAILED naming it', async () => {
+    const a = t.admin;
+    const res = await a.post('/v1/pets', { name: 'Rex' });
+    assertError(res, 400, 'VALIDATION_FAILED');
+    assert.ok(res.body.details.some((d: { path: string }) => d.path.includes('categoryId')), res.text);
+    await expectRefusedAndUnchanged(
+      [
+        ['pet without name', () => a.post('/v1/pets', { categoryId })],
+        ['pet replace without categoryId', () => a.put(`/v1/pets/${petId}`, { name: 'Rex' })],
+        ['category without name', () => a.post('/v1/categories', { description: 'x' })],
+        ['order without quantity', () => customer.post('/v1/store/orders', { petId })],
+        ['order without petId', () => customer.post('/v1/store/orders', { quantity: 1 })],
+        ['completion without complete', () => a.patch(`/v1/store/orders/${orderId}`, { shipDate: '2026-12-01T00:00:00Z' })],
+        ['inventory without quantity', () => a.put(`/v1/store/inventory/${petId}`, {})],
+        ['account without plan', () => a.post('/v1/accounts', { name: 'X', role: 'customer' })],
+        ['empty account update', () => a.patch(`/v1/accounts/${accountId}`, {})],
+        ['limits without perDay', () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'enterprise', limits: { perMinute: 5 } })],
+      ],
+      400,
+      'VALIDATION_FAILED',
+    );
+  });
+
+  it('when a body has an unknown property, then it is 400 VALIDATION_FAILED naming it', async () => {
+    const a = t.admin;
+    const res = await a.post('/v1/pets', { name: 'Rex', categoryId, colour: 'brown' });
+    assertError(res, 400, 'VALIDATION_FAILED');
+    assert.ok(res.body.details.some((d: { path: string }) => d.path.includes('colour')), res.text);
+    await expectRefusedAndUnchanged(
+      [
+        ['pet with id', () => a.post('/v1/pets', { id: 999, name: 'Rex', categoryId })],
+        ['pet replace with tags', () => a.put(`/v1/pets/${petId}`, { name: 'Rex', categoryId, tags: [] })],
+        ['category with id', () => a.post('/v1/categories', { id: 5, name: 'Sneaky' })],
+        ['order with complete', () => customer.post('/v1/store/orders', { petId, quantity: 1, complete: true })],
+        ['order with accountId', () => customer.post('/v1/store/orders', { petId, quantity: 1, accountId: 1 })],
+        ['completion with quantity', () => a.patch(`/v1/store/orders/${orderId}`, { complete: true, quantity: 50 })],
+        ['inventory with status', () => a.put(`/v1/store/inventory/${petId}`, { quantity: 3, status: 'sold' })],
+        ['account with apiKey', () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'free', apiKey: 'psk_mine' })],
+        ['limits with extra', () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'enterprise', limits: { perMinute: 5, perDay: 5, burst: 1 } })],
+      ],
+      400,
+      'VALIDATION_FAILED',
+    );
+  });
+
+  it('when a value is out of its bounds, then it is 400 VALIDATION_FAILED', async () => {
+    const a = t.admin;
+    await expectRefusedAndUnchanged(
+      [
+        ['empty name', () => a.post('/v1/pets', { name: '', categoryId })],
+        ['blank name', () => a.post('/v1/pets', { name: '   ', categoryId })],
+        ['name of 101', () => a.post('/v1/pets', { name: 'x'.repeat(101), categoryId })],
+        ['blank category name', () => a.put(`/v1/categories/${categoryId}`, { name: '  \t ' })],
+        ['description of 1001', () => a.post('/v1/categories', { name: 'Long', description: 'x'.repeat(1001) })],
+        ['quantity 0', () => customer.post('/v1/store/orders', { petId, quantity: 0 })],
+        ['quantity 101', () => customer.post('/v1/store/orders', { petId, quantity: 101 })],
+        ['negative quantity', () => customer.post('/v1/store/orders', { petId, quantity: -1 })],
+        ['stock -1', () => a.put(`/v1/store/inventory/${petId}`, { quantity: -1 })],
+        ['stock 1000001', () => a.put(`/v1/store/inventory/${petId}`, { quantity: 1_000_001 })],
+        ['limits 0', () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'enterprise', limits: { perMinute: 0, perDay: 5 } })],
+        ['categoryId 0', () => a.post('/v1/pets', { name: 'Rex', categoryId: 0 })],
+        ['categoryId beyond int range', () => a.post('/v1/pets', { name: 'Rex', categoryId: 9007199254740992 })],
+        ['petId 1e20', () => customer.post('/v1/store/orders', { petId: 1e20, quantity: 1 })],
+      ],
+      400,
+      'VALIDATION_FAILED',
+    );
+  });
+
+  it('when a body refers to a categoryId or petId that does not exist, then it is 400 VALIDATION_FAILED (not 404)', async () => {
+    const a = t.admin;
+    await expectRefusedAndUnchanged(
+      [
+        ['create pet in missing category', () => a.post('/v1/pets', { name: 'Rex', categoryId: 987654 })],
+        ['create pet in largest id', () => a.post('/v1/pets', { name: 'Rex', categoryId: 9007199254740991 })],
+        ['move pet to missing category', () => a.put(`/v1/pets/${petId}`, { name: 'Rex', categoryId: 987654 })],
+        ['order missing pet', () => customer.post('/v1/store/orders', { petId: 987654, quantity: 1 })],
+      ],
+      400,
+      'VALIDATION_FAILED',
+    );
+    const res = await a.post('/v1/pets', { name: 'Rex', categoryId: 987654 });
+    assert.deepEqual(res.body.details, [{ path: 'categoryId', message: 'no such category' }]);
+  });
+
+  it('when the body is malformed JSON, or JSON that is not an object, then it is 400 VALIDATION_FAILED', async () => {
+    const a = t.admin;
+    await expectRefusedAndUnchanged(
+      [
+        ['truncated', () => json(a, 'POST', '/v1/pets', '{"name": "Rex", ')],
+        ['single quotes', () => json(a, 'POST', '/v1/categories', "{'name': 'Dogs'}")],
+        ['trailing comma', () => json(customer, 'POST', '/v1/store/orders', `{"petId": ${petId}, "quantity": 1,}`)],
+        ['garbage', () => json(a, 'PUT', `/v1/store/inventory/${petId}`, 'quantity=5')],
+        ['two documents', () => json(a, 'PATCH', `/v1/accounts/${accountId}`, '{"name":"a"}{"name":"b"}')],
+        ['array', () => json(a, 'POST', '/v1/pets', '[]')],
+        ['null', () => json(a, 'POST', '/v1/categories', 'null')],
+        ['string', () => json(customer, 'POST', '/v1/store/orders', '"order"')],
+        ['number', () => json(a, 'PUT', `/v1/store/inventory/${petId}`, '5')],
+        ['empty body', () => json(a, 'POST', '/v1/pets', '')],
+        ['no body', () => a.request('POST', '/v1/categories')],
+        ['body on a body-less operation', () => json(a, 'DELETE', `/v1/pets/${petId}`, '{}')],
+      ],
+      400,
+      'VALIDATION_FAILED',
+    );
+  });
+
+  it('when the body is not JSON, then it is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    const a = t.admin;
+    const body = JSON.stringify({ name: 'Rex', categoryId });
+    await expectRefusedAndUnchanged(
+      [
+        ['text/plain', () => json(a, 'POST', '/v1/pets', body, 'text/plain')],
+        ['form', () => json(a, 'POST', '/v1/categories', 'name=Dogs', 'application/x-www-form-urlencoded')],
+        ['xml', () => json(customer, 'POST', '/v1/store/orders', `<order petId="${petId}"/>`, 'application/xml')],
+        ['no content-type', () => a.request('PUT', `/v1/store/inventory/${petId}`, { rawBody: '{"quantity":9}' })],
+      ],
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
+  });
+
+  it('when the body is larger than 1 MiB, then it is 413 PAYLOAD_TOO_LARGE, with or without Content-Length', async () => {
+    const big = JSON.stringify({ name: 'Rex', categoryId, pad: 'x'.repeat(1024 * 1024) });
+    await expectRefusedAndUnchanged(
+      [
+        ['pet', () => json(t.admin, 'POST', '/v1/pets', big)],
+        ['order', () => json(customer, 'POST', '/v1/store/orders', big)],
+      ],
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
+    // Chunked (no Content-Length): the limit still holds while streaming.
+    const before = await snapshot(t);
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(
+        `${t.url}/v1/categories`,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': t.adminKey, 'transfer-encoding': 'chunked' } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on('error', reject);
+      const chunk = 'x'.repeat(64 * 1024);
+      req.write('{"name":"Huge","description":"');
+      for (let i = 0; i < 20; i++) req.write(chunk);
+      req.end('"}');
+    }).catch((error: NodeJS.ErrnoException) => {
+      // The server may answer and close before the whole body is written: the answer is what matters.
+      if (error.code === 'EPIPE' || error.code === 'ECONNRESET') return { status: 413, body: '{"code":"PAYLOAD_TOO_LARGE"}' };
+      throw error;
+    });
+    assert.equal(status, 413, body);
+    assert.equal(JSON.parse(body).code, 'PAYLOAD_TOO_LARGE');
+    assert.deepEqual(await snapshot(t), before);
+  });
+
+  it('when a path id is not a positive decimal integer in range, then it is 400 VALIDATION_FAILED on every kind of resource', async () => {
+    const a = t.admin;
+    const bad = ['abc', '1.5', '-1', '0', '1e3', '0x10', '+1', '9007199254740992', '99999999999999999999'];
+    const cases: Array<[string, Send]> = [];
+    for (const id of bad) {
+      cases.push(
+        [`GET pet ${id}`, () => a.get(`/v1/pets/${id}`)],
+        [`PUT pet ${id}`, () => a.put(`/v1/pets/${id}`, { name: 'Rex', categoryId })],
+        [`DELETE pet ${id}`, () => a.delete(`/v1/pets/${id}`)],
+        [`GET category ${id}`, () => a.get(`/v1/categories/${id}`)],
+        [`DELETE category ${id}`, () => a.delete(`/v1/categories/${id}`)],
+        [`GET order ${id}`, () => customer.get(`/v1/store/orders/${id}`)],
+        [`PATCH order ${id}`, () => a.patch(`/v1/store/orders/${id}`, { complete: true })],
+        [`DELETE order ${id}`, () => customer.delete(`/v1/store/orders/${id}`)],
+        [`PUT inventory ${id}`, () => a.put(`/v1/store/inventory/${id}`, { quantity: 1 })],
+        [`PATCH account ${id}`, () => a.patch(`/v1/accounts/${id}`, { name: 'X' })],
+        [`POST key ${id}`, () => a.post(`/v1/accounts/${id}/api-keys`)],
+        [`DELETE key ${id}`, () => a.delete(`/v1/api-keys/${id}`)],
+      );
+    }
+    await expectRefusedAndUnchanged(cases, 400, 'VALIDATION_FAILED');
+  });
+
+  it('when a path id is well formed but unknown, then it is 404 NOT_FOUND', async () => {
+    const a = t.admin;
+    await expectRefusedAndUnchanged(
+      [
+        ['pet', () => a.get('/v1/pets/9007199254740991')],
+        ['category', () => a.put('/v1/categories/424242', { name: 'Nobody' })],
+        ['order', () => a.patch('/v1/store/orders/424242', { complete: true })],
+        ['inventory', () => customer.get('/v1/store/inventory/424242')],
+        ['account', () => a.patch('/v1/accounts/424242', { name: 'Nobody' })],
+        ['key', () => a.delete('/v1/api-keys/424242/ban')],
+      ],
+      404,
+      'NOT_FOUND',
+    );
+  });
+
+  it('when a query parameter is invalid, then it is 400 VALIDATION_FAILED', async () => {
+    const a = t.admin;
+    await expectRefusedAndUnchanged(
+      [
+        ['limit 0', () => a.get('/v1/pets?limit=0')],
+        ['limit 101', () => a.get('/v1/categories?limit=101')],
+        ['limit text', () => a.get('/v1/store/orders?limit=ten')],
+        ['limit float', () => a.get('/v1/accounts?limit=2.5')],
+        ['limit hex', () => a.get('/v1/store/inventory?limit=0x10')],
+        ['limit empty', () => a.get('/v1/pets?limit=')],
+        ['cursor garbage', () => a.get('/v1/pets?cursor=%%%')],
+        ['cursor not ours', () => a.get(`/v1/categories?cursor=${Buffer.from('{"id":1}').toString('base64url')}`)],
+        ['cursor too long', () => a.get(`/v1/store/orders?cursor=${'a'.repeat(201)}`)],
+        ['status unknown', () => a.get('/v1/pets?status=lost')],
+        ['categoryId text', () => a.get('/v1/pets?categoryId=dogs')],
+        ['categoryId 0', () => a.get('/v1/pets?categoryId=0')],
+        ['name empty', () => a.get('/v1/pets?name=')],
+        ['name too long', () => a.get(`/v1/pets?name=${'x'.repeat(101)}`)],
+        ['ids with gap', () => a.get('/v1/pets?ids=1,,2')],
+        ['ids with zero', () => a.get('/v1/pets?ids=0')],
+        ['ids not numbers', () => a.get('/v1/pets?ids=a,b')],
+        ['ids beyond range', () => a.get('/v1/pets?ids=9999999999999999')],
+        ['ids more than 100', () => a.get(`/v1/pets?ids=${Array.from({ length: 101 }, (_, i) => i + 1).join(',')}`)],
+        ['complete maybe', () => a.get('/v1/store/orders?complete=maybe')],
+        ['petId negative', () => customer.get('/v1/store/orders?petId=-3')],
+        ['repeated parameter', () => a.get('/v1/pets?status=sold&status=available')],
+      ],
+      400,
+      'VALIDATION_FAILED',
+    );
+  });
+
+  it('when the route does not exist, then it is 404 NOT_FOUND; when the method does not, 405 METHOD_NOT_ALLOWED with Allow', async () => {
+    const a = t.admin;
+    await expectRefusedAndUnchanged(
+      [
+        ['unknown', () => a.get('/v1/dogs')],
+        ['too deep', () => a.get(`/v1/pets/${petId}/photos`)],
+        ['v2', () => a.get('/v2/pets', { skipContract: true })],
+        ['root', () => a.get('/nothing-here', { skipContract: true })],
+        ['without key', () => t.anonymous.get('/v1/dogs')],
+      ],
+      404,
+      'NOT_FOUND',
+    );
+    await expectRefusedAndUnchanged(
+      [
+        ['PATCH /pets', () => a.patch('/v1/pets', { name: 'Rex' })],
+        ['DELETE /pets', () => a.delete('/v1/pets')],
+        ['POST /pets/{id}', () => a.post(`/v1/pets/${petId}`, { name: 'Rex', categoryId })],
+        ['PUT /store/orders/{id}', () => a.put(`/v1/store/orders/${orderId}`, { complete: true })],
+        ['DELETE /store/inventory/{id}', () => a.delete(`/v1/store/inventory/${petId}`)],
+        ['POST /openapi.json', () => a.post('/v1/openapi.json', {})],
+      ],
+      405,
+      'METHOD_NOT_ALLOWED',
+    );
+    const res = await a.delete('/v1/pets');
+    assert.deepEqual(res.headers.get('allow')?.split(/,\s*/).sort(), ['GET', 'HEAD', 'POST']);
+  });
+
+  it('when the client sends an X-Request-Id, then an error echoes it; a malformed one is replaced', async () => {
+    const res = await t.admin.get('/v1/pets/abc', { headers: { 'x-request-id': 'client-trace-42' } });
+    assertError(res, 400, 'VALIDATION_FAILED');
+    assert.equal(res.body.requestId, 'client-trace-42');
+    const odd = await t.admin.get('/v1/pets/abc', { headers: { 'x-request-id': 'has spaces <and> markup' } });
+    assertError(odd, 400, 'VALIDATION_FAILED');
+    assert.notEqual(odd.body.requestId, 'has spaces <and> markup');
+  });
+});
+
+/**
+ * A sweep over every operation of the document with hostile path values and bodies: whatever a
+ * client sends, the answer is never a 5xx, always the error envelope, and never leaks internals.
+ */
+describe('REST hostile input sweep: never a 500', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+    await createPet(t, { stock: 2 });
+  });
+  after(() => t.close());
+
+  it('when every operation gets hostile ids and bodies, then no answer is a 5xx and every error is well formed', async () => {
+    const doc = (await t.anonymous.get('/v1/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const ids = ['424242', "1'--", '%00', '9'.repeat(40), '%F0%9F%90%B6', '..%2F..%2Fetc'];
+    const bodies: Array<string | undefined> = [
+      undefined,
+      '{}',
+      '{"name":{"$gt":""},"categoryId":[1],"petId":{"id":1},"quantity":1e309,"complete":null}',
+      `{"name":"${'\\u0000'.repeat(10)}","categoryId":1,"quantity":1,"petId":1}`,
+      '{"__proto__":{"admin":true},"constructor":{"prototype":{"x":1}}}',
+      '\u0000\u0001',
+    ];
+    const problems: string[] = [];
+    let sent = 0;
+    for (const [template, item] of Object.entries(doc.paths)) {
+      for (const method of ['get', 'put', 'post', 'patch', 'delete']) {
+        if (!item[method]) continue;
+        for (const id of template.includes('{') ? ids : ['']) {
+          const path = '/v1' + template.replace(/\{\w+\}/g, id);
+          for (const body of method === 'get' ? [undefined] : bodies) {
+            sent++;
+            const res = await t.admin.request(method.toUpperCase(), path, {
+              ...(body === undefined ? {} : { rawBody: body, headers: { 'content-type': 'application/json' } }),
+              // A request for a path the validator cannot map (e.g. an encoded slash) is still checked below.
+              skipContract: true,
+            });
+            if (res.status >= 500) problems.push(`${method.toUpperCase()} ${path} ${body ?? ''} → ${res.status} ${res.text.slice(0, 200)}`);
+            else if (res.status >= 400) {
+              try {
+                assertError(res, res.status, res.body?.code);
+              } catch (error) {
+                problems.push(`${method.toUpperCase()} ${path} → ${(error as Error).message}`);
+              }
+            }
+          }
+        }
+      }
+    }
+    assert.ok(sent > 100);
+    assert.deepEqual(problems, []);
+  });
+});
