@@ -8,6 +8,8 @@ export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 export function trimmedText(value: unknown, path: string, max: number, { min = 1 } = {}): string {
   if (typeof value !== 'string') throw validationFailed(`${path} must be a string.`, [{ path, message: 'must be a string' }]);
+  // Neither PostgreSQL text nor the SQLite driver stores NUL: refuse it here rather than fail in the database.
+  if (value.includes('\u0000')) throw validationFailed(`${path} must not contain NUL characters.`, [{ path, message: 'must not contain NUL characters' }]);
   const text = value.trim();
   if (text.length < min || text.length > max) {
     const message = min > 0 ? `must be ${min} to ${max} characters after trimming` : `must be at most ${max} characters`;

@@ -142,6 +142,24 @@ describe('REST bad inputs: documented code, nothing changed', () => {
     );
   });
 
+  it('when a text contains a NUL character (which no database column can store), then it is 400, never 500', async () => {
+    const a = t.admin;
+    const nul = (value: unknown) => JSON.stringify(value);
+    await expectRefusedAndUnchanged(
+      [
+        ['pet name', () => json(a, 'POST', '/v1/pets', nul({ name: 'Re\u0000x', categoryId }))],
+        ['pet rename', () => json(a, 'PUT', `/v1/pets/${petId}`, nul({ name: '\u0000', categoryId }))],
+        ['category name', () => json(a, 'POST', '/v1/categories', nul({ name: 'Dogs\u0000' }))],
+        ['category description', () => json(a, 'PUT', `/v1/categories/${categoryId}`, nul({ name: 'Dogs', description: 'a\u0000b' }))],
+        ['account name', () => json(a, 'POST', '/v1/accounts', nul({ name: 'Ev\u0000l', role: 'customer', plan: 'free' }))],
+        ['account rename', () => json(a, 'PATCH', `/v1/accounts/${accountId}`, nul({ name: 'Ev\u0000l' }))],
+        ['name filter', () => a.get('/v1/pets?name=%00')],
+      ],
+      400,
+      'VALIDATION_FAILED',
+    );
+  });
+
   it('when a body refers to a categoryId or petId that does not exist, then it is 400 VALIDATION_FAILED (not 404)', async () => {
     const a = t.admin;
     await expectRefusedAndUnchanged(
