@@ -1,0 +1,96 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createAccount, type TestApp, type TestResponse } from '../helpers/app.js';
+import { redisUrl, skipUnless } from '../helpers/services.js';
+import { assert429, assertKeyed, rateHeaders, startOn, statusCounts, type StoreKind } from './support.js';
+
+/** One limiter guards both facades (SPEC §6): the same budget, the same headers, the same 429. */
+const VIEWER = '{ viewer { id } }';
+
+const gqlCode = (res: TestResponse) => res.body?.errors?.[0]?.extensions?.code;
+
+const redis = await redisUrl();
+for (const store of ['memory', 'redis'] as StoreKind[]) {
+  const skip = store === 'redis' ? skipUnless(redis, 'Redis') : false;
+
+  describe(`rate limits across REST and GraphQL, ${store} store`, { skip }, () => {
+    let t: TestApp;
+    let strict: TestApp;
+    before(async () => {
+      t = await startOn(store, redis, { env: { BAN_THRESHOLD: '1000' } });
+      strict = await startOn(store, redis, { env: { BAN_THRESHOLD: '2' } });
+    });
+    after(async () => {
+      await t?.close();
+      await strict?.close();
+    });
+
+    it('when a free key sends 70 requests at once, half REST and half GraphQL, then exactly 60 pass', async () => {
+      const { client } = await createAccount(t, { plan: 'free' });
+      const responses = await Promise.all(Array.from({ length: 70 }, (_, i) => (i % 2 ? client.graphql(VIEWER) : client.get('/v1/account'))));
+      assert.deepEqual(statusCounts(responses), { 200: 60, 429: 10 });
+      for (const res of responses.filter((r) => r.status === 200 && r.body.data)) assert.ok(res.body.data.viewer.id);
+      const status = await client.get('/v1/rate_limit');
+      assert.equal(status.body.resources.minute.used, 60);
+      assert.equal(status.body.resources.day.used, 60);
+    });
+
+    it('when a free key is over its limit, then REST and GraphQL both answer HTTP 429 RATE_LIMITED with the same headers', async () => {
+      const { client } = await createAccount(t, { plan: 'free' });
+      for (let i = 0; i < 60; i++) await (i % 2 ? client.graphql(VIEWER) : client.get('/v1/account'));
+      const rest = await client.get('/v1/account');
+      const graphql = await client.graphql(VIEWER);
+      assert429(rest, 'RATE_LIMITED');
+      assert.equal(graphql.status, 429, graphql.text);
+      assert.equal(gqlCode(graphql), 'RATE_LIMITED');
+      assert.equal(graphql.body.errors[0].extensions.status, 429);
+      assert.equal(graphql.body.data, undefined, 'nothing was executed');
+      for (const res of [rest, graphql]) assertKeyed(res, { resource: 'minute', limit: 60, remaining: 0, policy: '"minute";q=60;w=60, "day";q=1000;w=86400' });
+      const [r, g] = [rateHeaders(rest), rateHeaders(graphql)];
+      // Milliseconds apart: a second boundary may fall between the two, nothing more.
+      assert.ok(Math.abs(r.reset - g.reset) <= 1, `X-RateLimit-Reset ${r.reset} vs ${g.reset}`);
+      assert.ok(Math.abs(r.retryAfter! - g.retryAfter!) <= 1, `Retry-After ${r.retryAfter} vs ${g.retryAfter}`);
+      assert.ok(g.retryAfter! >= 1);
+    });
+
+    it('when a GraphQL query has 3 aliased root fields, then it costs 3; rateLimit and introspection cost nothing', async () => {
+      const { client } = await createAccount(t, { plan: 'pro' });
+      const aliased = await client.graphql('{ a: viewer { id } b: viewer { id } c: viewer { id } }');
+      assert.equal(aliased.status, 200, aliased.text);
+      assertKeyed(aliased, { resource: 'minute', limit: 300, remaining: 297 });
+      const free = await client.graphql('{ rateLimit { plan resources { minute { used remaining } } } __typename }');
+      assert.equal(free.status, 200, free.text);
+      assert.deepEqual(free.body.data.rateLimit, { plan: 'pro', resources: { minute: { used: 3, remaining: 297 } } });
+      assertKeyed(free, { resource: 'minute', limit: 300, remaining: 297 });
+      const rest = await client.get('/v1/rate_limit');
+      assert.equal(rest.body.resources.minute.used, 3);
+    });
+
+    it('when the remaining budget is smaller than a query\'s cost, then the query is refused whole and consumes nothing', async () => {
+      const { client } = await createAccount(t, { plan: 'enterprise', limits: { perMinute: 4, perDay: 100 } });
+      assert.equal((await client.get('/v1/account')).status, 200);
+      assert.equal((await client.get('/v1/account')).status, 200);
+      const tooBig = await client.graphql('{ a: viewer { id } b: viewer { id } c: viewer { id } }');
+      assert.equal(tooBig.status, 429, tooBig.text);
+      assert.equal(gqlCode(tooBig), 'RATE_LIMITED');
+      assertKeyed(tooBig, { resource: 'minute', limit: 4, remaining: 2 });
+      const fits = await client.graphql('{ a: viewer { id } b: viewer { id } }');
+      assert.equal(fits.status, 200, fits.text);
+      assertKeyed(fits, { resource: 'minute', limit: 4, remaining: 0 });
+    });
+
+    it('when a key keeps sending over both facades while limited, then it is banned on both with API_KEY_BANNED', async () => {
+      const { client } = await createAccount(strict, { plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
+      assert.equal((await client.graphql(VIEWER)).status, 200);
+      assert.equal(gqlCode(await client.graphql(VIEWER)), 'RATE_LIMITED');
+      assert.equal((await client.get('/v1/account')).body.code, 'RATE_LIMITED');
+      const banned = await client.graphql(VIEWER);
+      assert.equal(banned.status, 429);
+      assert.equal(gqlCode(banned), 'API_KEY_BANNED');
+      const onRest = await client.get('/v1/account');
+      assert429(onRest, 'API_KEY_BANNED');
+      const [r, g] = [rateHeaders(onRest), rateHeaders(banned)];
+      assert.ok(g.retryAfter! > 800 && Math.abs(r.retryAfter! - g.retryAfter!) <= 1, `Retry-After ${r.retryAfter} vs ${g.retryAfter}`);
+    });
+  });
+}
