@@ -11,7 +11,10 @@ export function trimmedText(value: unknown, path: string, max: number, { min = 1
   // Neither PostgreSQL text nor the SQLite driver stores NUL: refuse it here rather than fail in the database.
   if (value.includes('\u0000')) throw validationFailed(`${path} must not contain NUL characters.`, [{ path, message: 'must not contain NUL characters' }]);
   const text = value.trim();
-  if (text.length < min || text.length > max) {
+  // Lengths count characters (code points), as JSON Schema's maxLength in the OpenAPI document and
+  // PostgreSQL's varchar do, not UTF-16 units: 100 emoji are a valid 100-character name.
+  const length = [...text].length;
+  if (length < min || length > max) {
     const message = min > 0 ? `must be ${min} to ${max} characters after trimming` : `must be at most ${max} characters`;
     throw validationFailed(`${path} ${message}.`, [{ path, message }]);
   }

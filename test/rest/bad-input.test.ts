@@ -361,6 +361,30 @@ describe('REST bad inputs: documented code, nothing changed', () => {
   });
 });
 
+/** Variants of a documented example body: every string or every number replaced by something hostile. */
+function mutations(example: unknown): string[] {
+  if (!example || typeof example !== 'object') return [];
+  const map = (value: unknown, onString: (s: string) => unknown, onNumber: (n: number) => unknown): unknown => {
+    if (typeof value === 'string') return onString(value);
+    if (typeof value === 'number') return onNumber(value);
+    if (Array.isArray(value)) return value.map((v) => map(v, onString, onNumber));
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, map(v, onString, onNumber)]));
+    return value;
+  };
+  const same = <T>(v: T) => v;
+  return [
+    map(example, same, same),
+    map(example, () => '\u{1F436}'.repeat(100), same),
+    map(example, () => ' \u00A0\u200B ', same),
+    map(example, () => "x'); drop table pets; --", same),
+    map(example, (s) => s + '\u0000', same),
+    map(example, same, () => 9007199254740991),
+    map(example, same, () => -1),
+    map(example, same, () => 0.5),
+    map(example, same, (n) => String(n)),
+  ].map((v) => JSON.stringify(v));
+}
+
 /**
  * A sweep over every operation of the document with hostile path values and bodies: whatever a
  * client sends, the answer is never a 5xx, always the error envelope, and never leaks internals.
@@ -391,7 +415,10 @@ describe('REST hostile input sweep: never a 500', () => {
         if (!item[method]) continue;
         for (const id of template.includes('{') ? ids : ['']) {
           const path = '/v1' + template.replace(/\{\w+\}/g, id);
-          for (const body of method === 'get' ? [undefined] : bodies) {
+          const example = (item[method] as { requestBody?: { content: { 'application/json': { example?: unknown } } } }).requestBody?.content[
+            'application/json'
+          ].example;
+          for (const body of method === 'get' ? [undefined] : [...bodies, ...mutations(example)]) {
             sent++;
             const res = await t.admin.request(method.toUpperCase(), path, {
               ...(body === undefined ? {} : { rawBody: body, headers: { 'content-type': 'application/json' } }),

@@ -132,6 +132,18 @@ describe('REST catalogue: categories and pets', () => {
       assert.deepEqual(await snapshot(t), before);
     });
 
+    it('when a name has 100 characters outside the BMP (emoji), then it is accepted as the document says, and 101 are refused', async () => {
+      const { categoryId } = await createPet(t);
+      const name = '\u{1F436}'.repeat(100);
+      const res = await t.admin.post('/v1/pets', { name, categoryId });
+      assert.equal(res.status, 201, res.text);
+      assert.equal(res.body.name, name);
+      assert.equal((await t.admin.get(`/v1/pets?ids=${res.body.id}`)).body[0].name, name);
+      const cat = await t.admin.post('/v1/categories', { name: '\u{1F431}'.repeat(100), description: '\u{1F431}'.repeat(1000) });
+      assert.equal(cat.status, 201, cat.text);
+      assertError(await t.admin.post('/v1/pets', { name: name + '\u{1F436}', categoryId }), 400, 'VALIDATION_FAILED');
+    });
+
     it('when staff deletes a pet without orders, then it is 204 and the pet and its inventory entry are gone', async () => {
       const { petId, categoryId } = await createPet(t);
       const res = await t.admin.delete(`/v1/pets/${petId}`);
