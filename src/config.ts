@@ -47,7 +47,8 @@ const envSchema = z.object({
   BAN_SECONDS: int(1, 31_536_000).default('900'),
   AUTH_FAILURES_PER_MINUTE: int(1, 1_000_000).default('30'),
   RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,64}$/, 'must be 1..64 of A-Z a-z 0-9 : _ -').default('petstore'),
-  CORS_ORIGINS: z.string().default('https://studio.apollographql.com'),
+  // Apollo Studio, and the Sandbox embedded at GET /graphql (its iframe sends the requests from this origin).
+  CORS_ORIGINS: z.string().default('https://studio.apollographql.com,https://sandbox.embed.apollographql.com'),
   GRAPHQL_INTROSPECTION: bool.optional(),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default('10000'),
   TRUST_PROXY: bool.default('false'),

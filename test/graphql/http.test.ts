@@ -1,0 +1,238 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { parse, type OperationDefinitionNode } from 'graphql';
+import { startApp, createAccount, type TestApp } from '../helpers/app.js';
+import { operationCost } from '../../src/graphql/rate-limit.plugin.js';
+import { assertGraphQLError, dataOf, gql } from './support.js';
+
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+
+describe('GraphQL over HTTP: transport, landing page and refusals', () => {
+  let t: TestApp;
+  let prod: TestApp;
+  before(async () => {
+    [t, prod] = await Promise.all([startApp(), startApp({ env: { NODE_ENV: 'production' } })]);
+  });
+  after(() => Promise.all([t.close(), prod.close()]));
+
+  it('when a browser opens GET /graphql outside production, then it gets the embedded Sandbox with an X-API-Key header to fill in', async () => {
+    const res = await fetch(`${t.url}/graphql`, { headers: { accept: BROWSER_ACCEPT } });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    const html = await res.text();
+    assert.match(html, /src="https:\/\/embeddable-sandbox\.cdn\.apollographql\.com\/[^"]*embeddable-sandbox\.umd/);
+    assert.match(html, /"sharedHeaders":\{"X-API-Key":""\}/);
+    assert.match(html, /"includeCookies":false/);
+  });
+
+  it('when a browser opens GET /graphql in production, then it gets the production landing page, not Sandbox', async () => {
+    const res = await fetch(`${prod.url}/graphql`, { headers: { accept: BROWSER_ACCEPT } });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    const html = await res.text();
+    assert.doesNotMatch(html, /embeddable-sandbox\.umd/);
+    assert.match(html, /isProd%22%3Atrue/);
+  });
+
+  it('when a query is sent with GET and a preflight header, then it is answered', async () => {
+    const query = encodeURIComponent('{ categories { edges { node { id } } } }');
+    const res = await t.admin.get(`/graphql?query=${query}`, { headers: { 'apollo-require-preflight': 'true' } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { data: { categories: { edges: [] } } });
+  });
+
+  it('when a GET carries no preflight header, then CSRF prevention refuses it (400 VALIDATION_FAILED)', async () => {
+    const res = await t.admin.get(`/graphql?query=${encodeURIComponent('{ __typename }')}`);
+    assertGraphQLError(res, 'VALIDATION_FAILED', 400);
+    assert.match(res.body.errors[0].message, /Cross-Site Request Forgery/);
+  });
+
+  it('when a POST is sent as text/plain (a simple cross-site form), then CSRF prevention refuses it', async () => {
+    const res = await t.admin.request('POST', '/graphql', { rawBody: '{"query":"{ __typename }"}', headers: { 'content-type': 'text/plain' } });
+    assertGraphQLError(res, 'VALIDATION_FAILED', 400);
+  });
+
+  it('when a mutation is sent with GET, then it is 405 METHOD_NOT_ALLOWED with Allow: POST', async () => {
+    const query = encodeURIComponent('mutation { deleteCategory(id: "1") }');
+    const res = await t.admin.get(`/graphql?query=${query}`, { headers: { 'apollo-require-preflight': 'true' } });
+    assertGraphQLError(res, 'METHOD_NOT_ALLOWED', 405);
+    assert.equal(res.headers.get('allow'), 'POST');
+  });
+
+  it('when /graphql is called with PUT, then it is 405 METHOD_NOT_ALLOWED with Allow: GET, POST', async () => {
+    const res = await t.admin.request('PUT', '/graphql', { body: { query: '{ __typename }' } });
+    assertGraphQLError(res, 'METHOD_NOT_ALLOWED', 405);
+    assert.equal(res.headers.get('allow'), 'GET, POST');
+  });
+
+  it('when several operations are sent as a JSON array (batching), then the request is refused with 400', async () => {
+    const res = await t.admin.request('POST', '/graphql', { body: [{ query: '{ __typename }' }, { query: '{ __typename }' }] });
+    assertGraphQLError(res, 'VALIDATION_FAILED', 400);
+    assert.match(res.body.errors[0].message, /Batched/);
+  });
+
+  it('when the body is larger than 1 MiB, then it is 413 PAYLOAD_TOO_LARGE in the GraphQL error shape', async () => {
+    const res = await t.admin.request('POST', '/graphql', { body: { query: `{ __typename } # ${'x'.repeat(1024 * 1024)}` } });
+    assertGraphQLError(res, 'PAYLOAD_TOO_LARGE', 413);
+  });
+
+  it('when the body is not valid JSON, then it is 400 VALIDATION_FAILED', async () => {
+    const res = await t.admin.request('POST', '/graphql', { rawBody: '{"query": ', headers: { 'content-type': 'application/json' } });
+    assertGraphQLError(res, 'VALIDATION_FAILED', 400);
+  });
+
+  it('when the query does not parse, then it is 400 VALIDATION_FAILED without data', async () => {
+    const res = await gql(t.admin, '{ pets { ');
+    assertGraphQLError(res, 'VALIDATION_FAILED', 400);
+  });
+
+  it('when a variable has the wrong type, then it is 400 VALIDATION_FAILED without data', async () => {
+    const res = await gql(t.admin, 'query($n: Int) { pets(first: $n) { edges { cursor } } }', { n: 'ten' });
+    assertGraphQLError(res, 'VALIDATION_FAILED', 400);
+  });
+
+  it('when the client accepts application/graphql-response+json, then a request error keeps its status and that media type', async () => {
+    const res = await t.admin.request('POST', '/graphql', {
+      body: { query: '{ nope }' },
+      headers: { accept: 'application/graphql-response+json' },
+    });
+    assert.match(res.headers.get('content-type') ?? '', /^application\/graphql-response\+json/);
+    assert.equal(res.status, 400);
+    assert.equal(JSON.parse(res.text).errors[0].extensions.code, 'VALIDATION_FAILED');
+  });
+
+  it('when a field fails alongside one that succeeds, then the response is 200 with the data and the error in place', async () => {
+    const res = await gql(t.admin, '{ categories { edges { cursor } } category(id: "404") { id } }');
+    assertGraphQLError(res, 'NOT_FOUND', 404);
+    assert.deepEqual(res.body.data, { categories: { edges: [] }, category: null });
+    assert.deepEqual(res.body.errors![0]!.path, ['category']);
+  });
+
+  it('when a request has no key, then only introspection is answered and anything else is 401 UNAUTHENTICATED', async () => {
+    assert.deepEqual(dataOf(await gql(t.anonymous, '{ __typename }')), { __typename: 'Query' });
+    assertGraphQLError(await gql(t.anonymous, '{ rateLimit { plan } }'), 'UNAUTHENTICATED', 401);
+    assertGraphQLError(await gql(t.anonymous, 'mutation { deleteCategory(id: "1") }'), 'UNAUTHENTICATED', 401);
+  });
+
+  it('when a request has an unknown key, then it is 401 INVALID_API_KEY', async () => {
+    const res = await gql(t.anonymous.withKey('psk_unknownunknownunknownunknown'), '{ viewer { id } }');
+    assertGraphQLError(res, 'INVALID_API_KEY', 401);
+  });
+
+  it('when staff revokes a key through GraphQL, then that key is refused on the very next request', async () => {
+    const customer = await createAccount(t, { role: 'customer' });
+    assert.equal(dataOf(await gql(customer.client, '{ viewer { role } }')).viewer.role, 'customer');
+    const revoked = dataOf(await gql(t.admin, 'mutation($id: ID!) { revokeApiKey(keyId: $id) { id revokedAt } }', { id: customer.keyId }));
+    assert.ok(revoked.revokeApiKey.revokedAt);
+    assertGraphQLError(await gql(customer.client, '{ viewer { role } }'), 'INVALID_API_KEY', 401);
+  });
+
+  it('when staff creates an account and a second key through GraphQL, then both keys authenticate as that account', async () => {
+    const created = dataOf(
+      await gql(t.admin, 'mutation { createAccount(input: {name: "Shop", role: customer, plan: pro}) { id plan limits { perMinute } apiKey { id key prefix } } }'),
+    ).createAccount;
+    assert.equal(created.limits.perMinute, 300);
+    assert.ok(created.apiKey.key.startsWith(created.apiKey.prefix));
+    const second = dataOf(await gql(t.admin, 'mutation($id: ID!) { createApiKey(accountId: $id) { key } }', { id: created.id })).createApiKey;
+    for (const key of [created.apiKey.key, second.key]) {
+      assert.equal(dataOf(await gql(t.anonymous.withKey(key), '{ viewer { id } }')).viewer.id, created.id);
+    }
+  });
+});
+
+describe('GraphQL: unexpected failures are masked', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  it('when the database fails under a resolver, then the error is INTERNAL (500) with no SQL, table or stack in it', async () => {
+    await t.app.orm.em.getConnection().execute('drop table inventory');
+    const res = await gql(t.admin, '{ inventoryItem(petId: "1") { quantity } }');
+    const error = assertGraphQLError(res, 'INTERNAL', 500);
+    assert.doesNotMatch(res.text, /inventory\b(?!Item)|no such table|stacktrace/i);
+    assert.equal(error.extensions?.stacktrace, undefined);
+  });
+});
+
+describe('GraphQL cost: 1 per root field of the executed operation', () => {
+  const cost = (source: string, operationName?: string) => {
+    const document = parse(source);
+    const operation = document.definitions.find(
+      (d): d is OperationDefinitionNode => d.kind === 'OperationDefinition' && (!operationName || d.name?.value === operationName),
+    )!;
+    return operationCost(operation, document);
+  };
+
+  it('when root fields are aliased, then each alias counts', () => {
+    assert.deepEqual(cost('{ a: pets { edges { cursor } } b: pets { edges { cursor } } c: categories { edges { cursor } } }'), { cost: 3, needsKey: true });
+  });
+
+  it('when the same field is selected twice without alias, then it counts once (GraphQL merges it)', () => {
+    assert.equal(cost('{ pets { edges { cursor } } pets { pageInfo { hasNextPage } } }').cost, 1);
+  });
+
+  it('when root fields come through fragments, then they count like direct ones', () => {
+    const source = 'query Q { ...A ... on Query { viewer { id } } } fragment A on Query { pets { edges { cursor } } x: pets { edges { cursor } } }';
+    assert.equal(cost(source).cost, 3);
+  });
+
+  it('when only introspection and rateLimit are asked, then it costs nothing, but rateLimit still needs a key', () => {
+    assert.deepEqual(cost('{ __typename __schema { queryType { name } } __type(name: "Pet") { name } }'), { cost: 0, needsKey: false });
+    assert.deepEqual(cost('{ rateLimit { plan } __typename }'), { cost: 0, needsKey: true });
+  });
+
+  it('when a document holds several operations, then only the executed one counts', () => {
+    const source = 'query A { pets { edges { cursor } } } query B { a: viewer { id } b: viewer { id } c: viewer { id } }';
+    assert.equal(cost(source, 'A').cost, 1);
+    assert.equal(cost(source, 'B').cost, 3);
+  });
+});
+
+describe('GraphQL rate limiting: the operation cost is charged to the account before any resolver runs', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  /** Reads the account's minute window through the free `rateLimit` field. */
+  async function used(client: TestApp['admin']): Promise<number> {
+    return dataOf(await gql(client, '{ rateLimit { resources { minute { used } } } }')).rateLimit.resources.minute.used;
+  }
+
+  it('when an operation has three aliased root fields, then three requests are counted, and rateLimit itself is free', async () => {
+    const { client } = await createAccount(t, { role: 'customer', plan: 'pro' });
+    const before = await used(client);
+    dataOf(await gql(client, '{ a: categories { edges { cursor } } b: categories { edges { cursor } } viewer { id } rateLimit { plan } }'));
+    assert.equal(await used(client), before + 3);
+    assert.equal(await used(client), before + 3, 'reading rateLimit costs nothing');
+  });
+
+  it('when every /graphql response is sent, then it carries the rate-limit headers, errors included', async () => {
+    const responses = [
+      await gql(t.admin, '{ viewer { id } }'),
+      await gql(t.admin, '{ nope }'),
+      await gql(t.anonymous, '{ viewer { id } }'),
+      await t.admin.request('POST', '/graphql', { body: [{ query: '{ __typename }' }] }),
+    ];
+    for (const res of responses) {
+      for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+        assert.ok(res.headers.get(header), `${res.status} ${res.text.slice(0, 100)}: ${header} is missing`);
+      }
+    }
+  });
+
+  it('when an account is over its limit, then /graphql answers HTTP 429 RATE_LIMITED with Retry-After, and runs nothing', async () => {
+    const { client } = await createAccount(t, { role: 'customer', plan: 'enterprise', limits: { perMinute: 3, perDay: 100 } });
+    dataOf(await gql(client, '{ a: viewer { id } b: viewer { id } }'));
+    const res = await gql(client, 'mutation { a: createCategory(input: {name: "x"}) { id } b: createCategory(input: {name: "y"}) { id } }');
+    assert.equal(res.status, 429, res.text);
+    assert.deepEqual(Object.keys(res.body), ['errors']);
+    assertGraphQLError(res, 'RATE_LIMITED', 429);
+    assert.ok(Number(res.headers.get('retry-after')) >= 1, 'Retry-After in whole seconds');
+    assert.equal(res.headers.get('x-ratelimit-remaining'), '1');
+    dataOf(await gql(client, '{ viewer { id } }'));
+  });
+});

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import type { Client, TestResponse } from '../helpers/app.js';
+import { assertNoLeak } from '../rest/support.js';
+
+export interface GraphQLBody<T = any> {
+  data?: T | null;
+  errors?: Array<{ message: string; path?: Array<string | number>; extensions?: Record<string, any> }>;
+}
+
+/** POST /graphql; fails the test unless the body is a GraphQL response. */
+export async function gql<T = any>(client: Client, query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) {
+  const res = await client.graphql<GraphQLBody<T>>(query, variables, { headers });
+  assert.equal(typeof res.body, 'object', `not a JSON GraphQL response (${res.status}): ${res.text.slice(0, 300)}`);
+  return res;
+}
+
+/** Asserts a successful response (no errors) and returns its data. */
+export function dataOf<T = any>(res: TestResponse<GraphQLBody<T>>): T {
+  assert.equal(res.status, 200, res.text.slice(0, 500));
+  assert.equal(res.body.errors, undefined, `unexpected errors: ${JSON.stringify(res.body.errors)}`);
+  assert.ok(res.body.data, 'no data');
+  return res.body.data;
+}
+
+/**
+ * Asserts that the response failed with exactly one error of `code`/`status` in `extensions`, that the
+ * error carries the request id, that nothing internal leaks, and that the HTTP status follows the
+ * GraphQL-over-HTTP rule: a request error (no `data`) answers with the error's status, a field error
+ * (with `data`) answers 200.
+ */
+export function assertGraphQLError(res: TestResponse<GraphQLBody>, code: string, status: number): NonNullable<GraphQLBody['errors']>[number] {
+  const errors = res.body.errors;
+  assert.ok(errors?.length, `expected ${code}, got no errors (${res.status}): ${res.text.slice(0, 300)}`);
+  assert.equal(errors.length, 1, `expected one error: ${JSON.stringify(errors)}`);
+  const error = errors[0]!;
+  assert.equal(error.extensions?.code, code, `expected ${code}: ${JSON.stringify(error)}`);
+  assert.equal(error.extensions?.status, status, `expected status ${status}: ${JSON.stringify(error)}`);
+  assert.equal(typeof error.message, 'string');
+  assert.equal(error.extensions?.requestId, res.headers.get('x-request-id'), 'extensions.requestId equals X-Request-Id');
+  if ('data' in res.body) assert.equal(res.status, 200, `a response with data answers 200, got ${res.status}`);
+  else assert.equal(res.status, status, `a request error answers its status, got ${res.status}`);
+  assertNoLeak(res);
+  return error;
+}

@@ -1,0 +1,453 @@
+/**
+ * Parity: one list of scenarios, run against the REST facade and the GraphQL facade, each on its own
+ * fresh app, with the same expected outcome and error code (SPEC §3: "the same operation exists in
+ * both facades with the same rules and errors"). Every step's outcome is also recorded, and the two
+ * facades must have answered every step alike.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client, startApp, type TestApp, type TestResponse } from './helpers/app.js';
+import { assertError } from './rest/support.js';
+import { assertGraphQLError, gql, type GraphQLBody } from './graphql/support.js';
+
+type Id = number | string;
+type Outcome<T = any> = { ok: true; value: T } | { ok: false; code: string; status: number };
+interface Pet {
+  id: number;
+  name: string;
+  categoryId: number;
+  status: string;
+}
+interface Order {
+  id: number;
+  petId: number | null;
+  quantity: number;
+  shipDate: string | null;
+  complete: boolean;
+}
+interface Page<T> {
+  items: T[];
+  next: string | null;
+}
+interface PetQuery {
+  status?: string;
+  categoryId?: Id;
+  name?: string;
+  ids?: Id[];
+  limit?: number;
+  cursor?: string;
+}
+
+/** The operations of SPEC §3 as both facades offer them, with results normalised to one shape. */
+interface Facade {
+  name: 'REST' | 'GraphQL';
+  createCategory(as: Client, input: Record<string, unknown>): Promise<Outcome<{ id: number; name: string; description: string | null }>>;
+  deleteCategory(as: Client, id: Id): Promise<Outcome<null>>;
+  createPet(as: Client, input: Record<string, unknown>): Promise<Outcome<Pet>>;
+  updatePet(as: Client, id: Id, input: Record<string, unknown>): Promise<Outcome<Pet>>;
+  deletePet(as: Client, id: Id): Promise<Outcome<null>>;
+  listPets(as: Client, query: PetQuery): Promise<Outcome<Page<Pet>>>;
+  placeOrder(as: Client, input: Record<string, unknown>, idempotencyKey?: string): Promise<Outcome<Order>>;
+  getOrder(as: Client, id: Id): Promise<Outcome<Order>>;
+  listOrders(as: Client, query: { complete?: boolean; petId?: Id }): Promise<Outcome<Page<Order>>>;
+  completeOrder(as: Client, id: Id, shipDate?: string): Promise<Outcome<Order>>;
+  cancelOrder(as: Client, id: Id): Promise<Outcome<null>>;
+  getInventory(as: Client, petId: Id): Promise<Outcome<{ petId: number; quantity: number; status: string }>>;
+  setInventory(as: Client, petId: Id, quantity: unknown): Promise<Outcome<{ petId: number; quantity: number; status: string }>>;
+  listInventory(as: Client): Promise<Outcome<Page<{ petId: number; quantity: number; status: string }>>>;
+  createAccount(as: Client, input: Record<string, unknown>): Promise<Outcome<{ id: number; role: string; plan: string; key: string }>>;
+  viewer(as: Client): Promise<Outcome<{ id: number; name: string; role: string; plan: string }>>;
+}
+
+const pet = (p: any): Pet => ({ id: Number(p.id), name: p.name, categoryId: Number(p.categoryId), status: p.status });
+const order = (o: any): Order => ({
+  id: Number(o.id),
+  petId: o.petId === null ? null : Number(o.petId),
+  quantity: o.quantity,
+  shipDate: o.shipDate,
+  complete: o.complete,
+});
+const stock = (i: any) => ({ petId: Number(i.petId), quantity: i.quantity, status: i.status });
+const category = (c: any) => ({ id: Number(c.id), name: c.name, description: c.description ?? null });
+
+// ---------------------------------------------------------------------------------------------- REST
+
+function restOutcome<T>(res: TestResponse, map: (body: any, res: TestResponse) => T): Outcome<T> {
+  if (res.status >= 200 && res.status < 300) return { ok: true, value: map(res.body, res) };
+  assertError(res, res.status, res.body?.code);
+  return { ok: false, code: res.body.code, status: res.status };
+}
+
+function nextCursor(res: TestResponse): string | null {
+  const match = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '');
+  return match ? new URL(match[1]!).searchParams.get('cursor') : null;
+}
+
+const restPage =
+  <T>(map: (item: any) => T) =>
+  (body: any[], res: TestResponse): Page<T> => ({ items: body.map(map), next: nextCursor(res) });
+
+function query(params: Record<string, unknown>): string {
+  const search = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) search.set(k, Array.isArray(v) ? v.join(',') : String(v));
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+const rest: Facade = {
+  name: 'REST',
+  createCategory: async (as, input) => restOutcome(await as.post('/v1/categories', input), category),
+  deleteCategory: async (as, id) => restOutcome(await as.delete(`/v1/categories/${id}`), () => null),
+  createPet: async (as, input) => restOutcome(await as.post('/v1/pets', input), pet),
+  updatePet: async (as, id, input) => restOutcome(await as.put(`/v1/pets/${id}`, input), pet),
+  deletePet: async (as, id) => restOutcome(await as.delete(`/v1/pets/${id}`), () => null),
+  listPets: async (as, q) => restOutcome(await as.get(`/v1/pets${query({ ...q })}`), restPage(pet)),
+  placeOrder: async (as, input, idempotencyKey) =>
+    restOutcome(await as.post('/v1/store/orders', input, idempotencyKey ? { headers: { 'Idempotency-Key': idempotencyKey } } : {}), order),
+  getOrder: async (as, id) => restOutcome(await as.get(`/v1/store/orders/${id}`), order),
+  listOrders: async (as, q) => restOutcome(await as.get(`/v1/store/orders${query(q)}`), restPage(order)),
+  completeOrder: async (as, id, shipDate) =>
+    restOutcome(await as.patch(`/v1/store/orders/${id}`, shipDate ? { complete: true, shipDate } : { complete: true }), order),
+  cancelOrder: async (as, id) => restOutcome(await as.delete(`/v1/store/orders/${id}`), () => null),
+  getInventory: async (as, petId) => restOutcome(await as.get(`/v1/store/inventory/${petId}`), stock),
+  setInventory: async (as, petId, quantity) => restOutcome(await as.put(`/v1/store/inventory/${petId}`, { quantity }), stock),
+  listInventory: async (as) => restOutcome(await as.get('/v1/store/inventory'), restPage(stock)),
+  createAccount: async (as, input) =>
+    restOutcome(await as.post('/v1/accounts', input), (b) => ({ id: b.id, role: b.role, plan: b.plan, key: b.apiKey.key })),
+  viewer: async (as) => restOutcome(await as.get('/v1/account'), (b) => ({ id: b.id, name: b.name, role: b.role, plan: b.plan })),
+};
+
+// ------------------------------------------------------------------------------------------- GraphQL
+
+const PET = 'id name categoryId status';
+const ORDER = 'id petId quantity shipDate complete';
+const STOCK = 'petId quantity status';
+
+/** Runs an operation whose single root field is aliased `r`; errors must carry code and status in `extensions`. */
+async function graph<T>(as: Client, document: string, variables: Record<string, unknown>, map: (r: any) => T): Promise<Outcome<T>> {
+  const res: TestResponse<GraphQLBody> = await gql(as, document, variables);
+  const first = res.body.errors?.[0];
+  if (first) {
+    assertGraphQLError(res, first.extensions?.code, first.extensions?.status);
+    return { ok: false, code: first.extensions!.code, status: first.extensions!.status };
+  }
+  assert.equal(res.status, 200, res.text);
+  return { ok: true, value: map(res.body.data.r) };
+}
+
+const connection =
+  <T>(map: (node: any) => T) =>
+  (r: any): Page<T> => ({ items: r.edges.map((e: any) => map(e.node)), next: r.pageInfo.hasNextPage ? r.pageInfo.endCursor : null });
+
+const graphql: Facade = {
+  name: 'GraphQL',
+  createCategory: (as, input) =>
+    graph(as, 'mutation($input: NewCategoryInput!) { r: createCategory(input: $input) { id name description } }', { input }, category),
+  deleteCategory: (as, id) => graph(as, 'mutation($id: ID!) { r: deleteCategory(id: $id) }', { id }, () => null),
+  createPet: (as, input) => graph(as, `mutation($input: NewPetInput!) { r: createPet(input: $input) { ${PET} } }`, { input }, pet),
+  updatePet: (as, id, input) =>
+    graph(as, `mutation($id: ID!, $input: NewPetInput!) { r: updatePet(id: $id, input: $input) { ${PET} } }`, { id, input }, pet),
+  deletePet: (as, id) => graph(as, 'mutation($id: ID!) { r: deletePet(id: $id) }', { id }, () => null),
+  listPets: (as, { limit, cursor, ...filter }) =>
+    graph(
+      as,
+      `query($filter: PetFilter, $first: Int, $after: String) {
+        r: pets(filter: $filter, first: $first, after: $after) { edges { cursor node { ${PET} } } pageInfo { hasNextPage endCursor } }
+      }`,
+      { filter, first: limit, after: cursor },
+      connection(pet),
+    ),
+  placeOrder: (as, input, idempotencyKey) =>
+    graph(
+      as,
+      `mutation($input: NewOrderInput!, $key: String) { r: placeOrder(input: $input, idempotencyKey: $key) { ${ORDER} } }`,
+      { input, key: idempotencyKey },
+      order,
+    ),
+  getOrder: (as, id) => graph(as, `query($id: ID!) { r: order(id: $id) { ${ORDER} } }`, { id }, order),
+  listOrders: (as, filter) =>
+    graph(
+      as,
+      `query($filter: OrderFilter) { r: orders(filter: $filter) { edges { node { ${ORDER} } } pageInfo { hasNextPage endCursor } } }`,
+      { filter },
+      connection(order),
+    ),
+  completeOrder: (as, id, shipDate) =>
+    graph(as, `mutation($id: ID!, $shipDate: DateTime) { r: completeOrder(id: $id, shipDate: $shipDate) { ${ORDER} } }`, { id, shipDate }, order),
+  cancelOrder: (as, id) => graph(as, 'mutation($id: ID!) { r: cancelOrder(id: $id) }', { id }, () => null),
+  getInventory: (as, petId) => graph(as, `query($petId: ID!) { r: inventoryItem(petId: $petId) { ${STOCK} } }`, { petId }, stock),
+  setInventory: (as, petId, quantity) =>
+    graph(as, `mutation($petId: ID!, $quantity: Int!) { r: setInventory(petId: $petId, quantity: $quantity) { ${STOCK} } }`, { petId, quantity }, stock),
+  listInventory: (as) =>
+    graph(as, `{ r: inventory { edges { node { ${STOCK} } } pageInfo { hasNextPage endCursor } } }`, {}, connection(stock)),
+  createAccount: (as, input) =>
+    graph(as, 'mutation($input: NewAccountInput!) { r: createAccount(input: $input) { id role plan apiKey { key } } }', { input }, (r) => ({
+      id: Number(r.id),
+      role: r.role,
+      plan: r.plan,
+      key: r.apiKey.key,
+    })),
+  viewer: (as) => graph(as, '{ r: viewer { id name role plan } }', {}, (r) => ({ id: Number(r.id), name: r.name, role: r.role, plan: r.plan })),
+};
+
+// ----------------------------------------------------------------------------------------- scenarios
+
+/** What a scenario gets: the facade under test, its own fresh app, and a few conveniences. */
+interface World {
+  f: Facade;
+  t: TestApp;
+  staff: Client;
+  /** A new customer account (through the facade under test) and a client holding its key. */
+  customer(name?: string): Promise<Client>;
+  /** A new category and a pet in it with `stock` units (through the facade under test). */
+  petInStock(stock?: number, name?: string): Promise<{ petId: number; categoryId: number }>;
+}
+
+const ok = <T>(outcome: Outcome<T>, what: string): T => {
+  assert.ok(outcome.ok, `${what}: expected success, got ${JSON.stringify(outcome)}`);
+  return outcome.value;
+};
+
+const refused = (outcome: Outcome, code: string, status: number, what: string) =>
+  assert.deepEqual(outcome.ok ? outcome : { code: outcome.code, status: outcome.status }, { code, status }, what);
+
+interface Scenario {
+  name: string;
+  run(w: World): Promise<void>;
+}
+
+const scenarios: Scenario[] = [
+  {
+    name: 'when staff creates a category and a pet in it, then both read back and the pet has one unit of stock',
+    async run({ f, staff }) {
+      const cat = ok(await f.createCategory(staff, { name: '  Parrots ', description: 'Talkative' }), 'create category');
+      assert.deepEqual({ name: cat.name, description: cat.description }, { name: 'Parrots', description: 'Talkative' });
+      const created = ok(await f.createPet(staff, { name: 'Polly', categoryId: cat.id }), 'create pet');
+      assert.deepEqual({ name: created.name, categoryId: created.categoryId, status: created.status }, { name: 'Polly', categoryId: cat.id, status: 'available' });
+      assert.deepEqual(ok(await f.getInventory(staff, created.id), 'inventory'), { petId: created.id, quantity: 1, status: 'available' });
+      const listed = ok(await f.listPets(staff, { ids: [created.id] }), 'list by id');
+      assert.deepEqual(listed.items, [created]);
+    },
+  },
+  {
+    name: 'when pets are listed with filters and small pages, then each filter narrows the list and the pages cover it in id order',
+    async run({ f, staff }) {
+      const a = ok(await f.createCategory(staff, { name: 'Filter cats' }), 'category a');
+      const b = ok(await f.createCategory(staff, { name: 'Filter dogs' }), 'category b');
+      const names = ['Tom', 'Tomasina', 'Felix', 'Garfield', 'Rex'];
+      const pets: Pet[] = [];
+      for (const [i, name] of names.entries()) {
+        pets.push(ok(await f.createPet(staff, { name, categoryId: i < 4 ? a.id : b.id, status: i === 2 ? 'sold' : 'available' }), name));
+      }
+      const inA = ok(await f.listPets(staff, { categoryId: a.id, limit: 100 }), 'by category');
+      assert.deepEqual(inA.items.map((p) => p.name), ['Tom', 'Tomasina', 'Felix', 'Garfield']);
+      const toms = ok(await f.listPets(staff, { name: 'TOM', categoryId: a.id }), 'by name');
+      assert.deepEqual(toms.items.map((p) => p.name), ['Tom', 'Tomasina']);
+      const sold = ok(await f.listPets(staff, { status: 'sold', categoryId: a.id }), 'by status');
+      assert.deepEqual(sold.items.map((p) => p.name), ['Felix']);
+      const some = ok(await f.listPets(staff, { ids: [pets[4]!.id, pets[0]!.id, 999_999] }), 'by ids');
+      assert.deepEqual(some.items.map((p) => p.name), ['Tom', 'Rex']);
+
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = ok(await f.listPets(staff, { categoryId: a.id, limit: 3, cursor }), `page ${pages + 1}`);
+        seen.push(...page.items.map((p) => p.name));
+        cursor = page.next ?? undefined;
+        pages++;
+      } while (cursor && pages < 10);
+      assert.equal(pages, 2);
+      assert.deepEqual(seen, ['Tom', 'Tomasina', 'Felix', 'Garfield']);
+    },
+  },
+  {
+    name: 'when a customer places an order that staff completes, and another that the customer cancels, then stock and status follow SPEC §4',
+    async run({ f, staff, customer, petInStock }) {
+      const buyer = await customer();
+      const { petId } = await petInStock(2);
+      const first = ok(await f.placeOrder(buyer, { petId, quantity: 1, shipDate: '2030-01-02T03:04:05.000Z' }), 'place');
+      assert.deepEqual({ ...first, id: 0 }, { id: 0, petId, quantity: 1, shipDate: '2030-01-02T03:04:05.000Z', complete: false });
+      assert.deepEqual(ok(await f.getOrder(buyer, first.id), 'read own order'), first);
+      const done = ok(await f.completeOrder(staff, first.id, '2030-02-03T04:05:06.000Z'), 'complete');
+      assert.deepEqual(done, { ...first, complete: true, shipDate: '2030-02-03T04:05:06.000Z' });
+
+      const second = ok(await f.placeOrder(buyer, { petId, quantity: 1 }), 'place the last unit');
+      assert.deepEqual(ok(await f.getInventory(staff, petId), 'stock after'), { petId, quantity: 0, status: 'pending' });
+      ok(await f.cancelOrder(buyer, second.id), 'cancel');
+      refused(await f.getOrder(buyer, second.id), 'NOT_FOUND', 404, 'a cancelled order is gone');
+      assert.deepEqual(ok(await f.getInventory(staff, petId), 'restocked'), { petId, quantity: 1, status: 'available' });
+
+      const open = ok(await f.listOrders(buyer, { complete: true, petId }), 'completed orders of the pet');
+      assert.deepEqual(open.items.map((o) => o.id), [first.id]);
+    },
+  },
+  {
+    name: 'when a transition is not allowed, then it is refused with its specific 409 code and nothing changes',
+    async run({ f, staff, customer, petInStock }) {
+      const buyer = await customer();
+      const { petId, categoryId } = await petInStock(1);
+      refused(await f.placeOrder(buyer, { petId, quantity: 2 }), 'INSUFFICIENT_STOCK', 409, 'more than the stock');
+      const placed = ok(await f.placeOrder(buyer, { petId, quantity: 1 }), 'place');
+      refused(await f.placeOrder(buyer, { petId, quantity: 1 }), 'PET_NOT_AVAILABLE', 409, 'pet now pending');
+      refused(await f.deletePet(staff, petId), 'PET_HAS_OPEN_ORDERS', 409, 'delete with an open order');
+      refused(await f.deleteCategory(staff, categoryId), 'CATEGORY_IN_USE', 409, 'delete a category in use');
+      ok(await f.completeOrder(staff, placed.id), 'complete');
+      refused(await f.completeOrder(staff, placed.id), 'ORDER_NOT_OPEN', 409, 'complete twice');
+      refused(await f.cancelOrder(staff, placed.id), 'ORDER_NOT_OPEN', 409, 'cancel a completed order');
+      assert.deepEqual(ok(await f.getInventory(staff, petId), 'sold out'), { petId, quantity: 0, status: 'sold' });
+      refused(await f.updatePet(staff, petId, { name: 'Rex', categoryId, status: 'available' }), 'INSUFFICIENT_STOCK', 409, 'on sale without stock');
+      refused(await f.createCategory(staff, { name: 'transitions' }).then(() => f.createCategory(staff, { name: 'TRANSITIONS' })), 'NAME_TAKEN', 409, 'name taken');
+    },
+  },
+  {
+    name: 'when a customer calls a staff operation, then it is FORBIDDEN and nothing changes',
+    async run({ f, staff, customer, petInStock }) {
+      const buyer = await customer();
+      const { petId, categoryId } = await petInStock(3);
+      const placed = ok(await f.placeOrder(buyer, { petId, quantity: 1 }), 'place');
+      refused(await f.createCategory(buyer, { name: 'Not mine' }), 'FORBIDDEN', 403, 'create category');
+      refused(await f.createPet(buyer, { name: 'Sneaky', categoryId }), 'FORBIDDEN', 403, 'create pet');
+      refused(await f.updatePet(buyer, petId, { name: 'Renamed', categoryId }), 'FORBIDDEN', 403, 'update pet');
+      refused(await f.deleteCategory(buyer, categoryId), 'FORBIDDEN', 403, 'delete category');
+      refused(await f.completeOrder(buyer, placed.id), 'FORBIDDEN', 403, 'complete own order');
+      refused(await f.setInventory(buyer, petId, 50), 'FORBIDDEN', 403, 'set inventory');
+      refused(await f.listInventory(buyer), 'FORBIDDEN', 403, 'list inventory');
+      refused(await f.createAccount(buyer, { name: 'Me too', role: 'staff', plan: 'business' }), 'FORBIDDEN', 403, 'create account');
+      assert.deepEqual(ok(await f.getInventory(staff, petId), 'unchanged'), { petId, quantity: 2, status: 'available' });
+      assert.equal(ok(await f.getOrder(staff, placed.id), 'still open').complete, false);
+    },
+  },
+  {
+    name: "when a customer addresses another account's order, then it is NOT_FOUND, never FORBIDDEN, and lists show only its own",
+    async run({ f, staff, customer, petInStock }) {
+      const alice = await customer('Alice');
+      const bob = await customer('Bob');
+      const { petId } = await petInStock(5);
+      const hers = ok(await f.placeOrder(alice, { petId, quantity: 1 }), 'alice orders');
+      const his = ok(await f.placeOrder(bob, { petId, quantity: 1 }), 'bob orders');
+      refused(await f.getOrder(bob, hers.id), 'NOT_FOUND', 404, 'read');
+      refused(await f.cancelOrder(bob, hers.id), 'NOT_FOUND', 404, 'cancel');
+      refused(await f.getOrder(bob, 999_999), 'NOT_FOUND', 404, 'a missing order reads the same');
+      assert.deepEqual(ok(await f.listOrders(bob, { petId }), 'bob lists').items.map((o) => o.id), [his.id]);
+      assert.deepEqual(ok(await f.listOrders(staff, { petId }), 'staff lists').items.map((o) => o.id), [hers.id, his.id]);
+      assert.equal(ok(await f.getOrder(alice, hers.id), 'still there').complete, false);
+    },
+  },
+  {
+    name: 'when the input is invalid, then it is VALIDATION_FAILED (400) and nothing is created',
+    async run({ f, staff, customer, petInStock }) {
+      const buyer = await customer();
+      const { petId, categoryId } = await petInStock(1);
+      refused(await f.createPet(staff, { name: '   ', categoryId }), 'VALIDATION_FAILED', 400, 'blank name');
+      refused(await f.createPet(staff, { name: 'x'.repeat(101), categoryId }), 'VALIDATION_FAILED', 400, 'long name');
+      refused(await f.createPet(staff, { name: 'Ghost', categoryId: 999_999 }), 'VALIDATION_FAILED', 400, 'missing category');
+      refused(await f.createPet(staff, { name: 'Rex', categoryId, colour: 'brown' }), 'VALIDATION_FAILED', 400, 'unknown property');
+      refused(await f.createCategory(staff, { description: 'no name' }), 'VALIDATION_FAILED', 400, 'missing name');
+      refused(await f.placeOrder(buyer, { petId, quantity: 0 }), 'VALIDATION_FAILED', 400, 'quantity 0');
+      refused(await f.placeOrder(buyer, { petId, quantity: 101 }), 'VALIDATION_FAILED', 400, 'quantity 101');
+      refused(await f.placeOrder(buyer, { petId: 999_999, quantity: 1 }), 'VALIDATION_FAILED', 400, 'missing pet in the body');
+      refused(await f.placeOrder(buyer, { petId, quantity: 1, shipDate: 'tomorrow' }), 'VALIDATION_FAILED', 400, 'bad date');
+      refused(await f.setInventory(staff, petId, -1), 'VALIDATION_FAILED', 400, 'negative stock');
+      refused(await f.listPets(staff, { limit: 101 }), 'VALIDATION_FAILED', 400, 'page too large');
+      refused(await f.listPets(staff, { cursor: 'not-a-cursor' }), 'VALIDATION_FAILED', 400, 'bad cursor');
+      refused(await f.getOrder(staff, 'abc'), 'VALIDATION_FAILED', 400, 'bad id');
+      refused(await f.placeOrder(buyer, { petId, quantity: 1 }, 'x'.repeat(256)), 'VALIDATION_FAILED', 400, 'idempotency key too long');
+      assert.deepEqual(ok(await f.listPets(staff, { categoryId }), 'unchanged').items.map((p) => p.id), [petId]);
+      assert.deepEqual(ok(await f.listOrders(buyer, {}), 'no order').items, []);
+    },
+  },
+  {
+    name: 'when an order is retried with the same idempotency key, then the first outcome is replayed, and another payload is IDEMPOTENCY_KEY_REUSED',
+    async run({ f, customer, petInStock }) {
+      const buyer = await customer();
+      const { petId } = await petInStock(3);
+      const first = ok(await f.placeOrder(buyer, { petId, quantity: 1 }, 'order-1'), 'first');
+      assert.deepEqual(ok(await f.placeOrder(buyer, { petId, quantity: 1 }, 'order-1'), 'retry'), first);
+      refused(await f.placeOrder(buyer, { petId, quantity: 2 }, 'order-1'), 'IDEMPOTENCY_KEY_REUSED', 422, 'other payload');
+      assert.equal(ok(await f.listOrders(buyer, {}), 'one order').items.length, 1);
+    },
+  },
+  {
+    name: 'when a request has no key or an unknown one, then it is UNAUTHENTICATED or INVALID_API_KEY (401)',
+    async run({ f, t }) {
+      refused(await f.listPets(t.anonymous, {}), 'UNAUTHENTICATED', 401, 'no key');
+      refused(await f.viewer(t.anonymous.withKey('psk_this-key-does-not-exist-0000')), 'INVALID_API_KEY', 401, 'unknown key');
+    },
+  },
+  {
+    name: 'when staff creates an account, then its key works at once and reads back its own account',
+    async run({ f, t, staff }) {
+      const created = ok(await f.createAccount(staff, { name: 'Kennel', role: 'customer', plan: 'free' }), 'create');
+      assert.match(created.key, /^psk_/);
+      const me = ok(await f.viewer(new Client(t.url, created.key)), 'viewer');
+      assert.deepEqual(me, { id: created.id, name: 'Kennel', role: 'customer', plan: 'free' });
+      refused(await f.createAccount(staff, { name: 'Big', role: 'customer', plan: 'enterprise' }), 'VALIDATION_FAILED', 400, 'enterprise without limits');
+    },
+  },
+];
+
+// ---------------------------------------------------------------------------------------------- run
+
+/** Records every outcome of a facade, so the two runs of a scenario can be compared step by step. */
+function traced(facade: Facade, trace: string[]): Facade {
+  const wrapped = { name: facade.name } as Facade;
+  for (const key of Object.keys(facade) as Array<keyof Facade>) {
+    if (key === 'name') continue;
+    const call = facade[key] as (...args: any[]) => Promise<Outcome>;
+    (wrapped as any)[key] = async (...args: any[]) => {
+      const outcome = await call(...args);
+      trace.push(`${key} → ${outcome.ok ? 'ok' : `${outcome.code} ${outcome.status}`}`);
+      return outcome;
+    };
+  }
+  return wrapped;
+}
+
+describe('parity: every scenario gives the same outcome and error code through REST and GraphQL', () => {
+  const apps = new Map<Facade['name'], TestApp>();
+  let counter = 0;
+  before(async () => {
+    const [a, b] = await Promise.all([startApp(), startApp()]);
+    apps.set('REST', a);
+    apps.set('GraphQL', b);
+  });
+  after(async () => {
+    await Promise.all([...apps.values()].map((t) => t.close()));
+  });
+
+  function world(facade: Facade, trace: string[]): World {
+    const t = apps.get(facade.name)!;
+    const f = traced(facade, trace);
+    return {
+      f,
+      t,
+      staff: t.admin,
+      async customer(name = 'Customer') {
+        const created = ok(await f.createAccount(t.admin, { name, role: 'customer', plan: 'pro' }), 'create customer');
+        return new Client(t.url, created.key);
+      },
+      async petInStock(units = 1, name = 'Rex') {
+        const cat = ok(await f.createCategory(t.admin, { name: `Category ${facade.name} ${++counter}` }), 'category');
+        const created = ok(await f.createPet(t.admin, { name, categoryId: cat.id }), 'pet');
+        if (units !== 1) ok(await f.setInventory(t.admin, created.id, units), 'stock');
+        return { petId: created.id, categoryId: cat.id };
+      },
+    };
+  }
+
+  for (const scenario of scenarios) {
+    describe(scenario.name, () => {
+      const traces = { REST: [] as string[], GraphQL: [] as string[] };
+      for (const facade of [rest, graphql]) {
+        it(`through ${facade.name}`, async () => {
+          await scenario.run(world(facade, traces[facade.name]));
+        });
+      }
+      it('through both, with the same outcome at every step', () => {
+        assert.ok(traces.REST.length > 0, 'the REST run recorded its steps');
+        assert.deepEqual(traces.GraphQL, traces.REST);
+      });
+    });
+  }
+});
