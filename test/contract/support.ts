@@ -8,13 +8,18 @@ import { projectPath } from '../../src/project-path.js';
 const require = createRequire(import.meta.url);
 const execFileAsync = promisify(execFile);
 
+// The test runner sets NODE_ENV=test, under which graphql-codegen's reporter prints no error details.
+const { NODE_ENV: _testEnv, ...inherited } = process.env;
+
 /** No telemetry, no update checks: CI reaches no network but the npm registry. */
 export const QUIET_CLI_ENV: NodeJS.ProcessEnv = {
-  ...process.env,
+  ...inherited,
   REDOCLY_TELEMETRY: 'off',
   REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
   NO_UPDATE_NOTIFIER: '1',
   DO_NOT_TRACK: '1',
+  // Plain, complete output (graphql-codegen prints validation errors only with its CI renderer).
+  CI: 'true',
 };
 
 /** Absolute path of a package's bin script, run with this Node (no npx, no shell). */
