@@ -81,6 +81,7 @@ export async function redisStore(url: string, keyPrefix: string, logger?: StoreL
     client.once('ready', done);
     client.once('error', done);
   });
+  if (!up) logger?.warn({ store: 'redis' }, 'rate limiter: Redis is not reachable at start; serving on per-instance insurance limiters');
   return {
     kind: 'redis',
     counter: ({ name, points, duration }) =>
