@@ -83,8 +83,6 @@ export function assertMatchesOpenApi(method: string, url: string, status: number
     assert.ok(ok, `${where}: body does not match the document: ${JSON.stringify(spec.validateBody.errors)}\nbody: ${JSON.stringify(body)?.slice(0, 500)}`);
   }
   for (const name of spec.requiredHeaders) {
-    // Temporary while the limiter lands in parallel work; CI never sets it.
-    if (process.env.SKIP_RATE_LIMIT_HEADER_CHECK === '1' && /ratelimit/.test(name)) continue;
     assert.ok(headers.has(name), `${where}: required header ${name} is missing`);
   }
 }
