@@ -5,7 +5,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parse, print, visit } from 'graphql';
+import { Kind, parse, print, visit, type OperationDefinitionNode } from 'graphql';
 import { projectPath } from '../../src/project-path.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { runCli, type CliResult } from './support.js';
@@ -14,10 +14,31 @@ type Json = any;
 
 const FIXTURES = projectPath('test/contract/fixtures');
 
-/** Every ```graphql block of the README: its example operations must compile too. */
-export function readmeGraphqlBlocks(): string[] {
+/**
+ * The README's example operations (every ```graphql block), one document per operation so that several
+ * anonymous operations in one walkthrough block can be compiled side by side: an anonymous one is named
+ * `Readme<N>`. A block that does not parse fails here, as it should.
+ */
+export function readmeOperations(reserved: Set<string>): string[] {
   const readme = readFileSync(projectPath('README.md'), 'utf8');
-  return [...readme.matchAll(/^```graphql\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
+  const documents: string[] = [];
+  let n = 0;
+  for (const [, block] of readme.matchAll(/^```graphql\n([\s\S]*?)^```/gm)) {
+    const parsed = parse(block!);
+    const fragments = parsed.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION);
+    // Fragments once, in a document of their own: codegen resolves them across documents.
+    if (fragments.length) documents.push(print({ kind: Kind.DOCUMENT, definitions: fragments }));
+    for (const def of parsed.definitions) {
+      if (def.kind !== Kind.OPERATION_DEFINITION) continue;
+      n += 1;
+      let name = def.name?.value ?? `Readme${n}`;
+      while (reserved.has(name)) name = `${name}_${n}`;
+      reserved.add(name);
+      const named: OperationDefinitionNode = { ...def, name: { kind: Kind.NAME, value: name } };
+      documents.push(print({ kind: Kind.DOCUMENT, definitions: [named] }));
+    }
+  }
+  return documents;
 }
 
 interface Workspace {
@@ -70,7 +91,10 @@ async function generateGraphqlTypes(dir: string, schemaSdl: string): Promise<Cli
   writeFileSync(join(dir, 'schema.graphql'), schemaSdl);
   mkdirSync(join(dir, 'documents'));
   copyFileSync(join(FIXTURES, 'operations.graphql'), join(dir, 'documents', 'operations.graphql'));
-  readmeGraphqlBlocks().forEach((block, i) => writeFileSync(join(dir, 'documents', `readme-${i + 1}.graphql`), block));
+  const fixtureNames = new Set(
+    parse(readFileSync(join(FIXTURES, 'operations.graphql'), 'utf8')).definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION && d.name ? [d.name.value] : [])),
+  );
+  readmeOperations(fixtureNames).forEach((doc, i) => writeFileSync(join(dir, 'documents', `readme-${i + 1}.graphql`), doc));
   writeFileSync(
     join(dir, 'codegen.json'),
     JSON.stringify({
