@@ -107,6 +107,14 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       assertKeyed(await acct.client.get('/v1/account'), { resource: 'minute', limit: 20, remaining: 16 });
     });
 
+    it('when a browser calls from an allowed origin, then it may read the rate-limit headers and Retry-After', async () => {
+      const res = await t.admin.get('/v1/account', { headers: { Origin: 'https://studio.apollographql.com' } });
+      const exposed = (res.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/\s*,\s*/);
+      for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-resource', 'ratelimit-policy', 'ratelimit', 'retry-after', 'x-request-id']) {
+        assert.ok(exposed.includes(name), `${name} is not exposed: ${exposed.join(', ')}`);
+      }
+    });
+
     it('when a request has no valid key, then it carries the per-address limiter\'s headers', async () => {
       const res = await t.anonymous.get('/v1/account');
       assert.equal(res.status, 401);
