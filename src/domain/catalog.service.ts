@@ -109,14 +109,14 @@ export class CatalogService {
     const name = v.trimmedText(input.name, 'name', 100);
     const status = input.status === undefined || input.status === null ? 'available' : v.oneOf(input.status, 'status', PET_STATUSES);
     const categoryId = v.id(input.categoryId, 'categoryId');
-    return this.em.transactional(async (em) => {
+    return this.inExistingCategory(categoryId, () => this.em.transactional(async (em) => {
       const category = await this.referencedCategory(em, categoryId);
       const pet = new Pet(name, category, status);
       em.persist(pet);
       em.persist(new InventoryItem(pet, 1));
       await em.flush();
       return toPetView(pet);
-    });
+    }));
   }
 
   async updatePet(actor: Actor, id: number, input: PetInput): Promise<PetView> {
@@ -125,7 +125,7 @@ export class CatalogService {
     const name = v.trimmedText(input.name, 'name', 100);
     const categoryId = v.id(input.categoryId, 'categoryId');
     const status = input.status === undefined || input.status === null ? undefined : v.oneOf(input.status, 'status', PET_STATUSES);
-    return this.em.transactional(async (em) => {
+    return this.inExistingCategory(categoryId, () => this.em.transactional(async (em) => {
       // Touch the inventory row first: it is the lock every stock and status change takes, so this
       // update cannot interleave with an order being placed for the same pet.
       const locked = await em.nativeUpdate(InventoryItem, { pet: petId }, { quantity: raw('quantity') });
@@ -143,7 +143,20 @@ export class CatalogService {
       if (status) pet.status = status;
       await em.flush();
       return toPetView(pet);
-    });
+    }));
+  }
+
+  /**
+   * The category was read inside the transaction, but another one may delete it before the pet row
+   * is written: the foreign key then refuses the write, which means the category does not exist (400).
+   */
+  private async inExistingCategory<T>(categoryId: number, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (error instanceof ForeignKeyConstraintViolationException) throw this.noSuchCategory(categoryId);
+      throw error;
+    }
   }
 
   async deletePet(actor: Actor, id: number): Promise<void> {
@@ -164,10 +177,12 @@ export class CatalogService {
 
   private async referencedCategory(em: EntityManager, categoryId: number): Promise<Category> {
     const category = await em.findOne(Category, { id: categoryId });
-    if (!category) {
-      throw validationFailed(`Category ${categoryId} does not exist.`, [{ path: 'categoryId', message: 'no such category' }]);
-    }
+    if (!category) throw this.noSuchCategory(categoryId);
     return category;
+  }
+
+  private noSuchCategory(categoryId: number) {
+    return validationFailed(`Category ${categoryId} does not exist.`, [{ path: 'categoryId', message: 'no such category' }]);
   }
 
   async listCategories(page: PageRequest): Promise<Page<CategoryView>> {

@@ -179,6 +179,31 @@ describe('REST catalogue: categories and pets', () => {
     });
   });
 
+  describe('races between the catalogue and its references', () => {
+    it('when pets are created in or moved to a category while it is deleted, then one side wins and the other gets its documented refusal, never a 500', async () => {
+      const { petId: mover } = await createPet(t);
+      for (let round = 0; round < 8; round++) {
+        const cat = await t.admin.post('/v1/categories', { name: `Doomed ${round}` });
+        const [created, deleted, moved] = await Promise.all([
+          t.admin.post('/v1/pets', { name: 'Newcomer', categoryId: cat.body.id }),
+          t.admin.delete(`/v1/categories/${cat.body.id}`),
+          t.admin.put(`/v1/pets/${mover}`, { name: 'Mover', categoryId: cat.body.id }),
+        ]);
+        if (created.status !== 201) assertError(created, 400, 'VALIDATION_FAILED');
+        if (moved.status !== 200) assertError(moved, 400, 'VALIDATION_FAILED');
+        if (deleted.status === 204) {
+          assert.ok(created.status !== 201 && moved.status !== 200, `round ${round}: a pet joined a deleted category`);
+        } else {
+          assertError(deleted, 409, 'CATEGORY_IN_USE');
+          assert.ok(created.status === 201 || moved.status === 200, `round ${round}: refused the delete, yet no pet is in the category`);
+        }
+        // Put the mover back in a category that lives, for the next round.
+        const home = await t.admin.post('/v1/categories', { name: `Home ${round}` });
+        assert.equal((await t.admin.put(`/v1/pets/${mover}`, { name: 'Mover', categoryId: home.body.id })).status, 200);
+      }
+    });
+  });
+
   describe('the OpenAPI document', () => {
     it('when anyone asks for /v1/openapi.json without a key, then it is the committed document', async () => {
       const res = await t.anonymous.get('/v1/openapi.json');
