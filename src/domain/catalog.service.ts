@@ -1,6 +1,6 @@
 import { UniqueConstraintViolationException, ForeignKeyConstraintViolationException, raw } from '@mikro-orm/core';
 import type { FilterQuery } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/knex';
+import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
 import { Category, InventoryItem, Order, Pet, PET_STATUSES, type PetStatus } from './entities/index.js';
 import { DomainError, forbidden, notFound, validationFailed } from './errors.js';
 import { isStaff, type Actor } from './actor.js';
@@ -46,11 +46,7 @@ export class CatalogService {
     const where: FilterQuery<Pet> = { id: { $gt: after } };
     if (filter.status !== undefined) where.status = v.oneOf(filter.status, 'status', PET_STATUSES);
     if (filter.categoryId !== undefined) where.category = v.id(filter.categoryId, 'categoryId');
-    if (filter.name !== undefined) {
-      const name = v.trimmedText(filter.name, 'name', 100).toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
-      // LIKE with an explicit escape character behaves the same on SQLite and PostgreSQL.
-      Object.assign(where, { [raw((alias) => `lower(${alias}.name) like ? escape '\\'`, [`%${name}%`])]: [] });
-    }
+    if (filter.name !== undefined) Object.assign(where, { [this.nameContains(v.trimmedText(filter.name, 'name', 100))]: [] });
     if (filter.ids !== undefined) {
       if (filter.ids.length === 0 || filter.ids.length > MAX_IDS) {
         throw validationFailed(`ids takes 1 to ${MAX_IDS} ids.`, [{ path: 'ids', message: `1 to ${MAX_IDS} ids` }]);
@@ -59,6 +55,26 @@ export class CatalogService {
     }
     const rows = await this.em.find(Pet, where, { orderBy: { id: 'asc' }, limit: limit + 1 });
     return toPage(rows.map(toPetView), limit);
+  }
+
+  /**
+   * A case-insensitive substring condition on the pet's name. PostgreSQL's lower() folds every
+   * alphabet; SQLite's folds only ASCII, so there the text becomes a GLOB pattern in which each
+   * letter is the set of its case forms (`[äÄ]`) and the GLOB wildcards stand for themselves.
+   */
+  private nameContains(text: string) {
+    if (this.em.getPlatform() instanceof BaseSqlitePlatform) {
+      const pattern = [...text]
+        .map((c) => {
+          const forms = new Set([c, c.toLowerCase(), c.toUpperCase(), c.toLowerCase().toUpperCase()].filter((f) => [...f].length === 1));
+          return forms.size > 1 || '*?['.includes(c) ? `[${[...forms].join('')}]` : c;
+        })
+        .join('');
+      return raw((alias) => `${alias}.name glob ?`, [`*${pattern}*`]);
+    }
+    // LIKE with an explicit escape character, so that %, _ and \ in the text stand for themselves.
+    const escaped = text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+    return raw((alias) => `lower(${alias}.name) like ? escape '\\'`, [`%${escaped}%`]);
   }
 
   async getPet(id: number): Promise<PetView> {

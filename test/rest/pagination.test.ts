@@ -20,7 +20,7 @@ describe('REST lists: limit, Link rel="next" cursors and filters', () => {
     dogs = (await t.admin.post('/v1/categories', { name: 'Dogs' })).body.id;
     cats = (await t.admin.post('/v1/categories', { name: 'Cats' })).body.id;
     created = [];
-    const names = ['Rex', 'REXANNA', 'Fido', 'Bella', 'Max', 'Tom', 'Luna', 'Tigger', 'Felix', 'Oscar', 'Milo', 'Percy_1', 'Percy%2'];
+    const names = ['Rex', 'REXANNA', 'Fido', 'Bella', 'Max', 'Tom', 'Luna', 'Tigger', 'Felix', 'Oscar', 'Milo', 'Percy_1', 'Percy%2', 'Ärger', 'ÉMILE', 'Star*', 'Who?', 'Arr[1]', 'Back\\slash', 'Ωmega'];
     for (let i = 0; i < 45; i++) {
       const name = `${names[i % names.length]} ${i}`;
       const res = await t.admin.post('/v1/pets', { name, categoryId: i % 3 === 0 ? cats : dogs, status: i % 5 === 0 ? 'sold' : 'available' });
@@ -83,8 +83,20 @@ describe('REST lists: limit, Link rel="next" cursors and filters', () => {
     }
   });
 
-  it('when filtering by name, then it is a case-insensitive substring match, and % or _ match themselves', async () => {
+  it('when filtering by name, then it is a case-insensitive substring match (beyond ASCII too), and wildcards match themselves', async () => {
+    const has = (text: string) => (p: Pet) => p.name.toLowerCase().includes(text.toLowerCase());
     const cases: Array<[string, (p: Pet) => boolean]> = [
+      ['Ärger', has('ärger')],
+      ['ä', has('ä')],
+      ['ÄRG', has('ärg')],
+      ['émile', has('émile')],
+      ['ωMEGA', has('ωmega')],
+      ['*', has('*')],
+      ['?', has('?')],
+      ['[', has('[')],
+      ['r[1]', has('r[1]')],
+      ['\\', has('\\')],
+      ['k\\S', has('k\\s')],
       ['rex', (p) => p.name.toLowerCase().includes('rex')],
       ['REX', (p) => p.name.toLowerCase().includes('rex')],
       ['xAnN', (p) => p.name.toLowerCase().includes('xann')],
@@ -100,6 +112,7 @@ describe('REST lists: limit, Link rel="next" cursors and filters', () => {
       assert.deepEqual(items, expected, `name=${name}`);
     }
     assert.ok(created.filter((p) => p.name.includes('%')).length > 0);
+    assert.ok(created.filter((p) => p.name.includes('Ä')).length > 0);
   });
 
   it('when filtering by ids, then those pets come back in id order, unknown ids are absent, and other filters combine', async () => {
