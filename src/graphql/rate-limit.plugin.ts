@@ -50,7 +50,8 @@ export function rateLimitPlugin(gate: RateLimitGate): ApolloServerPlugin<GraphQL
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ contextValue: ctx, operation, document }) {
+        async didResolveOperation({ contextValue: ctx, operation, operationName, document }) {
+          if (operationName) ctx.state.operationName = operationName;
           const { cost, needsKey } = operation ? operationCost(operation, document) : { cost: 0, needsKey: false };
           const { actor, authFailure } = ctx.state;
           try {

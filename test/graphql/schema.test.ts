@@ -51,15 +51,12 @@ describe('GraphQL schema: introspection', () => {
     assert.equal(res.body.data, undefined);
   });
 
-  it('when a field is misspelt, then the error suggests the right one outside production only', async () => {
-    const query = '{ pets { edges { node { nme } } } }';
-    const [inDev, inProd] = await Promise.all([gql(dev.admin, query), gql(prod.admin, query)]);
-    for (const res of [inDev, inProd]) {
-      assert.equal(res.status, 400);
-      assert.equal(res.body.errors?.[0]?.extensions?.code, 'VALIDATION_FAILED');
-      assert.equal(res.body.errors?.[0]?.extensions?.status, 400);
-    }
-    assert.match(inDev.body.errors![0]!.message, /Did you mean "name"/);
-    assert.doesNotMatch(inProd.body.errors![0]!.message, /Did you mean/);
+  it('when a field is misspelt in production, then the error names no other field of the schema', async () => {
+    const res = await gql(prod.admin, '{ pets { edges { node { nme } } } }');
+    assert.equal(res.status, 400);
+    assert.equal(res.body.errors?.[0]?.extensions?.code, 'VALIDATION_FAILED');
+    assert.equal(res.body.errors?.[0]?.extensions?.status, 400);
+    assert.match(res.body.errors![0]!.message, /nme/);
+    assert.doesNotMatch(res.body.errors![0]!.message, /Did you mean|"name"/);
   });
 });
