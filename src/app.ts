@@ -98,7 +98,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         return config.corsOrigins.includes('*') || config.corsOrigins.includes(origin) ? origin : '';
       },
       exposeHeaders: EXPOSED_HEADERS,
-      allowHeaders: ['Content-Type', 'X-API-Key', 'Idempotency-Key', 'X-Request-Id', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name'],
+      allowHeaders: ['Content-Type', 'X-API-Key', 'Idempotency-Key', 'X-Request-Id', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'Apollographql-Client-Name', 'Apollographql-Client-Version'],
       allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       maxAge: 600,
     }),
