@@ -47,6 +47,8 @@ export interface App {
 
 export interface CreateAppOptions {
   logger?: Logger;
+  /** Replaces the rate-limit gate. Only the benchmark does (bench/service-without-limiter.ts), to measure what the limiter costs. */
+  gate?: RateLimitGate;
 }
 
 export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App> {
@@ -64,7 +66,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     await orm.close(true);
     throw error;
   }
-  const gate = await createRateLimitGate(config, { logger });
+  const gate = options.gate ?? (await createRateLimitGate(config, { logger }));
   const authenticator = new ApiKeyAuthenticator(orm);
   let shuttingDown = false;
 

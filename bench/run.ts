@@ -1,0 +1,292 @@
+/**
+ * `npm run bench` — the service against the physical floor, on this machine, in one run.
+ *
+ * Starts in separate processes L0 (bare node:http, same bytes), the service in production mode on a
+ * seeded SQLite file with the in-memory limiter, the same service with the limiter replaced by a
+ * no-op (to price the limiter), and, when REDIS_URL is set, the service with Redis as limiter store.
+ * Then: a warm-up pass, then rounds that alternate every scenario (so drift and neighbours' noise
+ * hit all of them alike), and per scenario the medians over rounds; each ratio is the median of the
+ * per-round ratios, with its range across rounds.
+ *
+ *   npm run bench                      # default: 3 rounds of 5 s per scenario, ~3 minutes
+ *   npm run bench -- --rounds 5 --duration 10
+ *   npm run bench -- --soak            # 5 minutes of mixed load on the memory service; RSS growth
+ *   npm run bench -- --cpu-prof        # also writes a CPU profile of the memory service to bench/profiles/
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { seedBenchDatabase, PET_COUNT } from './seed.js';
+import { countStatements, type StatementCount } from './sql-count.js';
+import { RATIOS, REST_IDS_PATH, SCENARIOS, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
+import { projectPath } from '../src/project-path.js';
+
+const { values: args } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '32' },
+    soak: { type: 'boolean', default: false },
+    'soak-minutes': { type: 'string', default: '5' },
+    'cpu-prof': { type: 'boolean', default: false },
+    only: { type: 'string' },
+  },
+});
+const ROUNDS = Number(args.rounds);
+const DURATION = Number(args.duration);
+const WARMUP = Number(args.warmup);
+const CONNECTIONS = Number(args.connections);
+const REDIS_URL = process.env.REDIS_URL;
+
+interface Service {
+  name: ServiceName;
+  url: string;
+  child: ChildProcess;
+}
+
+interface Run {
+  opsPerSec: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  unexpected: number;
+  errors: number;
+}
+
+const log = (line = '') => process.stdout.write(`${line}\n`);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;
+
+/** Resident set size of a process, in kB (Linux). */
+function rssKb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) : Number.NaN;
+}
+
+function start(name: ServiceName, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Service> {
+  const child = spawn(process.execPath, [...nodeArgs, projectPath(script)], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const api = /Petstore API on (http:\/\/[^\s]+)\/v1/.exec(out);
+      const l0 = /listening (\d+)/.exec(out);
+      if (api || l0) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume(); // keep draining the logs
+        resolve({ name, child, url: api ? api[1]! : `http://127.0.0.1:${l0![1]}` });
+      }
+    };
+    child.stdout!.on('data', onData);
+    let err = '';
+    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+    child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before listening:\n${out}\n${err}`)));
+  });
+}
+
+async function stop(service: Service) {
+  if (service.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => service.child.once('exit', resolve));
+  service.child.kill('SIGTERM');
+  await exited;
+}
+
+async function fire(service: Service, scenario: Scenario, key: string, seconds: number): Promise<Run> {
+  const result = await autocannon({
+    url: service.url,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { 'X-API-Key': key },
+    requests: scenario.requests,
+  });
+  const byStatus = result as unknown as Record<string, number>;
+  const expected = scenario.expect === 429 ? 0 : byStatus[`${Math.floor(scenario.expect / 100)}xx`] ?? 0;
+  const unexpected = scenario.expect === 429 ? result.requests.total - result.non2xx : result.requests.total - expected;
+  return {
+    opsPerSec: result.requests.total / result.duration / scenario.requestsPerOp,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    unexpected: Math.max(0, unexpected),
+    errors: result.errors + result.timeouts,
+  };
+}
+
+async function main() {
+  const work = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
+  const services = new Map<ServiceName, Service>();
+  const redisPrefix = `bench-${process.pid}`;
+  try {
+    log(`petstore bench: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, ${new Date().toISOString()}`);
+    let t = performance.now();
+    const db = await seedBenchDatabase(join(work, 'seed.db'));
+    log(`seeded ${PET_COUNT} pets in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    const keys: Record<KeyName, string> = { enterprise: db.enterpriseKey, free: db.freeKey };
+    const copy = (name: string) => {
+      const file = join(work, `${name}.db`);
+      copyFileSync(db.file, file);
+      return file;
+    };
+
+    const serviceEnv = (name: string): Record<string, string> => ({
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATABASE_URL: `sqlite:${copy(name)}`,
+      // The 429 scenario measures the RATE_LIMITED refusal, not the cheaper ban that follows 10 of them.
+      BAN_THRESHOLD: '1000000',
+    });
+    const profDir = projectPath('bench/profiles');
+    if (args['cpu-prof']) mkdirSync(profDir, { recursive: true });
+    const wanted = new Set<ServiceName>(args.soak ? ['memory'] : ['l0', 'memory', 'no-limiter', ...(REDIS_URL ? (['redis'] as const) : [])]);
+    const starting: Array<Promise<Service>> = [
+      start('memory', 'dist/src/main.js', serviceEnv('memory'), args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
+    ];
+    if (wanted.has('no-limiter')) starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter')));
+    if (wanted.has('redis')) {
+      starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }));
+    }
+    for (const s of await Promise.all(starting)) services.set(s.name, s);
+
+    if (wanted.has('l0')) {
+      // L0 answers exactly the bytes the service answers to the by-ids request.
+      const res = await fetch(services.get('memory')!.url + REST_IDS_PATH, { headers: { 'X-API-Key': keys.enterprise } });
+      if (res.status !== 200) throw new Error(`by-ids request answered ${res.status}`);
+      const bodyFile = join(work, 'l0-body.json');
+      writeFileSync(bodyFile, Buffer.from(await res.arrayBuffer()));
+      services.set('l0', await start('l0', 'dist/bench/l0-server.js', { BODY_FILE: bodyFile }));
+    }
+
+    if (args.soak) return await soak(services.get('memory')!, keys);
+
+    t = performance.now();
+    const statements = await countStatements(copy('sql-count'), SCENARIOS, keys);
+    log(`counted SQL statements per request in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+
+    const scenarios = SCENARIOS.filter((s) => wanted.has(s.service) && (!args.only || args.only.split(',').includes(s.id)));
+    log(`warm-up: ${WARMUP} s per scenario`);
+    for (const s of scenarios) await fire(services.get(s.service)!, s, keys[s.key], WARMUP);
+    const rssWarm = new Map([...services].map(([name, s]) => [name, rssKb(s.child.pid!)]));
+
+    const runs = new Map<string, Run[]>(scenarios.map((s) => [s.id, []]));
+    for (let round = 1; round <= ROUNDS; round++) {
+      log(`round ${round}/${ROUNDS}`);
+      for (const s of scenarios) {
+        const run = await fire(services.get(s.service)!, s, keys[s.key], DURATION);
+        runs.get(s.id)!.push(run);
+        log(`  ${s.id.padEnd(20)} ${run.opsPerSec.toFixed(0).padStart(6)} op/s  p50 ${run.p50} ms  p99 ${run.p99} ms  non-2xx ${run.non2xx}`);
+      }
+    }
+    const rssEnd = new Map([...services].map(([name, s]) => [name, rssKb(s.child.pid!)]));
+    report(scenarios, runs, statements, rssWarm, rssEnd);
+  } finally {
+    await Promise.all([...services.values()].map(stop));
+    if (REDIS_URL && services.has('redis')) await dropRedisKeys(REDIS_URL, redisPrefix).catch(() => {});
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function report(
+  scenarios: Scenario[],
+  runs: Map<string, Run[]>,
+  statements: Map<string, StatementCount>,
+  rssWarm: Map<ServiceName, number>,
+  rssEnd: Map<ServiceName, number>,
+) {
+  const med = (id: string) => median(runs.get(id)!.map((r) => r.opsPerSec));
+  log();
+  log(`## Results: ${ROUNDS} rounds × ${DURATION} s per scenario, ${CONNECTIONS} connections, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
+  log();
+  log('| scenario | op/s (median) | spread (min–max) | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request |');
+  log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const s of scenarios) {
+    const rs = runs.get(s.id)!;
+    const ops = rs.map((r) => r.opsPerSec);
+    const m = median(ops);
+    const spread = `${pct(Math.min(...ops) / m - 1)} … +${pct(Math.max(...ops) / m - 1)}`;
+    const sql = s.service === 'l0' ? '–' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : 'as REST by ids';
+    const unexpected = rs.reduce((a, r) => a + r.unexpected + r.errors, 0);
+    log(
+      `| ${s.label} | ${m.toFixed(0)} | ${spread} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,
+    );
+  }
+  log();
+  log('| ratio (median of per-round ratios) | value | range across rounds | target | met |');
+  log('|---|---:|---:|---:|:-:|');
+  for (const r of RATIOS) {
+    const num = runs.get(r.numerator);
+    const den = runs.get(r.denominator);
+    if (!num || !den) continue;
+    const perRound = num.map((n, i) => n.opsPerSec / den[i]!.opsPerSec);
+    const value = median(perRound);
+    const target = r.target === null ? '–' : `≥ ${pct(r.target)}`;
+    const met = r.target === null ? '' : value >= r.target ? 'yes' : '**no**';
+    log(`| ${r.label} | ${pct(value)} | ${pct(Math.min(...perRound))} – ${pct(Math.max(...perRound))} | ${target} | ${met} |`);
+    void med;
+  }
+  log();
+  log('| process | RSS after warm-up | RSS after the run |');
+  log('|---|---:|---:|');
+  for (const [name, kb] of rssWarm) log(`| ${name} | ${mb(kb)} | ${mb(rssEnd.get(name)!)} |`);
+  log();
+  log('SQL statements per request (steady state, API key cached):');
+  for (const [id, c] of statements) log(`  ${id}: ${c.total}${c.transactionControl ? ` (${c.transactionControl} transaction control)` : ''}\n    ${c.statements.map((s) => s.slice(0, 160)).join('\n    ')}`);
+}
+
+function sqlCell(c: StatementCount | undefined): string {
+  if (!c) return '?';
+  return c.transactionControl ? `${c.total} (${c.total - c.transactionControl} + ${c.transactionControl} tx)` : String(c.total);
+}
+
+/** Five minutes (by default) of mixed load in 30 s slices; RSS after the warm-up and after each slice. */
+async function soak(service: Service, keys: Record<KeyName, string>) {
+  const minutes = Number(args['soak-minutes']);
+  const mix = SCENARIOS.filter((s) => s.service === 'memory' && s.expect !== 429);
+  log(`soak: ${minutes} min of ${mix.map((s) => s.id).join(', ')} in 30 s slices`);
+  for (const s of mix) await fire(service, s, keys[s.key], WARMUP);
+  const pid = service.child.pid!;
+  const first = rssKb(pid);
+  log(`  RSS after warm-up: ${mb(first)}`);
+  const samples = [first];
+  const end = Date.now() + minutes * 60_000;
+  for (let i = 0; Date.now() < end; i++) {
+    const s = mix[i % mix.length]!;
+    const run = await fire(service, s, keys[s.key], Math.min(30, Math.max(1, Math.ceil((end - Date.now()) / 1000))));
+    const rss = rssKb(pid);
+    samples.push(rss);
+    log(`  ${s.id.padEnd(12)} ${run.opsPerSec.toFixed(0).padStart(6)} op/s  unexpected ${run.unexpected + run.errors}  RSS ${mb(rss)}`);
+  }
+  const last = samples.at(-1)!;
+  const growth = last / first - 1;
+  log();
+  log(`| soak | RSS after warm-up | RSS max | RSS at the end | growth | target |`);
+  log(`|---|---:|---:|---:|---:|---:|`);
+  log(`| ${minutes} min mixed | ${mb(first)} | ${mb(Math.max(...samples))} | ${mb(last)} | ${pct(growth)} | ≤ 10% ${growth <= 0.1 ? '(met)' : '(**missed**)'} |`);
+}
+
+async function dropRedisKeys(url: string, prefix: string) {
+  const { Redis } = await import('ioredis');
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await client.connect();
+  let cursor = '0';
+  do {
+    const [next, found] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (found.length) await client.del(...found);
+  } while (cursor !== '0');
+  await client.quit();
+}
+
+await main();

@@ -1,0 +1,148 @@
+/**
+ * What the benchmark sends. Each REST scenario has a GraphQL twin asking for the same data, so
+ * their ratio compares the facades, not the work.
+ */
+import type autocannon from 'autocannon';
+import { PET_COUNT } from './seed.js';
+
+export type ServiceName = 'l0' | 'memory' | 'no-limiter' | 'redis';
+export type KeyName = 'enterprise' | 'free';
+
+export interface Scenario {
+  id: string;
+  /** What the table shows. */
+  label: string;
+  service: ServiceName;
+  key: KeyName;
+  /** HTTP requests per operation (REST needs two for a page with its categories). */
+  requestsPerOp: number;
+  /** The status every response should have. */
+  expect: number;
+  requests: autocannon.Request[];
+}
+
+/** Ten pets spread over the table: `GET /v1/pets?ids=…` and `pets(filter: {ids})`. */
+export const IDS = Array.from({ length: 10 }, (_, i) => 1 + i * Math.floor(PET_COUNT / 10));
+export const REST_IDS_PATH = `/v1/pets?ids=${IDS.join(',')}`;
+
+const json = { 'Content-Type': 'application/json' };
+const graphql = (query: string, variables?: object): autocannon.Request => ({
+  method: 'POST',
+  path: '/graphql',
+  headers: json,
+  body: JSON.stringify({ query, variables }),
+});
+
+/** Orders rotate over every pet, so no single inventory row is the hot spot. */
+function rotatingPets(toBody: (petId: number) => string): autocannon.Request['setupRequest'] {
+  let next = 0;
+  return (request) => {
+    next = (next % PET_COUNT) + 1;
+    return { ...request, body: toBody(next) };
+  };
+}
+
+const IDS_QUERY = 'query PetsByIds($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }';
+const PAGE_QUERY = 'query Page { pets(first: 20) { edges { node { name category { name } } } } }';
+const ORDER_MUTATION = 'mutation Order($input: NewOrderInput!) { placeOrder(input: $input) { id petId quantity shipDate complete } }';
+
+const restIds = (service: ServiceName, id: string, label: string): Scenario => ({
+  id,
+  label,
+  service,
+  key: 'enterprise',
+  requestsPerOp: 1,
+  expect: 200,
+  requests: [{ method: 'GET', path: REST_IDS_PATH }],
+});
+
+export const SCENARIOS: Scenario[] = [
+  { ...restIds('l0', 'l0', 'L0: node:http, same bytes from memory'), key: 'enterprise' },
+  restIds('memory', 'rest-ids', 'REST GET /v1/pets?ids=(10 ids)'),
+  {
+    id: 'gql-ids',
+    label: 'GraphQL pets(filter:{ids}) (10 ids)',
+    service: 'memory',
+    key: 'enterprise',
+    requestsPerOp: 1,
+    expect: 200,
+    requests: [graphql(IDS_QUERY, { ids: IDS.map(String) })],
+  },
+  restIds('no-limiter', 'rest-ids-no-limiter', 'REST by ids, limiter replaced by a no-op'),
+  restIds('redis', 'rest-ids-redis', 'REST by ids, Redis limiter store'),
+  {
+    id: 'rest-page',
+    label: 'REST page of 20 + categories (2 requests)',
+    service: 'memory',
+    key: 'enterprise',
+    requestsPerOp: 2,
+    expect: 200,
+    requests: [
+      { method: 'GET', path: '/v1/pets?limit=20' },
+      { method: 'GET', path: '/v1/categories' },
+    ],
+  },
+  {
+    id: 'gql-page',
+    label: 'GraphQL pets(first:20){name category{name}}',
+    service: 'memory',
+    key: 'enterprise',
+    requestsPerOp: 1,
+    expect: 200,
+    requests: [graphql(PAGE_QUERY)],
+  },
+  {
+    id: 'rest-order',
+    label: 'REST POST /v1/store/orders',
+    service: 'memory',
+    key: 'enterprise',
+    requestsPerOp: 1,
+    expect: 201,
+    requests: [
+      { method: 'POST', path: '/v1/store/orders', headers: json, setupRequest: rotatingPets((petId) => JSON.stringify({ petId, quantity: 1 })) },
+    ],
+  },
+  {
+    id: 'gql-order',
+    label: 'GraphQL placeOrder',
+    service: 'memory',
+    key: 'enterprise',
+    requestsPerOp: 1,
+    expect: 200,
+    requests: [
+      {
+        method: 'POST',
+        path: '/graphql',
+        headers: json,
+        setupRequest: rotatingPets((petId) => JSON.stringify({ query: ORDER_MUTATION, variables: { input: { petId: String(petId), quantity: 1 } } })),
+      },
+    ],
+  },
+  {
+    id: 'rest-429',
+    label: 'REST by ids, free key over its limit (429)',
+    service: 'memory',
+    key: 'free',
+    requestsPerOp: 1,
+    expect: 429,
+    requests: [{ method: 'GET', path: REST_IDS_PATH }],
+  },
+];
+
+export interface RatioSpec {
+  label: string;
+  numerator: string;
+  denominator: string;
+  /** Minimum for the target; null when only informative. */
+  target: number | null;
+}
+
+export const RATIOS: RatioSpec[] = [
+  { label: 'REST / L0 (by ids)', numerator: 'rest-ids', denominator: 'l0', target: 0.4 },
+  { label: 'GraphQL / REST (by ids)', numerator: 'gql-ids', denominator: 'rest-ids', target: 0.75 },
+  { label: 'GraphQL / REST (page of 20 + categories, per page)', numerator: 'gql-page', denominator: 'rest-page', target: 0.75 },
+  { label: 'GraphQL / REST (place an order)', numerator: 'gql-order', denominator: 'rest-order', target: 0.75 },
+  { label: 'limiter on / limiter off (REST by ids)', numerator: 'rest-ids', denominator: 'rest-ids-no-limiter', target: 0.95 },
+  { label: 'Redis / memory limiter (REST by ids)', numerator: 'rest-ids-redis', denominator: 'rest-ids', target: 0.8 },
+  { label: '429 refusals / served (REST by ids)', numerator: 'rest-429', denominator: 'rest-ids', target: null },
+];

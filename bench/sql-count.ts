@@ -1,0 +1,62 @@
+/**
+ * SQL statements per request, counted from knex's `query` events on an in-process app over a copy of
+ * the benchmark database. Each scenario's request is sent once to warm up (which also caches the API
+ * key), then once more to count: the steady state, where the key lookup (1 statement) happens at
+ * most once per key per second (the authenticator's TTL).
+ */
+import 'reflect-metadata';
+import type autocannon from 'autocannon';
+import { loadConfig } from '../src/config.js';
+import { createApp } from '../src/app.js';
+import type { KeyName, Scenario } from './scenarios.js';
+
+export interface StatementCount {
+  total: number;
+  /** BEGIN/COMMIT/ROLLBACK/SAVEPOINT, included in `total`. */
+  transactionControl: number;
+  statements: string[];
+}
+
+export async function countStatements(file: string, scenarios: Scenario[], keys: Record<KeyName, string>): Promise<Map<string, StatementCount>> {
+  const config = loadConfig({ DATABASE_URL: `sqlite:${file}`, NODE_ENV: 'production', LOG_LEVEL: 'silent', BAN_THRESHOLD: '1000000' });
+  config.announce = () => {};
+  const app = await createApp(config);
+  const counts = new Map<string, StatementCount>();
+  try {
+    const knex = app.orm.em.getConnection().getKnex();
+    let seen: string[] = [];
+    knex.on('query', (q: { sql: string }) => seen.push(q.sql));
+    const { url } = await app.listen(0, '127.0.0.1');
+    const send = async (key: string, request: autocannon.Request) => {
+      const prepared = typeof request.setupRequest === 'function' ? request.setupRequest(request, {}) : request;
+      const res = await fetch(url + prepared.path, {
+        method: prepared.method ?? 'GET',
+        headers: { 'X-API-Key': key, ...(prepared.headers as Record<string, string> | undefined) },
+        body: prepared.body as string | undefined,
+      });
+      await res.arrayBuffer();
+      return res.status;
+    };
+    for (const scenario of scenarios) {
+      if (scenario.service !== 'memory') continue;
+      const key = keys[scenario.key];
+      // The free key's 60 per minute: spend them so the counted request is a refusal.
+      const warmups = scenario.expect === 429 ? 61 : 1;
+      for (let i = 0; i < warmups; i++) for (const r of scenario.requests) await send(key, r);
+      seen = [];
+      for (const r of scenario.requests) {
+        const status = await send(key, r);
+        if (status !== scenario.expect) throw new Error(`${scenario.id}: ${r.path} answered ${status}, expected ${scenario.expect}`);
+      }
+      const statements = [...seen];
+      counts.set(scenario.id, {
+        total: statements.length,
+        transactionControl: statements.filter((s) => /^\s*(begin|commit|rollback|savepoint|release)/i.test(s)).length,
+        statements,
+      });
+    }
+  } finally {
+    await app.close();
+  }
+  return counts;
+}
