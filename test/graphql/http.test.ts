@@ -34,6 +34,23 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     assert.match(html, /isProd%22%3Atrue/);
   });
 
+  it('when the embedded Sandbox (or Apollo Client) preflights a POST from its origin, then CORS allows it with the key header', async () => {
+    const res = await fetch(`${t.url}/graphql`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://sandbox.embed.apollographql.com',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,x-api-key,apollographql-client-name,apollographql-client-version',
+      },
+    });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get('access-control-allow-origin'), 'https://sandbox.embed.apollographql.com');
+    const allowed = (res.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/,\s*/);
+    for (const header of ['content-type', 'x-api-key', 'apollographql-client-name', 'apollographql-client-version']) {
+      assert.ok(allowed.includes(header), `${header} is allowed: ${allowed.join(', ')}`);
+    }
+  });
+
   it('when a query is sent with GET and a preflight header, then it is answered', async () => {
     const query = encodeURIComponent('{ categories { edges { node { id } } } }');
     const res = await t.admin.get(`/graphql?query=${query}`, { headers: { 'apollo-require-preflight': 'true' } });
