@@ -106,6 +106,20 @@ describe('contract: the /docs reference page in headless Chromium', { skip }, ()
     await page.screenshot({ path: join(tmpdir(), 'petstore-docs-try-it.png'), fullPage: false });
   });
 
+  it('when the staff key is entered under Authorize, then executing GET /pets from the page answers 200', async () => {
+    await page.locator('.auth-wrapper .authorize').click();
+    const dialog = page.locator('.modal-ux');
+    await dialog.locator('input[type="password"], input[type="text"]').first().fill(t.adminKey);
+    await dialog.getByRole('button', { name: 'Apply credentials' }).click();
+    await dialog.getByRole('button', { name: 'Close', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const op = operation(page, 'GET', '/pets');
+    await op.getByRole('button', { name: 'Execute' }).click();
+    const status = op.locator('.live-responses-table tbody .response-col_status').first();
+    await page.waitForFunction((el) => el?.textContent?.includes('200'), await status.elementHandle());
+    assert.match((await status.textContent()) ?? '', /200/);
+  });
+
   it('when GET /store/orders is expanded, then there is no try-it control, only a note saying why', async () => {
     const op = operation(page, 'GET', '/store/orders');
     await expand(op);
