@@ -7,7 +7,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa, { type Context, type Next } from 'koa';
 import cors from '@koa/cors';
-import { pino, type Logger } from 'pino';
+import helmet from 'koa-helmet';
+import type { DestinationStream, Logger } from 'pino';
 import type { Config } from './config.js';
 import { createOrm, migrate, type Orm } from './db/orm.js';
 import { createDomain, type Domain } from './domain/index.js';
@@ -27,6 +28,11 @@ import { accountsRoutes } from './rest/accounts.routes.js';
 import { metaRoutes } from './rest/meta.routes.js';
 import { createGraphQLFacade } from './graphql/graphql.middleware.js';
 import { docsRoutes } from './docs/docs.routes.js';
+import { createLogger } from './observability/logger.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
+import { observeRequests } from './observability/request-observer.js';
+import { instrumentGate } from './observability/gate.instrumentation.js';
+import { operationLabelPlugin } from './observability/graphql-operation.plugin.js';
 
 /** When GET /pets/{petId} was deprecated (the `Deprecation` header). */
 const GET_PET_DEPRECATED_SINCE = new Date('2026-11-01T00:00:00Z');
@@ -38,6 +44,7 @@ export interface App {
   orm: Orm;
   gate: RateLimitGate;
   logger: Logger;
+  metrics: Metrics;
   config: Config;
   /** Starts listening; port 0 picks a free port. Resolves with the base URL. */
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
@@ -47,18 +54,14 @@ export interface App {
 
 export interface CreateAppOptions {
   logger?: Logger;
+  /** Where the app's own logger (with its redaction) writes instead of stdout; tests read it. */
+  logStream?: DestinationStream;
   /** Replaces the rate-limit gate. Only the benchmark does (bench/service-without-limiter.ts), to measure what the limiter costs. */
   gate?: RateLimitGate;
 }
 
 export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App> {
-  const logger =
-    options.logger ??
-    pino({
-      level: config.logLevel,
-      base: { service: 'petstore' },
-      redact: { paths: ['req.headers["x-api-key"]', 'apiKey', 'key', '*.key', 'adminApiKey'], censor: '[redacted]' },
-    });
+  const logger = options.logger ?? createLogger(config, options.logStream);
   const orm = await createOrm(config);
   try {
     if (config.migrateOnStart) await migrate(orm, () => bootstrap(orm, config));
@@ -66,12 +69,21 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     await orm.close(true);
     throw error;
   }
-  const gate = options.gate ?? (await createRateLimitGate(config, { logger }));
-  const authenticator = new ApiKeyAuthenticator(orm);
   let shuttingDown = false;
+  const metrics = createMetrics({
+    pool: () => poolState(orm),
+    limiterStore: () => rawGate.ready(),
+    shuttingDown: () => shuttingDown,
+  });
+  const rawGate = options.gate ?? (await createRateLimitGate(config, { logger, onBan: (plan) => metrics.keyBanned(plan) }));
+  const gate = instrumentGate(rawGate, metrics);
+  const authenticator = new ApiKeyAuthenticator(orm);
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.silent = true;
+
+  // Outermost: times every request, then logs one line and records it in the metrics.
+  koa.use(observeRequests({ logger, metrics }));
 
   // Request id, and the error envelope for everything below.
   koa.use(async (ctx: Context, next: Next) => {
@@ -83,6 +95,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       await next();
     } catch (error) {
       const { body, headers, expected } = toErrorBody(error, state.requestId);
+      state.errorCode = body.code;
       if (!expected) logger.error({ err: error, requestId: state.requestId, route: state.route }, 'unexpected error');
       ctx.set(headers);
       ctx.status = body.status;
@@ -92,6 +105,18 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           : body;
     }
   });
+
+  // Security headers. API responses are JSON and may not be framed or run anything; `/docs` sets its
+  // own CSP, and the GraphQL Sandbox landing page (GET /graphql, outside production) loads Apollo's
+  // embed from its CDN, so it gets no CSP.
+  const securityHeaders = helmet({
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+  });
+  const sandboxHeaders = helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+  koa.use((ctx: Context, next: Next) =>
+    ctx.path === '/graphql' && ctx.method === 'GET' && config.env !== 'production' ? sandboxHeaders(ctx, next) : securityHeaders(ctx, next),
+  );
 
   koa.use(
     cors({
@@ -110,6 +135,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   koa.use(async (ctx: Context, next: Next) => {
     if (ctx.path === '/healthz') {
       ctx.body = { status: 'ok' };
+      return;
+    }
+    if (ctx.path === '/metrics' && config.metricsEnabled) {
+      const { contentType, body } = await metrics.render();
+      ctx.set('Cache-Control', 'no-store');
+      ctx.type = contentType;
+      ctx.body = body;
       return;
     }
     if (ctx.path === '/readyz') {
@@ -162,7 +194,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   };
 
   // The GraphQL facade at /graphql: the same domain, keys, limiter and error codes as REST (src/graphql).
-  const graphql = await createGraphQLFacade({ config, gate, logger, onAccountsChanged: () => authenticator.forget() });
+  const graphql = await createGraphQLFacade({
+    config,
+    gate,
+    logger,
+    onAccountsChanged: () => authenticator.forget(),
+    plugins: [operationLabelPlugin()],
+  });
   koa.use(graphql.middleware);
 
   const openApiText = loadOpenApiText();
@@ -196,9 +234,18 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     orm,
     gate,
     logger,
+    metrics,
     config,
     async listen(port = config.port, host = config.host) {
-      server = createServer(koa.callback());
+      server = createServer(
+        {
+          requestTimeout: config.requestTimeoutMs,
+          headersTimeout: config.headersTimeoutMs,
+          // How often Node checks those timeouts (default 30 s, too coarse for a short headersTimeout).
+          connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
+        },
+        koa.callback(),
+      );
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(port, host, () => resolve());
@@ -220,6 +267,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
               resolve();
             });
             s.closeIdleConnections();
+            logger.info({ graceMs: config.shutdownGraceMs }, 'shutdown: readiness 503, no new connections, draining in-flight requests');
           });
         }
         await graphql.stop();
@@ -229,6 +277,18 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       return closing;
     },
   };
+}
+
+/** The knex (tarn) pool behind the ORM, for the metrics; undefined if the driver has none. */
+function poolState(orm: Orm) {
+  const pool = (orm.em.getConnection() as unknown as { getKnex?(): { client?: { pool?: TarnPool } } }).getKnex?.().client?.pool;
+  return pool ? { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires() } : undefined;
+}
+
+interface TarnPool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
 }
 
 function authError(failure: AppState['authFailure']) {

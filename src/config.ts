@@ -51,6 +51,14 @@ const envSchema = z.object({
   CORS_ORIGINS: z.string().default('https://studio.apollographql.com,https://sandbox.embed.apollographql.com'),
   GRAPHQL_INTROSPECTION: bool.optional(),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default('10000'),
+  REQUEST_TIMEOUT_MS: int(0, 3_600_000).default('30000'),
+  HEADERS_TIMEOUT_MS: int(1, 600_000).default('10000'),
+  METRICS_ENABLED: bool.default('true'),
+  DB_BUSY_TIMEOUT_MS: int(0, 600_000).default('5000'),
+  GRAPHQL_MAX_DEPTH: int(1, 100).default('8'),
+  GRAPHQL_MAX_ALIASES: int(0, 1000).default('15'),
+  GRAPHQL_MAX_TOKENS: int(10, 100_000).default('1000'),
+  GRAPHQL_MAX_COST: int(1, 10_000_000).default('5000'),
   TRUST_PROXY: bool.default('false'),
 });
 
@@ -77,6 +85,15 @@ export interface Config {
   corsOrigins: string[];
   introspection: boolean;
   shutdownGraceMs: number;
+  /** Node's `server.requestTimeout` (whole request, 0 = none) and `headersTimeout` (ms). */
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  /** Serve `GET /metrics` (Prometheus text). */
+  metricsEnabled: boolean;
+  /** SQLite `busy_timeout`: how long a write waits for another connection's lock before 503. */
+  dbBusyTimeoutMs: number;
+  /** GraphQL documents beyond these are refused (400) before anything executes. */
+  graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
   trustProxy: boolean;
   /** Window lengths in seconds; only tests shorten them. */
   windows: { minute: number; day: number };
@@ -99,6 +116,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.REQUEST_TIMEOUT_MS > 0 && e.HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
+    throw new ConfigError(`Invalid configuration:\n  HEADERS_TIMEOUT_MS=${JSON.stringify(String(e.HEADERS_TIMEOUT_MS))}: must not exceed REQUEST_TIMEOUT_MS (${e.REQUEST_TIMEOUT_MS})`);
+  }
   const production = e.NODE_ENV === 'production';
   return {
     port: e.PORT,
@@ -122,6 +142,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     introspection: e.GRAPHQL_INTROSPECTION ?? !production,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
+    metricsEnabled: e.METRICS_ENABLED,
+    dbBusyTimeoutMs: e.DB_BUSY_TIMEOUT_MS,
+    graphqlLimits: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxAliases: e.GRAPHQL_MAX_ALIASES, maxTokens: e.GRAPHQL_MAX_TOKENS, maxCost: e.GRAPHQL_MAX_COST },
     trustProxy: e.TRUST_PROXY,
     windows: { minute: 60, day: 86_400 },
     announce: (line) => process.stdout.write(`${line}\n`),

@@ -12,14 +12,29 @@ import type { Config } from '../config.js';
 export type Orm = MikroORM<AbstractSqlDriver>;
 
 /** SQLite pragmas set on every pooled connection (knex reopens file connections every 10 s). */
-const SQLITE_PRAGMAS = [
+const sqlitePragmas = (busyTimeoutMs: number) => [
   'pragma journal_mode = wal',
   'pragma synchronous = normal',
   'pragma foreign_keys = on',
-  'pragma busy_timeout = 5000',
+  // A write waits this long for another connection's lock (another process on the same file); a
+  // residual SQLITE_BUSY becomes 503 UNAVAILABLE with Retry-After (src/http/errors.ts).
+  `pragma busy_timeout = ${Math.trunc(busyTimeoutMs)}`,
 ];
 
-export function ormOptions(config: Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'>): Options {
+/**
+ * Every transaction starts as a writer: knex sends a plain (deferred) `BEGIN`, which in WAL mode
+ * reads first and may then fail to upgrade to a writer with SQLITE_BUSY *without* waiting for the busy
+ * timeout (another connection wrote in between). `BEGIN IMMEDIATE` takes the write lock up front,
+ * where the busy timeout applies. Reads outside transactions are unaffected.
+ */
+function beginImmediate(conn: { prepare(sql: string): unknown }) {
+  const prepare = conn.prepare.bind(conn);
+  conn.prepare = (sql: string) => prepare(sql === 'BEGIN;' ? 'BEGIN IMMEDIATE;' : sql);
+}
+
+type OrmConfig = Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'> & Partial<Pick<Config, 'dbBusyTimeoutMs'>>;
+
+export function ormOptions(config: OrmConfig): Options {
   const common = {
     entities: ENTITIES,
     extensions: [Migrator],
@@ -39,9 +54,10 @@ export function ormOptions(config: Pick<Config, 'database' | 'dbPoolMax' | 'dbSt
       dbName: config.database.path,
       migrations: { migrationsList: migrationsFor('sqlite'), transactional: true, snapshot: false, silent: true },
       pool: {
-        afterCreate: (conn: { exec(sql: string): void }, done: (err: Error | null, conn: unknown) => void) => {
+        afterCreate: (conn: { exec(sql: string): void; prepare(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
           try {
-            for (const pragma of SQLITE_PRAGMAS) conn.exec(pragma);
+            for (const pragma of sqlitePragmas(config.dbBusyTimeoutMs ?? 5000)) conn.exec(pragma);
+            beginImmediate(conn);
             done(null, conn);
           } catch (error) {
             done(error as Error, conn);
@@ -62,7 +78,7 @@ export function ormOptions(config: Pick<Config, 'database' | 'dbPoolMax' | 'dbSt
   } as Options;
 }
 
-export async function createOrm(config: Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'>): Promise<Orm> {
+export async function createOrm(config: OrmConfig): Promise<Orm> {
   return (await MikroORM.init(ormOptions(config))) as unknown as Orm;
 }
 

@@ -1,4 +1,4 @@
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
 import { koaMiddleware } from '@as-integrations/koa';
 import type { GraphQLSchema } from 'graphql';
@@ -14,6 +14,8 @@ import { createLoaders } from './data.loaders.js';
 import { createFormatError, graphqlRequestScope } from './error.mapping.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { rateLimitPlugin } from './rate-limit.plugin.js';
+import { freshLoadersPlugin } from './loaders.plugin.js';
+import { queryLimits } from './query-limits.js';
 import { buildGraphQLSchema } from './schema.builder.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -24,6 +26,8 @@ export interface GraphQLFacadeOptions {
   logger: Logger;
   /** Called after a change to accounts or keys (the same hook REST calls). */
   onAccountsChanged: () => void;
+  /** More Apollo plugins from the composition root (metrics labels). */
+  plugins?: ApolloServerPlugin<GraphQLContext>[];
 }
 
 export interface GraphQLFacade {
@@ -38,9 +42,10 @@ export interface GraphQLFacade {
  * `@as-integrations/koa`. Body limits, error envelope, authentication and rate-limit headers are the
  * same edge REST uses.
  */
-export async function createGraphQLFacade({ config, gate, logger, onAccountsChanged }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
+export async function createGraphQLFacade({ config, gate, logger, onAccountsChanged, plugins = [] }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
   const schema = await buildGraphQLSchema();
   const production = config.env === 'production';
+  const limits = queryLimits(config.graphqlLimits);
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     logger,
@@ -52,9 +57,14 @@ export async function createGraphQLFacade({ config, gate, logger, onAccountsChan
     // main.ts owns SIGTERM (readiness 503, drain, then exit); Apollo must not re-raise the signal first.
     stopOnTerminationSignals: false,
     persistedQueries: false,
+    parseOptions: limits.parseOptions,
+    validationRules: limits.validationRules,
     formatError: createFormatError({ logger, development: config.env === 'development' }),
     plugins: [
+      ...(limits.plugins as ApolloServerPlugin<GraphQLContext>[]),
+      ...plugins,
       rateLimitPlugin(gate),
+      freshLoadersPlugin(),
       production
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({

@@ -18,4 +18,8 @@ export interface AppState {
   route?: string;
   /** GraphQL operation name for logs. */
   operationName?: string;
+  /** Bounded metrics label of the executed GraphQL operation, e.g. `query pets` (src/observability). */
+  operation?: string;
+  /** The error code of an error response, for the request log. */
+  errorCode?: string;
 }

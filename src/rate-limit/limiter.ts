@@ -12,6 +12,8 @@ import { memoryStore, redisStore, type LimiterStore, type StoreLogger } from './
 export interface GateOptions {
   /** Store transitions (Redis lost / back) are logged here. */
   logger?: StoreLogger;
+  /** Called when a refusal bans a key (metrics). */
+  onBan?: (plan: PlanName) => void;
 }
 
 /** Upper bounds of an enterprise account's own quotas (the domain validates the same bounds). */
@@ -115,7 +117,10 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       const hopeless = windows.some((w) => cost > w.limit);
       // A request bigger than a whole window can never pass; waiting does not help, so it does not count toward a ban.
       const bannedUntil = hopeless ? null : await bans.refused(actor.keyId, shown.resetAt);
-      if (bannedUntil) throw bannedError(actor, bannedUntil);
+      if (bannedUntil) {
+        options.onBan?.(actor.plan);
+        throw bannedError(actor, bannedUntil);
+      }
       const wait = secondsUntil(shown.resetAt, now);
       const message = hopeless
         ? `This request costs ${cost}, more than the ${shown.resource} limit of ${shown.limit}; split it into smaller requests.`

@@ -87,6 +87,8 @@ export interface StartOptions {
   config?: Partial<Config>;
   /** Reuse an existing database URL (multi-instance tests) instead of a fresh one. */
   databaseUrl?: string;
+  /** Receives the app's log lines (give LOG_LEVEL in `env`; the default is silent). */
+  logStream?: { write(line: string): void };
 }
 
 let counter = 0;
@@ -127,7 +129,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   });
   const announced: string[] = [];
   Object.assign(config, { announce: (line: string) => announced.push(line) }, options.config);
-  const app = await createApp(config);
+  const app = await createApp(config, { logStream: options.logStream });
   const { url } = await app.listen(0, '127.0.0.1');
   let closed = false;
   return {

@@ -1,0 +1,34 @@
+import type { RateLimitGate } from '../rate-limit/index.js';
+import type { Metrics } from './metrics.js';
+
+const REFUSALS = new Set(['RATE_LIMITED', 'API_KEY_BANNED']);
+
+/**
+ * The same gate, counting its refusals by plan (`anonymous` for the per-address limiter that guards
+ * authentication). Both facades charge through the gate they are given, so one wrapper sees them all.
+ */
+export function instrumentGate(gate: RateLimitGate, metrics: Metrics): RateLimitGate {
+  const count = (plan: string, error: unknown) => {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code === 'string' && REFUSALS.has(code)) metrics.rateLimitRefused(plan, code);
+  };
+  return {
+    ...gate,
+    async charge(actor, cost) {
+      try {
+        return await gate.charge(actor, cost);
+      } catch (error) {
+        count(actor.plan, error);
+        throw error;
+      }
+    },
+    async anonymous(address, failedAuth) {
+      try {
+        return await gate.anonymous(address, failedAuth);
+      } catch (error) {
+        count('anonymous', error);
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * Prometheus metrics of one app (SPEC §1 `GET /metrics`). Every app has its own Registry (no
+ * module-level singletons), so tests run several apps in one process.
+ *
+ * Label values are bounded: the REST route template (never the raw path), the GraphQL operation type
+ * and root field (never the client-chosen operation name), the HTTP status and the plan.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export interface RequestLabels {
+  facade: string;
+  operation: string;
+  status: number;
+}
+
+export interface PoolState {
+  used: number;
+  free: number;
+  pending: number;
+}
+
+export interface MetricsSources {
+  /** The database connection pool, if the driver exposes one. */
+  pool(): PoolState | undefined;
+  /** The limiter store: which one, and for Redis whether it answers. */
+  limiterStore(): Promise<{ store: 'memory' | 'redis'; redis?: 'up' | 'down' }>;
+  shuttingDown(): boolean;
+}
+
+export interface Metrics {
+  registry: Registry;
+  observeRequest(labels: RequestLabels, seconds: number): void;
+  /** A request refused by the rate limiter (`RATE_LIMITED` or `API_KEY_BANNED`); plan `anonymous` for the per-address limiter. */
+  rateLimitRefused(plan: string, code: string): void;
+  /** A key that has just been banned. */
+  keyBanned(plan: string): void;
+  /** The Prometheus text exposition and its content type. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+/** Seconds: from a cheap read to a slow write under contention. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createMetrics(sources: MetricsSources): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: 'petstore_http_requests_total',
+    help: 'HTTP requests answered, by facade (rest, graphql, meta), operation and status.',
+    labelNames: ['facade', 'operation', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'petstore_http_request_duration_seconds',
+    help: 'Time from the first byte of the request to the response, by facade, operation and status.',
+    labelNames: ['facade', 'operation', 'status'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: 'petstore_rate_limit_refusals_total',
+    help: 'Requests refused by the rate limiter, by plan and code (RATE_LIMITED, API_KEY_BANNED).',
+    labelNames: ['plan', 'code'] as const,
+    registers: [registry],
+  });
+  const bans = new Counter({
+    name: 'petstore_rate_limit_bans_total',
+    help: 'API keys banned for sending while rate limited, by plan.',
+    labelNames: ['plan'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'petstore_db_pool_connections',
+    help: 'Database pool connections by state (used, free, pending acquires).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const pool = sources.pool();
+      if (!pool) return;
+      this.set({ state: 'used' }, pool.used);
+      this.set({ state: 'free' }, pool.free);
+      this.set({ state: 'pending' }, pool.pending);
+    },
+  });
+  new Gauge({
+    name: 'petstore_limiter_store_up',
+    help: 'Whether the rate-limit store answers (1) or the in-memory insurance limiters are serving (0), by store.',
+    labelNames: ['store'] as const,
+    registers: [registry],
+    async collect() {
+      const state = await sources.limiterStore().catch(() => ({ store: 'redis' as const, redis: 'down' as const }));
+      this.set({ store: state.store }, state.store === 'memory' || state.redis === 'up' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'petstore_shutting_down',
+    help: '1 once a graceful shutdown has started (readiness is 503).',
+    registers: [registry],
+    collect() {
+      this.set(sources.shuttingDown() ? 1 : 0);
+    },
+  });
+
+  return {
+    registry,
+    observeRequest({ facade, operation, status }, seconds) {
+      const labels = { facade, operation, status: String(status) };
+      requests.inc(labels);
+      duration.observe(labels, seconds);
+    },
+    rateLimitRefused(plan, code) {
+      refusals.inc({ plan, code });
+    },
+    keyBanned(plan) {
+      bans.inc({ plan });
+    },
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}

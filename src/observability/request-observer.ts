@@ -1,0 +1,62 @@
+/**
+ * Request timing: one log line and one metrics observation per request. Mounted outermost, so it
+ * times everything, and reads what the inner middleware left on `ctx.state` (request id, facade,
+ * route template, GraphQL operation, caller) once the response is decided.
+ */
+import type { Context, Middleware, Next } from 'koa';
+import type { Logger } from 'pino';
+import type { AppState } from '../http/context.js';
+import type { Metrics } from './metrics.js';
+
+/** Paths outside both facades that get their own label; anything else is `other` (never the raw path). */
+const META_PATHS = new Map([
+  ['/healthz', '/healthz'],
+  ['/readyz', '/readyz'],
+  ['/metrics', '/metrics'],
+  ['/docs', '/docs'],
+]);
+/** Probes and scrapes are logged at debug: they would drown the request log. */
+const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+export function observeRequests({ logger, metrics }: { logger: Logger; metrics?: Metrics }): Middleware {
+  return async (ctx: Context, next: Next) => {
+    const started = process.hrtime.bigint();
+    let failed = false;
+    try {
+      await next();
+    } catch (error) {
+      // The error envelope answers everything; this only happens if it failed itself.
+      failed = true;
+      throw error;
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const state = ctx.state as Partial<AppState>;
+      const status = failed ? 500 : ctx.status;
+      const facade = state.facade ?? 'meta';
+      metrics?.observeRequest({ facade, operation: operationLabel(ctx, state), status }, seconds);
+      const line = {
+        requestId: state.requestId,
+        method: ctx.method,
+        path: ctx.path,
+        route: state.route,
+        facade,
+        operationName: state.operationName?.slice(0, 100),
+        status,
+        durationMs: Math.round(seconds * 1e6) / 1e3,
+        accountId: state.actor?.accountId,
+        keyId: state.actor?.keyId,
+        errorCode: state.errorCode,
+      };
+      if (status >= 500) logger.warn(line, 'request');
+      else if (QUIET_PATHS.has(ctx.path)) logger.debug(line, 'request');
+      else logger.info(line, 'request');
+    }
+  };
+}
+
+function operationLabel(ctx: Context, state: Partial<AppState>): string {
+  if (state.facade === 'rest') return state.route ?? 'unmatched';
+  if (state.facade === 'graphql') return state.operation ?? (ctx.method === 'GET' && !ctx.querystring ? 'landing page' : 'unresolved');
+  const meta = META_PATHS.get(ctx.path) ?? (ctx.path.startsWith('/docs/') ? '/docs' : undefined);
+  return meta ? `${ctx.method} ${meta}` : 'other';
+}

@@ -1,0 +1,102 @@
+import { connect, type Socket } from 'node:net';
+
+/** Collects an app's log lines (pino JSON) for assertions. */
+export class LogCapture {
+  readonly lines: string[] = [];
+  write(line: string) {
+    this.lines.push(line);
+  }
+  get text(): string {
+    return this.lines.join('');
+  }
+  records(): Array<Record<string, any>> {
+    return this.lines.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l));
+  }
+  /** The request log line of one request id. */
+  requestLine(requestId: string): Record<string, any> | undefined {
+    return this.records().find((r) => r.msg === 'request' && r.requestId === requestId);
+  }
+}
+
+/** One sample of a Prometheus text exposition, by metric name and exact labels; undefined if absent. */
+export function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const found: Record<string, string> = {};
+    for (const pair of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) found[pair[1]!] = pair[2]!;
+    if (Object.entries(labels).every(([k, v]) => found[k] === v) && Object.keys(found).length === Object.keys(labels).length) return Number(m[3]);
+  }
+  return undefined;
+}
+
+/** A raw HTTP/1.1 connection: send bytes when the test decides, read everything the server sends. */
+export class RawConnection {
+  private data = '';
+  private closed: Promise<void>;
+  readonly socket: Socket;
+  error?: Error;
+
+  private constructor(socket: Socket) {
+    this.socket = socket;
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (this.data += chunk));
+    this.closed = new Promise((resolve) => {
+      socket.on('close', () => resolve());
+      socket.on('error', (e) => (this.error = e));
+    });
+  }
+
+  static open(url: string): Promise<RawConnection> {
+    const { hostname, port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: hostname, port: Number(port) }, () => resolve(new RawConnection(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  send(text: string | Buffer) {
+    this.socket.write(text);
+  }
+
+  /** Resolves with the first complete response (status, headers, body by Content-Length). */
+  async response(): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+    for (;;) {
+      const parsed = parseResponse(this.data);
+      if (parsed) return parsed;
+      if (this.socket.destroyed || this.socket.readableEnded) {
+        const last = parseResponse(this.data, true);
+        if (last) return last;
+        throw new Error(`connection closed without a complete response: ${JSON.stringify(this.data.slice(0, 200))}`);
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  /** Resolves when the server has closed the connection; returns everything it sent. */
+  async untilClosed(): Promise<string> {
+    await this.closed;
+    return this.data;
+  }
+
+  close() {
+    this.socket.destroy();
+  }
+}
+
+function parseResponse(data: string, ended = false) {
+  const end = data.indexOf('\r\n\r\n');
+  if (end < 0) return undefined;
+  const [statusLine, ...headerLines] = data.slice(0, end).split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const h of headerLines) {
+    const i = h.indexOf(':');
+    headers[h.slice(0, i).toLowerCase()] = h.slice(i + 1).trim();
+  }
+  const body = data.slice(end + 4);
+  const length = headers['content-length'];
+  if (length !== undefined && Buffer.byteLength(body) < Number(length)) return undefined;
+  if (length === undefined && !ended && headers['transfer-encoding']) return undefined;
+  return { status: Number(statusLine!.split(' ')[1]), headers, body };
+}
