@@ -24,6 +24,13 @@ export function createLoaders(domain: () => Domain) {
     pets,
     categories,
     inventory,
+    /** Forgets every loaded value: a mutation may have changed them (see `freshLoadersPlugin`). */
+    clearAll(): void {
+      pets.clearAll();
+      categories.clearAll();
+      inventory.clearAll();
+      categoryPets.clear();
+    },
     petsOfCategory(page: PageRequest): DataLoader<number, Page<PetView>> {
       const key = `${page.limit}\u0000${page.cursor ?? ''}`;
       let loader = categoryPets.get(key);

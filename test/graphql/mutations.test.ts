@@ -1,0 +1,48 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, createPet, type TestApp } from '../helpers/app.js';
+import { dataOf, gql } from './support.js';
+
+describe('GraphQL mutations: several root fields in one operation', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  it('when two mutations of one operation change the same pet, then each payload reads the pet after its own change', async () => {
+    const { petId } = await createPet(t, { stock: 5 });
+    const data = dataOf(
+      await gql(
+        t.admin,
+        `mutation($id: ID!) {
+          stock: setInventory(petId: $id, quantity: 1) { quantity pet { status inventory { quantity } } }
+          order: placeOrder(input: {petId: $id, quantity: 1}) { id pet { status inventory { quantity status } } }
+          cancel: cancelOrder(id: "1")
+          again: setInventory(petId: $id, quantity: 0) { pet { status } }
+        }`,
+        { id: petId },
+      ),
+    );
+    assert.deepEqual(data.stock, { quantity: 1, pet: { status: 'available', inventory: { quantity: 1 } } });
+    assert.deepEqual(data.order.pet, { status: 'pending', inventory: { quantity: 0, status: 'pending' } });
+    assert.equal(data.cancel, '1');
+    assert.deepEqual(data.again, { pet: { status: 'sold' } });
+  });
+
+  it('when mutations run in one operation, then they run in order and a refused one leaves the others done', async () => {
+    const { petId } = await createPet(t, { stock: 1 });
+    const res = await gql(
+      t.admin,
+      `mutation($id: ID!) {
+        first: placeOrder(input: {petId: $id, quantity: 1}) { id }
+        second: placeOrder(input: {petId: $id, quantity: 1}) { id }
+      }`,
+      { id: petId },
+    );
+    assert.equal(res.status, 200);
+    assert.ok(res.body.data?.first?.id);
+    assert.equal(res.body.data?.second, null);
+    assert.deepEqual(res.body.errors?.map((e) => [e.path, e.extensions?.code, e.extensions?.status]), [[['second'], 'PET_NOT_AVAILABLE', 409]]);
+  });
+});
