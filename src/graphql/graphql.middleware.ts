@@ -15,7 +15,6 @@ import { createFormatError, graphqlRequestScope } from './error.mapping.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { rateLimitPlugin } from './rate-limit.plugin.js';
 import { freshLoadersPlugin } from './loaders.plugin.js';
-import { freshLoadersPlugin } from './loaders.plugin.js';
 import { queryLimits } from './query-limits.js';
 import { buildGraphQLSchema } from './schema.builder.js';
 
@@ -65,7 +64,6 @@ export async function createGraphQLFacade({ config, gate, logger, onAccountsChan
       ...(limits.plugins as ApolloServerPlugin<GraphQLContext>[]),
       ...plugins,
       rateLimitPlugin(gate),
-      freshLoadersPlugin(),
       freshLoadersPlugin(),
       production
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
