@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
   id: number;
+  children?: number[];
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
 }
@@ -22,6 +23,9 @@ const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map<number, number>();
 profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+// Shares of the busy time: idle (waiting for I/O, or for the load generator) is left out.
+const idle = profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id);
+for (const id of idle) self.delete(id);
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 
 const packageOf = (url: string, fn: string): string => {
@@ -54,3 +58,25 @@ const show = (title: string, map: Map<string, number>, top: number) => {
 };
 show('by package', byPackage, 25);
 show('by function', byFunction, Number(topArg ?? 30));
+
+// Inclusive time of the project's own functions and a few library entry points: where a request's time goes.
+const parent = new Map<number, number>();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const inclusive = new Map<string, number>();
+const label = (n: ProfileNode) => {
+  const { functionName, url, lineNumber } = n.callFrame;
+  return `${functionName || '(anonymous)'} ${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/dist\//, 'dist/')}:${lineNumber + 1}`;
+};
+profile.samples.forEach((leaf, i) => {
+  if (idle.includes(leaf)) return;
+  const seen = new Set<string>();
+  for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
+    const n = byId.get(id)!;
+    if (!n.callFrame.url.includes('/dist/src/') && !/(EntityManager|QueryBuilder|requestPipeline|pino|ajv|Hydrator|UnitOfWork|knex\/lib\/client)/.test(n.callFrame.url)) continue;
+    const key = label(n);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    inclusive.set(key, (inclusive.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  }
+});
+show('inclusive (project code and ORM/Apollo/pino entry points)', inclusive, Number(topArg ?? 30));

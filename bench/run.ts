@@ -50,6 +50,8 @@ interface Service {
 
 interface Run {
   opsPerSec: number;
+  /** CPU time (user + system) the serving process spent per operation: robust to a busy machine. */
+  cpuMsPerOp: number;
   p50: number;
   p99: number;
   non2xx: number;
@@ -65,6 +67,12 @@ const median = (xs: number[]) => {
 };
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;
+
+/** CPU time (user + system) a process has used so far, in ms (Linux, clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 /** Resident set size of a process, in kB (Linux). */
 function rssKb(pid: number): number {
@@ -104,6 +112,7 @@ async function stop(service: Service) {
 }
 
 async function fire(service: Service, scenario: Scenario, key: string, seconds: number): Promise<Run> {
+  const cpuBefore = cpuMs(service.child.pid!);
   const result = await autocannon({
     url: service.url,
     connections: CONNECTIONS,
@@ -114,8 +123,10 @@ async function fire(service: Service, scenario: Scenario, key: string, seconds: 
   const byStatus = result as unknown as Record<string, number>;
   const expected = scenario.expect === 429 ? 0 : byStatus[`${Math.floor(scenario.expect / 100)}xx`] ?? 0;
   const unexpected = scenario.expect === 429 ? result.requests.total - result.non2xx : result.requests.total - expected;
+  const ops = result.requests.total / scenario.requestsPerOp;
   return {
-    opsPerSec: result.requests.total / result.duration / scenario.requestsPerOp,
+    opsPerSec: ops / result.duration,
+    cpuMsPerOp: (cpuMs(service.child.pid!) - cpuBefore) / ops,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
@@ -186,7 +197,7 @@ async function main() {
       for (const s of scenarios) {
         const run = await fire(services.get(s.service)!, s, keys[s.key], DURATION);
         runs.get(s.id)!.push(run);
-        log(`  ${s.id.padEnd(20)} ${run.opsPerSec.toFixed(0).padStart(6)} op/s  p50 ${run.p50} ms  p99 ${run.p99} ms  non-2xx ${run.non2xx}`);
+        log(`  ${s.id.padEnd(20)} ${run.opsPerSec.toFixed(0).padStart(6)} op/s  ${run.cpuMsPerOp.toFixed(2)} CPU ms/op  p50 ${run.p50} ms  p99 ${run.p99} ms  non-2xx ${run.non2xx}`);
       }
     }
     const rssEnd = new Map([...services].map(([name, s]) => [name, rssKb(s.child.pid!)]));
@@ -205,12 +216,11 @@ function report(
   rssWarm: Map<ServiceName, number>,
   rssEnd: Map<ServiceName, number>,
 ) {
-  const med = (id: string) => median(runs.get(id)!.map((r) => r.opsPerSec));
   log();
   log(`## Results: ${ROUNDS} rounds × ${DURATION} s per scenario, ${CONNECTIONS} connections, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
   log();
-  log('| scenario | op/s (median) | spread (min–max) | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request |');
-  log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  log('| scenario | op/s (median) | spread (min–max) | CPU ms/op | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request |');
+  log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of scenarios) {
     const rs = runs.get(s.id)!;
     const ops = rs.map((r) => r.opsPerSec);
@@ -219,12 +229,12 @@ function report(
     const sql = s.service === 'l0' ? '–' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : 'as REST by ids';
     const unexpected = rs.reduce((a, r) => a + r.unexpected + r.errors, 0);
     log(
-      `| ${s.label} | ${m.toFixed(0)} | ${spread} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,
+      `| ${s.label} | ${m.toFixed(0)} | ${spread} | ${median(rs.map((r) => r.cpuMsPerOp)).toFixed(2)} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,
     );
   }
   log();
-  log('| ratio (median of per-round ratios) | value | range across rounds | target | met |');
-  log('|---|---:|---:|---:|:-:|');
+  log('| ratio (median of per-round ratios) | value | range across rounds | target | met | same ratio from CPU ms/op |');
+  log('|---|---:|---:|---:|:-:|---:|');
   for (const r of RATIOS) {
     const num = runs.get(r.numerator);
     const den = runs.get(r.denominator);
@@ -233,8 +243,8 @@ function report(
     const value = median(perRound);
     const target = r.target === null ? '–' : `≥ ${pct(r.target)}`;
     const met = r.target === null ? '' : value >= r.target ? 'yes' : '**no**';
-    log(`| ${r.label} | ${pct(value)} | ${pct(Math.min(...perRound))} – ${pct(Math.max(...perRound))} | ${target} | ${met} |`);
-    void med;
+    const cpuRatio = median(num.map((n, i) => den[i]!.cpuMsPerOp / n.cpuMsPerOp));
+    log(`| ${r.label} | ${pct(value)} | ${pct(Math.min(...perRound))} – ${pct(Math.max(...perRound))} | ${target} | ${met} | ${pct(cpuRatio)} |`);
   }
   log();
   log('| process | RSS after warm-up | RSS after the run |');
