@@ -1,9 +1,9 @@
 /** Process entry: config → app → listen; SIGTERM/SIGINT shut down gracefully. */
 import 'reflect-metadata';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { createApp } from './app.js';
 
-let config;
+let config: Config;
 try {
   config = loadConfig();
 } catch (error) {
@@ -14,8 +14,11 @@ try {
   throw error;
 }
 
-const app = await createApp(config);
-const { url } = await app.listen();
+const app = await createApp(config).catch((error: unknown) => fail(error, config));
+const { url } = await app.listen().catch(async (error: unknown) => {
+  await app.close();
+  return fail(error, config);
+});
 app.logger.info({ url, database: config.database.kind, limiter: config.redisUrl ? 'redis' : 'memory' }, 'petstore listening');
 config.announce(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql, docs ${url}/docs)`);
 
@@ -33,4 +36,28 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       },
     );
   });
+}
+
+/** A start that cannot succeed ends with one clear line, not a stack trace. */
+function fail(error: unknown, cfg: Config): never {
+  const code = (error as { code?: string }).code;
+  const where = cfg.database.kind === 'sqlite' ? cfg.database.path : redact(cfg.database.url);
+  const reason =
+    code === 'EADDRINUSE'
+      ? `port ${cfg.port} on ${cfg.host} is already in use; set PORT to a free port.`
+      : code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === '28P01' || code === '3D000'
+        ? `cannot use the database at ${where} (${code}: ${(error as Error).message}); check DATABASE_URL and that the server is running.`
+        : `${(error as Error).message ?? error}`;
+  process.stderr.write(`Petstore could not start: ${reason}\n`);
+  process.exit(1);
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'DATABASE_URL';
+  }
 }
