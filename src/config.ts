@@ -58,7 +58,7 @@ const envSchema = z.object({
   GRAPHQL_MAX_DEPTH: int(1, 100).default('8'),
   GRAPHQL_MAX_ALIASES: int(0, 1000).default('15'),
   GRAPHQL_MAX_TOKENS: int(10, 100_000).default('1000'),
-  GRAPHQL_MAX_COST: int(1, 10_000_000).default('5000'),
+  GRAPHQL_MAX_COST: int(1, 10_000_000).default('20000'),
   TRUST_PROXY: bool.default('false'),
 });
 
