@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { MikroORM, type Options } from '@mikro-orm/core';
 import type { AbstractSqlDriver } from '@mikro-orm/knex';
@@ -20,17 +21,6 @@ const sqlitePragmas = (busyTimeoutMs: number) => [
   // residual SQLITE_BUSY becomes 503 UNAVAILABLE with Retry-After (src/http/errors.ts).
   `pragma busy_timeout = ${Math.trunc(busyTimeoutMs)}`,
 ];
-
-/**
- * Every transaction starts as a writer: knex sends a plain (deferred) `BEGIN`, which in WAL mode
- * reads first and may then fail to upgrade to a writer with SQLITE_BUSY *without* waiting for the busy
- * timeout (another connection wrote in between). `BEGIN IMMEDIATE` takes the write lock up front,
- * where the busy timeout applies. Reads outside transactions are unaffected.
- */
-function beginImmediate(conn: { prepare(sql: string): unknown }) {
-  const prepare = conn.prepare.bind(conn);
-  conn.prepare = (sql: string) => prepare(sql === 'BEGIN;' ? 'BEGIN IMMEDIATE;' : sql);
-}
 
 type OrmConfig = Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'> & Partial<Pick<Config, 'dbBusyTimeoutMs'>>;
 
@@ -54,10 +44,9 @@ export function ormOptions(config: OrmConfig): Options {
       dbName: config.database.path,
       migrations: { migrationsList: migrationsFor('sqlite'), transactional: true, snapshot: false, silent: true },
       pool: {
-        afterCreate: (conn: { exec(sql: string): void; prepare(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
+        afterCreate: (conn: { exec(sql: string): void }, done: (err: Error | null, conn: unknown) => void) => {
           try {
             for (const pragma of sqlitePragmas(config.dbBusyTimeoutMs ?? 5000)) conn.exec(pragma);
-            beginImmediate(conn);
             done(null, conn);
           } catch (error) {
             done(error as Error, conn);
@@ -79,7 +68,40 @@ export function ormOptions(config: OrmConfig): Options {
 }
 
 export async function createOrm(config: OrmConfig): Promise<Orm> {
-  return (await MikroORM.init(ormOptions(config))) as unknown as Orm;
+  const orm = (await MikroORM.init(ormOptions(config))) as unknown as Orm;
+  if (config.database.kind === 'sqlite') beginAsWriter(orm);
+  return orm;
+}
+
+/**
+ * SQLite transactions start as writers (`BEGIN IMMEDIATE`). knex sends a deferred `BEGIN`, which in WAL
+ * mode reads first and can then fail to become a writer with SQLITE_BUSY *without* waiting for the busy
+ * timeout (another connection wrote in between); `BEGIN IMMEDIATE` takes the write lock up front, where
+ * the busy timeout applies. knex also swallows an error of its own `BEGIN` (the caller then gets
+ * "Transaction query already complete" instead of SQLITE_BUSY, a 500): here a failed begin rejects the
+ * transaction with the driver's error, which the error envelope maps to 503 UNAVAILABLE.
+ */
+function beginAsWriter(orm: Orm) {
+  type KnexTransaction = new (client: unknown, container: unknown, config: unknown, outerTx: unknown) => object;
+  const requireFromMikro = createRequire(createRequire(import.meta.url).resolve('@mikro-orm/knex'));
+  const Transaction = requireFromMikro('knex/lib/execution/transaction.js') as KnexTransaction;
+  class WriterTransaction extends Transaction {
+    /**
+     * `exec`, not a prepared statement: libsql does not reset a prepared statement that failed, and a
+     * failed `BEGIN` left behind keeps every later COMMIT on this connection failing ("SQL statements
+     * in progress").
+     */
+    begin(conn: { exec(sql: string): void }) {
+      return new Promise<void>((resolve) => {
+        conn.exec('BEGIN IMMEDIATE');
+        resolve();
+      });
+    }
+  }
+  const client = orm.em.getConnection().getKnex().client as { transaction: (...args: unknown[]) => unknown };
+  client.transaction = function (this: unknown, container: unknown, config: unknown, outerTx: unknown) {
+    return new WriterTransaction(this, container, config, outerTx);
+  };
 }
 
 /** A fixed key for PostgreSQL's advisory lock, so two instances starting at once migrate one at a time. */
