@@ -74,6 +74,24 @@ export class RawConnection {
     }
   }
 
+  /** Resolves once the server has sent `text` (e.g. `100 Continue`). */
+  async until(text: string): Promise<void> {
+    while (!this.data.includes(text)) {
+      if (this.socket.destroyed) throw new Error(`connection closed before ${JSON.stringify(text)}: ${JSON.stringify(this.data.slice(0, 200))}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  /** Resolves with `n` complete responses (after any interim 1xx), in order. */
+  async responses(n: number): Promise<Array<{ status: number; headers: Record<string, string>; body: string }>> {
+    for (;;) {
+      const all = parseAll(this.data.replace(/HTTP\/1\.1 1\d\d [^\r]*\r\n\r\n/g, ''));
+      if (all.length >= n) return all.slice(0, n);
+      if (this.socket.destroyed) throw new Error(`connection closed after ${all.length} of ${n} responses: ${JSON.stringify(this.data.slice(0, 300))}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
   /** Resolves when the server has closed the connection; returns everything it sent. */
   async untilClosed(): Promise<string> {
     await this.closed;
@@ -82,6 +100,20 @@ export class RawConnection {
 
   close() {
     this.socket.destroy();
+  }
+}
+
+function parseAll(data: string) {
+  const out: Array<{ status: number; headers: Record<string, string>; body: string }> = [];
+  let rest = data;
+  for (;;) {
+    const r = parseResponse(rest);
+    if (!r || r.headers['content-length'] === undefined) return out;
+    const headEnd = rest.indexOf('\r\n\r\n') + 4;
+    const length = Number(r.headers['content-length']);
+    const body = Buffer.from(rest.slice(headEnd)).subarray(0, length).toString();
+    out.push({ ...r, body });
+    rest = rest.slice(headEnd + body.length);
   }
 }
 
