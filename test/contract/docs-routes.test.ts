@@ -1,0 +1,62 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, type TestApp } from '../helpers/app.js';
+
+describe('contract: /docs over HTTP (no browser)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  it('when /docs is fetched without a key, then it answers the HTML page under a CSP that allows only this origin', async () => {
+    const res = await t.anonymous.get('/docs', { skipContract: true });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.match(csp, /connect-src 'self'(;|$)/);
+    assert.doesNotMatch(res.text, /<script>(?!<\/script>)|https?:\/\//, 'no inline script and no absolute (CDN) address');
+    assert.match(res.text, /data-spec-url="\/v1\/openapi\.json"/);
+  });
+
+  it('when every script, stylesheet and icon the page references is fetched, then each is served locally with its type', async () => {
+    const page = (await t.anonymous.get('/docs', { skipContract: true })).text;
+    const refs = [...page.matchAll(/(?:src|href)="(\/docs\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    assert.deepEqual(refs.sort(), [
+      '/docs/assets/favicon-32x32.png',
+      '/docs/assets/petstore-docs.css',
+      '/docs/assets/petstore-docs.js',
+      '/docs/assets/swagger-ui-bundle.js',
+      '/docs/assets/swagger-ui.css',
+    ]);
+    for (const ref of refs) {
+      const res = await fetch(t.url + ref);
+      assert.equal(res.status, 200, ref);
+      const type = res.headers.get('content-type') ?? '';
+      assert.match(type, ref.endsWith('.js') ? /^text\/javascript/ : ref.endsWith('.css') ? /^text\/css/ : /^image\/png/, ref);
+      assert.ok((await res.arrayBuffer()).byteLength > 0, ref);
+    }
+  });
+
+  it('when /docs/ has a trailing slash, then it redirects to /docs', async () => {
+    const res = await fetch(`${t.url}/docs/`, { redirect: 'manual' });
+    assert.equal(res.status, 302);
+    assert.equal(res.headers.get('location'), '/docs');
+  });
+
+  it('when an unknown asset is asked for, then it is the 404 error envelope', async () => {
+    const res = await t.anonymous.get('/docs/assets/../../package.json', { skipContract: true });
+    assert.equal(res.status, 404);
+    const other = await t.anonymous.get('/docs/assets/nope.js', { skipContract: true });
+    assert.equal(other.status, 404);
+    assert.equal(other.body.code, 'NOT_FOUND');
+  });
+
+  it('when /docs is posted to, then it is 405 with Allow: GET, HEAD', async () => {
+    const res = await t.anonymous.post('/docs', {}, { skipContract: true });
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), 'GET, HEAD');
+    assert.equal(res.body.code, 'METHOD_NOT_ALLOWED');
+  });
+});
