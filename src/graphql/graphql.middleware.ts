@@ -68,7 +68,12 @@ export async function createGraphQLFacade({ config, gate, logger, onAccountsChan
       production
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({
-            embed: { initialState: { sharedHeaders: { 'X-API-Key': '' }, pollForSchemaUpdates: false }, endpointIsEditable: false },
+            embed: {
+              initialState: { sharedHeaders: { 'X-API-Key': '' }, pollForSchemaUpdates: false },
+              endpointIsEditable: false,
+              // No usage telemetry from the developer's browser to Apollo.
+              runTelemetry: false,
+            },
             footer: false,
             includeCookies: false,
           }),
