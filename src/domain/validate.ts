@@ -44,7 +44,7 @@ export function oneOf<T extends string>(value: unknown, path: string, allowed: r
 
 export function dateTime(value: unknown, path: string): Date {
   const d = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : new Date(NaN);
-  if (Number.isNaN(d.getTime()) || (typeof value === 'string' && !/^\d{4}-\d{2}-\d{2}T/.test(value))) {
+  if (Number.isNaN(d.getTime()) || (typeof value === 'string' && !/^\d{4}-\d{2}-\d{2}[Tt]/.test(value))) {
     throw validationFailed(`${path} must be an ISO 8601 date-time.`, [{ path, message: 'must be a date-time' }]);
   }
   return d;

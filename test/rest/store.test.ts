@@ -31,6 +31,19 @@ describe('REST store: orders and inventory (SPEC §4 transitions)', () => {
       assert.deepEqual(got.body, res.body);
     });
 
+    it('when shipDate is any RFC 3339 date-time (offset, lower-case t and z), then it is accepted and normalised to UTC', async () => {
+      const { petId } = await createPet(t, { stock: 5 });
+      for (const [given, stored] of [
+        ['2026-12-01T10:00:00+02:00', '2026-12-01T08:00:00.000Z'],
+        ['2026-12-01t10:00:00z', '2026-12-01T10:00:00.000Z'],
+        ['2026-12-01T10:00:00.5Z', '2026-12-01T10:00:00.500Z'],
+      ]) {
+        const res = await order(alice, petId, 1, { shipDate: given });
+        assert.equal(res.status, 201, `${given}: ${res.text}`);
+        assert.equal(res.body.shipDate, stored);
+      }
+    });
+
     it('when an order takes the last stock, then the pet becomes pending', async () => {
       const { petId } = await createPet(t, { stock: 2 });
       assert.equal((await order(alice, petId, 2)).status, 201);
