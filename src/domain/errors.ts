@@ -44,6 +44,14 @@ export class DomainError extends Error {
   }
 }
 
+/** A refusal replayed from the stored outcome of an idempotency key (SPEC §8): facades mark it as a replay. */
+export class ReplayedDomainError extends DomainError {
+  constructor(code: ErrorCode, message: string, details?: ErrorDetail[]) {
+    super(code, message, details);
+    this.name = 'ReplayedDomainError';
+  }
+}
+
 export const validationFailed = (message: string, details?: ErrorDetail[]) =>
   new DomainError('VALIDATION_FAILED', message, details);
 export const notFound = (what: string, id: number | string) => new DomainError('NOT_FOUND', `${what} ${id} was not found.`);

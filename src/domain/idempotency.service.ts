@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/knex';
 import { IdempotencyRecord } from './entities/index.js';
-import { DomainError, validationFailed, type ErrorCode, type ErrorDetail } from './errors.js';
+import { DomainError, ReplayedDomainError, validationFailed, type ErrorCode, type ErrorDetail } from './errors.js';
 
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 /** A record still in flight after this long belongs to a request that died; a retry may take it over. */
@@ -87,7 +87,7 @@ export class IdempotencyService {
 
   private replay<T>(outcome: StoredOutcome<unknown>): T {
     if (outcome.ok) return outcome.value as T;
-    throw new DomainError(outcome.code, outcome.message, outcome.details);
+    throw new ReplayedDomainError(outcome.code, outcome.message, outcome.details);
   }
 
   private async store(recordId: number, outcome: StoredOutcome<unknown>) {

@@ -3,7 +3,7 @@ import { AccountsService, type BanRegistry } from './accounts.service.js';
 import { CatalogService } from './catalog.service.js';
 import { StoreService } from './store.service.js';
 
-export { DomainError, ERROR_CODES, type ErrorCode, type ErrorDetail } from './errors.js';
+export { DomainError, ReplayedDomainError, ERROR_CODES, type ErrorCode, type ErrorDetail } from './errors.js';
 export type { Actor } from './actor.js';
 export type { Page, PageRequest } from './pagination.js';
 export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from './pagination.js';

@@ -1,4 +1,6 @@
 import type { RestHandlers } from './router.js';
+import { ReplayedDomainError } from '../domain/index.js';
+import { EdgeError } from '../http/errors.js';
 import * as out from './serialize.js';
 
 export function storeRoutes(): RestHandlers {
@@ -10,7 +12,11 @@ export function storeRoutes(): RestHandlers {
     },
 
     placeOrder: async ({ body, headers }, { domain, actor }) => {
-      const { order, replayed } = await domain.store.placeOrder(actor, body, headers['idempotency-key']);
+      const { order, replayed } = await domain.store.placeOrder(actor, body, headers['idempotency-key']).catch((error: unknown) => {
+        // A replayed refusal is marked like a replayed success.
+        if (error instanceof ReplayedDomainError) throw new EdgeError(error.code, error.message, { 'Idempotent-Replayed': 'true' }, error.details);
+        throw error;
+      });
       const responseHeaders: Record<string, string> = { Location: `/v1/store/orders/${order.id}` };
       if (replayed) responseHeaders['Idempotent-Replayed'] = 'true';
       return { status: 201, body: out.order(order), headers: responseHeaders };

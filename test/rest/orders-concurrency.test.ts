@@ -99,6 +99,8 @@ describe('REST orders under concurrency, and idempotency keys (SPEC §4, §8)', 
       const second = await alice.post('/v1/store/orders', { petId, quantity: 5 }, { headers: { 'idempotency-key': key } });
       assertError(second, 409, 'INSUFFICIENT_STOCK');
       assert.equal(second.body.message, first.body.message);
+      assert.equal(first.headers.get('idempotent-replayed'), null);
+      assert.equal(second.headers.get('idempotent-replayed'), 'true', 'a replayed refusal says it is a replay');
       assert.deepEqual(await stockOf(t, petId), { quantity: 1, status: 'available' });
     });
 
