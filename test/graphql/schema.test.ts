@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { projectPath } from '../../src/project-path.js';
 import { buildGraphQLSchema, printGraphQLSchema, SCHEMA_FILE } from '../../src/graphql/schema.builder.js';
+import { HTTP_METHODS, loadOpenApiDocument } from '../../src/rest/openapi.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { dataOf, gql } from './support.js';
 
@@ -20,6 +21,62 @@ describe('GraphQL schema: schema/schema.graphql is what the code builds', () => 
     assert.match(sdl, /^  \): InventoryItemConnection! @stability\(level: BETA\)$/m, 'inventory is BETA');
     assert.match(sdl, /^  pet\(id: ID!\): Pet @deprecated\(reason: "Use pets\(filter: \{ids: \[\.\.\.\]\}\)"\)$/m);
     assert.equal(sdl.match(/ @stability\(level: [A-Z]+\)$/gm)?.length, 3, 'exactly three fields carry @stability');
+  });
+});
+
+/** REST operationId → its GraphQL twin (SPEC §3). The two document downloads have none: GraphQL has introspection. */
+const TWIN: Record<string, string> = {
+  listPets: 'Query.pets',
+  createPet: 'Mutation.createPet',
+  getPet: 'Query.pet',
+  updatePet: 'Mutation.updatePet',
+  deletePet: 'Mutation.deletePet',
+  listCategories: 'Query.categories',
+  createCategory: 'Mutation.createCategory',
+  getCategory: 'Query.category',
+  updateCategory: 'Mutation.updateCategory',
+  deleteCategory: 'Mutation.deleteCategory',
+  listOrders: 'Query.orders',
+  placeOrder: 'Mutation.placeOrder',
+  getOrder: 'Query.order',
+  completeOrder: 'Mutation.completeOrder',
+  cancelOrder: 'Mutation.cancelOrder',
+  listInventory: 'Query.inventory',
+  getInventoryItem: 'Query.inventoryItem',
+  setInventory: 'Mutation.setInventory',
+  getViewer: 'Query.viewer',
+  getRateLimit: 'Query.rateLimit',
+  listAccounts: 'Query.accounts',
+  createAccount: 'Mutation.createAccount',
+  updateAccount: 'Mutation.updateAccount',
+  createApiKey: 'Mutation.createApiKey',
+  revokeApiKey: 'Mutation.revokeApiKey',
+  liftBan: 'Mutation.liftBan',
+};
+const WITHOUT_TWIN = new Set(['getOpenApiJson', 'getOpenApiYaml']);
+
+describe('GraphQL schema: every REST operation has its GraphQL twin', () => {
+  it('when the OpenAPI document and the schema are compared, then each operation has a field with the same deprecation and stability', async () => {
+    const schema = await buildGraphQLSchema();
+    const doc = loadOpenApiDocument();
+    const seen = new Set<string>();
+    for (const item of Object.values(doc.paths)) {
+      for (const method of HTTP_METHODS) {
+        const op = item[method];
+        if (!op || WITHOUT_TWIN.has(op.operationId)) continue;
+        seen.add(op.operationId);
+        const twin = TWIN[op.operationId];
+        assert.ok(twin, `REST ${op.operationId} has no GraphQL twin`);
+        const [typeName, fieldName] = twin.split('.') as [string, string];
+        const field = (typeName === 'Query' ? schema.getQueryType() : schema.getMutationType())!.getFields()[fieldName];
+        assert.ok(field, `${twin} (twin of ${op.operationId}) is missing from the schema`);
+        assert.equal(Boolean(field.deprecationReason), Boolean(op.deprecated), `${twin} and ${op.operationId} agree on deprecation`);
+        const stability = field.astNode?.directives?.find((d) => d.name.value === 'stability');
+        const level = stability?.arguments?.[0]?.value.kind === 'EnumValue' ? stability.arguments[0].value.value : undefined;
+        assert.equal(level?.toLowerCase(), op['x-stability'], `${twin} and ${op.operationId} agree on stability`);
+      }
+    }
+    assert.deepEqual([...seen].sort(), Object.keys(TWIN).sort(), 'every twin listed here is a REST operation');
   });
 });
 
