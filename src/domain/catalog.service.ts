@@ -1,5 +1,4 @@
 import { UniqueConstraintViolationException, ForeignKeyConstraintViolationException, raw } from '@mikro-orm/core';
-import type { FilterQuery } from '@mikro-orm/core';
 import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
 import { Category, InventoryItem, Order, Pet, PET_STATUSES, type PetStatus } from './entities/index.js';
 import { DomainError, forbidden, notFound, validationFailed } from './errors.js';
@@ -32,6 +31,15 @@ export const MAX_IDS = 100;
 export const toPetView = (p: Pet): PetView => ({ id: p.id, name: p.name, categoryId: p.category.id, status: p.status });
 export const toCategoryView = (c: Category): CategoryView => ({ id: c.id, name: c.name, description: c.description });
 
+/** A `pets` row read with plain SQL; ids are strings on PostgreSQL (bigint), numbers on SQLite. */
+interface PetRow {
+  id: number | string;
+  name: string;
+  category_id: number | string;
+  status: PetStatus;
+}
+const petRowToView = (r: PetRow): PetView => ({ id: Number(r.id), name: r.name, categoryId: Number(r.category_id), status: r.status });
+
 function requireStaff(actor: Actor) {
   if (!isStaff(actor)) throw forbidden('Only staff can change the catalogue.');
 }
@@ -43,18 +51,37 @@ export class CatalogService {
   async listPets(filter: PetFilter, page: PageRequest): Promise<Page<PetView>> {
     const limit = pageSize(page.limit);
     const after = decodeCursor(page.cursor);
-    const where: FilterQuery<Pet> = { id: { $gt: after } };
-    if (filter.status !== undefined) where.status = v.oneOf(filter.status, 'status', PET_STATUSES);
-    if (filter.categoryId !== undefined) where.category = v.id(filter.categoryId, 'categoryId');
-    if (filter.name !== undefined) Object.assign(where, { [this.nameContains(v.trimmedText(filter.name, 'name', 100))]: [] });
+    const where = ['id > ?'];
+    const params: unknown[] = [after];
+    if (filter.status !== undefined) {
+      where.push('status = ?');
+      params.push(v.oneOf(filter.status, 'status', PET_STATUSES));
+    }
+    if (filter.categoryId !== undefined) {
+      where.push('category_id = ?');
+      params.push(v.id(filter.categoryId, 'categoryId'));
+    }
+    if (filter.name !== undefined) {
+      const condition = this.nameContains(v.trimmedText(filter.name, 'name', 100));
+      where.push(condition.sql);
+      params.push(condition.param);
+    }
     if (filter.ids !== undefined) {
       if (filter.ids.length === 0 || filter.ids.length > MAX_IDS) {
         throw validationFailed(`ids takes 1 to ${MAX_IDS} ids.`, [{ path: 'ids', message: `1 to ${MAX_IDS} ids` }]);
       }
-      where.id = { $gt: after, $in: filter.ids.map((id, i) => v.id(id, `ids[${i}]`)) };
+      const ids = filter.ids.map((id, i) => v.id(id, `ids[${i}]`));
+      where.push(`id in (${ids.map(() => '?').join(', ')})`);
+      params.push(...ids);
     }
-    const rows = await this.em.find(Pet, where, { orderBy: { id: 'asc' }, limit: limit + 1 });
-    return toPage(rows.map(toPetView), limit);
+    params.push(limit + 1);
+    // The hottest read of both facades, so plain SQL over the entity's columns: the ORM's query
+    // building and hydration cost ~1.4 ms of CPU per call here, this ~0.1 ms (README, "Performance").
+    const rows = await this.em.execute<PetRow[]>(
+      `select id, name, category_id, status from pets where ${where.join(' and ')} order by id asc limit ?`,
+      params,
+    );
+    return toPage(rows.map(petRowToView), limit);
   }
 
   /**
@@ -62,7 +89,7 @@ export class CatalogService {
    * alphabet; SQLite's folds only ASCII, so there the text becomes a GLOB pattern in which each
    * letter is the set of its case forms (`[äÄ]`) and the GLOB wildcards stand for themselves.
    */
-  private nameContains(text: string) {
+  private nameContains(text: string): { sql: string; param: string } {
     if (this.em.getPlatform() instanceof BaseSqlitePlatform) {
       const pattern = [...text]
         .map((c) => {
@@ -70,11 +97,11 @@ export class CatalogService {
           return forms.size > 1 || '*?['.includes(c) ? `[${[...forms].join('')}]` : c;
         })
         .join('');
-      return raw((alias) => `${alias}.name glob ?`, [`*${pattern}*`]);
+      return { sql: 'name glob ?', param: `*${pattern}*` };
     }
     // LIKE with an explicit escape character, so that %, _ and \ in the text stand for themselves.
     const escaped = text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
-    return raw((alias) => `lower(${alias}.name) like ? escape '\\'`, [`%${escaped}%`]);
+    return { sql: `lower(name) like ? escape '\\'`, param: `%${escaped}%` };
   }
 
   async getPet(id: number): Promise<PetView> {
