@@ -11,7 +11,8 @@ export function freshLoadersPlugin(): ApolloServerPlugin<GraphQLContext> {
     async requestDidStart() {
       return {
         async executionDidStart({ operation }) {
-          if (operation.operation !== 'mutation') return;
+          // No operation when operationName names none (execution then fails with a 400): nothing to do.
+          if (operation?.operation !== 'mutation') return;
           return {
             willResolveField({ info, contextValue }) {
               if (info.path.prev === undefined) contextValue.loaders.clearAll();

@@ -46,3 +46,21 @@ describe('GraphQL mutations: several root fields in one operation', () => {
     assert.deepEqual(res.body.errors?.map((e) => [e.path, e.extensions?.code, e.extensions?.status]), [[['second'], 'PET_NOT_AVAILABLE', 409]]);
   });
 });
+
+describe('GraphQL: an operationName that names no operation', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  for (const operationName of ['', 'Other']) {
+    it(`when a mutation document is sent with operationName ${JSON.stringify(operationName)}, then it is 400 VALIDATION_FAILED, never a 500`, async () => {
+      const res = await t.admin.request('POST', '/graphql', { body: { query: 'mutation Op { deleteCategory(id: "10") }', operationName } });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.errors?.[0]?.extensions?.code, 'VALIDATION_FAILED');
+      assert.equal(res.body.errors?.[0]?.extensions?.status, 400);
+      assert.equal(res.body.data, undefined);
+    });
+  }
+});
