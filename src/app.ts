@@ -243,6 +243,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           headersTimeout: config.headersTimeoutMs,
           // How often Node checks those timeouts (default 30 s, too coarse for a short headersTimeout).
           connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
+          // Idle keep-alive sockets stay open longer than a load balancer's idle timeout (often 60 s), so
+          // the server never closes a socket a client or proxy is about to reuse (Node's 5 s default
+          // races with them and surfaces as reset connections).
+          keepAliveTimeout: 65_000,
         },
         koa.callback(),
       );
