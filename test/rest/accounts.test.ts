@@ -106,6 +106,10 @@ describe('REST accounts, API keys and authentication', () => {
       assert.equal(res.status, 204);
       assertError(await acct.client.get('/v1/account'), 401, 'INVALID_API_KEY');
       assertError(await acct.client.get('/v1/pets'), 401, 'INVALID_API_KEY');
+      const { petId } = await createPet(t, { stock: 2 });
+      const before = await snapshot(t);
+      assertError(await acct.client.post('/v1/store/orders', { petId, quantity: 1 }), 401, 'INVALID_API_KEY');
+      assert.deepEqual(await snapshot(t), before);
       assert.equal((await acct.client.withKey(spare.body.key).get('/v1/account')).status, 200);
       assertError(await t.admin.delete('/v1/api-keys/987654321'), 404, 'NOT_FOUND');
     });
