@@ -250,6 +250,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         },
         koa.callback(),
       );
+      server.keepAliveTimeout = config.keepAliveTimeoutMs;
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(port, host, () => resolve());

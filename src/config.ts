@@ -53,6 +53,7 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: int(0, 600_000).default('10000'),
   REQUEST_TIMEOUT_MS: int(0, 3_600_000).default('30000'),
   HEADERS_TIMEOUT_MS: int(1, 600_000).default('10000'),
+  KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default('65000'),
   METRICS_ENABLED: bool.default('true'),
   DB_BUSY_TIMEOUT_MS: int(0, 600_000).default('5000'),
   GRAPHQL_MAX_DEPTH: int(1, 100).default('8'),
@@ -88,6 +89,8 @@ export interface Config {
   /** Node's `server.requestTimeout` (whole request, 0 = none) and `headersTimeout` (ms). */
   requestTimeoutMs: number;
   headersTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open; above a load balancer's idle timeout (often 60 s). */
+  keepAliveTimeoutMs: number;
   /** Serve `GET /metrics` (Prometheus text). */
   metricsEnabled: boolean;
   /** SQLite `busy_timeout`: how long a write waits for another connection's lock before 503. */
@@ -144,6 +147,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     metricsEnabled: e.METRICS_ENABLED,
     dbBusyTimeoutMs: e.DB_BUSY_TIMEOUT_MS,
     graphqlLimits: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxAliases: e.GRAPHQL_MAX_ALIASES, maxTokens: e.GRAPHQL_MAX_TOKENS, maxCost: e.GRAPHQL_MAX_COST },
