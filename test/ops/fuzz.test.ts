@@ -189,7 +189,7 @@ const WEIRD_STRINGS = ['', ' ', 'x'.repeat(300), '\\u0000', '🐶 dog', 'é', "'
 
 function literal(type: GraphQLInputType, rng: Rng, depth = 0): string {
   // Wrong-typed or null on purpose, now and then.
-  if (rng.chance(0.06)) return rng.pick(['null', '"wrong"', '42', '[1, 2]', '{ nope: 1 }', 'true', '-1', '1.5', 'sold', '99999999999']);
+  if (rng.chance(0.06)) return rng.pick(['null', '"wrong"', '4242424', '[1, 2]', '{ nope: 1 }', 'true', '-1', '1.5', 'sold', '99999999999']);
   if (isNonNullType(type)) return literal(type.ofType, rng, depth);
   if (isListType(type)) return `[${Array.from({ length: rng.int(4) }, () => literal(type.ofType, rng, depth + 1)).join(', ')}]`;
   if (isEnumType(type)) return rng.chance(0.9) ? rng.pick(type.getValues()).name : 'NOT_A_VALUE';
