@@ -8,13 +8,15 @@
  * hit all of them alike), and per scenario the medians over rounds; each ratio is the median of the
  * per-round ratios, with its range across rounds.
  *
- *   npm run bench                      # default: 3 rounds of 5 s per scenario, ~3 minutes
+ *   npm run bench                      # default: 5 rounds of 3 s per scenario, ~3 minutes
  *   npm run bench -- --rounds 5 --duration 10
  *   npm run bench -- --soak            # 5 minutes of mixed load on the memory service; RSS growth
  *   npm run bench -- --cpu-prof        # also writes a CPU profile of the memory service to bench/profiles/
+ *   npm run bench -- --against "$(bash bench/build-ref.sh HEAD~1)" --only rest-ids,gql-ids
+ *                                      # before/after: every memory scenario also runs on that build
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -26,14 +28,15 @@ import { projectPath } from '../src/project-path.js';
 
 const { values: args } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '3' },
-    duration: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '32' },
     soak: { type: 'boolean', default: false },
     'soak-minutes': { type: 'string', default: '5' },
     'cpu-prof': { type: 'boolean', default: false },
     only: { type: 'string' },
+    against: { type: 'string' },
   },
 });
 const ROUNDS = Number(args.rounds);
@@ -80,28 +83,33 @@ function rssKb(pid: number): number {
   return match ? Number(match[1]) : Number.NaN;
 }
 
-function start(name: ServiceName, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Service> {
-  const child = spawn(process.execPath, [...nodeArgs, projectPath(script)], {
+/**
+ * Starts a server process whose output (the request log) goes to a file, as it would to a log
+ * collector: through a pipe, the busy load generator would be the log reader, and a full pipe
+ * stalls the service's synchronous stdout writes.
+ */
+async function start(name: ServiceName, script: string, env: Record<string, string>, logDir: string, nodeArgs: string[] = []): Promise<Service> {
+  const logFile = join(logDir, `${name}.log`);
+  const fd = openSync(logFile, 'w');
+  const child = spawn(process.execPath, [...nodeArgs, script.startsWith('/') ? script : projectPath(script)], {
     env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', fd, fd],
   });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      const api = /Petstore API on (http:\/\/[^\s]+)\/v1/.exec(out);
-      const l0 = /listening (\d+)/.exec(out);
-      if (api || l0) {
-        child.stdout!.off('data', onData);
-        child.stdout!.resume(); // keep draining the logs
-        resolve({ name, child, url: api ? api[1]! : `http://127.0.0.1:${l0![1]}` });
-      }
-    };
-    child.stdout!.on('data', onData);
-    let err = '';
-    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-    child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before listening:\n${out}\n${err}`)));
-  });
+  closeSync(fd);
+  let exited: number | null | undefined;
+  child.once('exit', (code) => (exited = code));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const out = readFileSync(logFile, 'utf8');
+    const api = /Petstore API on (http:\/\/[^\s]+)\/v1/.exec(out);
+    const l0 = /listening (\d+)/.exec(out);
+    if (api || l0) return { name, child, url: api ? api[1]! : `http://127.0.0.1:${l0![1]}` };
+    if (exited !== undefined || Date.now() > deadline) {
+      child.kill();
+      throw new Error(`${name} ${exited !== undefined ? `exited (${exited})` : 'did not listen within 60 s'}:\n${out.slice(-4000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 async function stop(service: Service) {
@@ -163,12 +171,13 @@ async function main() {
     if (args['cpu-prof']) mkdirSync(profDir, { recursive: true });
     const wanted = new Set<ServiceName>(args.soak ? ['memory'] : ['l0', 'memory', 'no-limiter', ...(REDIS_URL ? (['redis'] as const) : [])]);
     const starting: Array<Promise<Service>> = [
-      start('memory', 'dist/src/main.js', serviceEnv('memory'), args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
+      start('memory', 'dist/src/main.js', serviceEnv('memory'), work, args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
     ];
-    if (wanted.has('no-limiter')) starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter')));
+    if (wanted.has('no-limiter')) starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter'), work));
     if (wanted.has('redis')) {
-      starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }));
+      starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }, work));
     }
+    if (args.against) starting.push(start('against', join(args.against, 'dist/src/main.js'), serviceEnv('against'), work));
     for (const s of await Promise.all(starting)) services.set(s.name, s);
 
     if (wanted.has('l0')) {
@@ -177,7 +186,7 @@ async function main() {
       if (res.status !== 200) throw new Error(`by-ids request answered ${res.status}`);
       const bodyFile = join(work, 'l0-body.json');
       writeFileSync(bodyFile, Buffer.from(await res.arrayBuffer()));
-      services.set('l0', await start('l0', 'dist/bench/l0-server.js', { BODY_FILE: bodyFile }));
+      services.set('l0', await start('l0', 'dist/bench/l0-server.js', { BODY_FILE: bodyFile }, work));
     }
 
     if (args.soak) return await soak(services.get('memory')!, keys);
@@ -186,7 +195,9 @@ async function main() {
     const statements = await countStatements(copy('sql-count'), SCENARIOS, keys);
     log(`counted SQL statements per request in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
-    const scenarios = SCENARIOS.filter((s) => wanted.has(s.service) && (!args.only || args.only.split(',').includes(s.id)));
+    const scenarios = SCENARIOS.filter((s) => wanted.has(s.service) && (!args.only || args.only.split(',').includes(s.id))).flatMap((s) =>
+      args.against && s.service === 'memory' && s.expect !== 429 ? [s, { ...s, id: `${s.id}@against`, label: `${s.label} [--against build]`, service: 'against' as const }] : [s],
+    );
     log(`warm-up: ${WARMUP} s per scenario`);
     for (const s of scenarios) await fire(services.get(s.service)!, s, keys[s.key], WARMUP);
     const rssWarm = new Map([...services].map(([name, s]) => [name, rssKb(s.child.pid!)]));
@@ -226,7 +237,7 @@ function report(
     const ops = rs.map((r) => r.opsPerSec);
     const m = median(ops);
     const spread = `${pct(Math.min(...ops) / m - 1)} … +${pct(Math.max(...ops) / m - 1)}`;
-    const sql = s.service === 'l0' ? '–' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : 'as REST by ids';
+    const sql = s.service === 'l0' ? '–' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' ? '?' : 'as REST by ids';
     const unexpected = rs.reduce((a, r) => a + r.unexpected + r.errors, 0);
     log(
       `| ${s.label} | ${m.toFixed(0)} | ${spread} | ${median(rs.map((r) => r.cpuMsPerOp)).toFixed(2)} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,
@@ -235,7 +246,10 @@ function report(
   log();
   log('| ratio (median of per-round ratios) | value | range across rounds | target | met | same ratio from CPU ms/op |');
   log('|---|---:|---:|---:|:-:|---:|');
-  for (const r of RATIOS) {
+  const againstRatios = scenarios
+    .filter((s) => s.service === 'against')
+    .map((s) => ({ label: `${s.id.replace('@against', '')}: this build / --against build`, numerator: s.id.replace('@against', ''), denominator: s.id, target: null }));
+  for (const r of [...RATIOS, ...againstRatios]) {
     const num = runs.get(r.numerator);
     const den = runs.get(r.denominator);
     if (!num || !den) continue;

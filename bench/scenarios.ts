@@ -5,7 +5,8 @@
 import type autocannon from 'autocannon';
 import { PET_COUNT } from './seed.js';
 
-export type ServiceName = 'l0' | 'memory' | 'no-limiter' | 'redis';
+/** `against`: the memory service built from another commit (`--against DIR`), for before/after ratios. */
+export type ServiceName = 'l0' | 'memory' | 'no-limiter' | 'redis' | 'against';
 export type KeyName = 'enterprise' | 'free';
 
 export interface Scenario {
