@@ -40,4 +40,6 @@ export async function readJsonBody(ctx: Context, { requireJsonType = true } = {}
   }
 }
 
-const tooLarge = () => new EdgeError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+// The rest of an oversized body is never read, so the connection cannot carry another request.
+const tooLarge = () =>
+  new EdgeError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`, { Connection: 'close' });
