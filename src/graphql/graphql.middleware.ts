@@ -1,5 +1,6 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { koaMiddleware } from '@as-integrations/koa';
 import type { GraphQLSchema } from 'graphql';
 import type { Context, Middleware, Next } from 'koa';
@@ -51,7 +52,8 @@ export async function createGraphQLFacade({ config, gate, logger, onAccountsChan
     logger,
     introspection: config.introspection,
     hideSchemaDetailsFromClientErrors: production,
-    includeStacktraceInErrorResponses: config.env === 'development',
+    // SPEC §7: no stack trace, SQL or path ever reaches a client, in development either (the log has them).
+    includeStacktraceInErrorResponses: false,
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
     // main.ts owns SIGTERM (readiness 503, drain, then exit); Apollo must not re-raise the signal first.
@@ -59,11 +61,15 @@ export async function createGraphQLFacade({ config, gate, logger, onAccountsChan
     persistedQueries: false,
     parseOptions: limits.parseOptions,
     validationRules: limits.validationRules,
-    formatError: createFormatError({ logger, development: config.env === 'development' }),
+    formatError: createFormatError({ logger, development: false }),
     plugins: [
       ...(limits.plugins as ApolloServerPlugin<GraphQLContext>[]),
       ...plugins,
       rateLimitPlugin(gate),
+      // Apollo's defaults we do not use, off: cache control (we set no cache hints; its per-field hook
+      // makes Apollo wrap every resolver) and inline tracing (for federated subgraphs only).
+      ApolloServerPluginCacheControlDisabled(),
+      ApolloServerPluginInlineTraceDisabled(),
       freshLoadersPlugin(),
       production
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
@@ -96,6 +102,8 @@ export async function createGraphQLFacade({ config, gate, logger, onAccountsChan
     const state = ctx.state as AppState;
     state.facade = 'graphql';
     state.route = `${ctx.method} ${GRAPHQL_PATH}`;
+    // What Apollo's cache-control plugin answered for every operation (results depend on the key).
+    ctx.set('Cache-Control', 'no-store');
     const context: GraphQLContext = {
       koa: ctx,
       state,

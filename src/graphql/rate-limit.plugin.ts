@@ -52,6 +52,10 @@ export function rateLimitPlugin(gate: RateLimitGate): ApolloServerPlugin<GraphQL
       return {
         async didResolveOperation({ contextValue: ctx, operation, operationName, document }) {
           if (operationName) ctx.state.operationName = operationName;
+          // The schema has no subscriptions; without this check graphql-js fails at execution (a 500).
+          if (operation?.operation === 'subscription') {
+            throw toRequestError(new DomainError('VALIDATION_FAILED', 'Subscriptions are not supported; use queries and mutations.'));
+          }
           const { cost, needsKey } = operation ? operationCost(operation, document) : { cost: 0, needsKey: false };
           const { actor, authFailure } = ctx.state;
           try {

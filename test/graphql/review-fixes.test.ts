@@ -1,0 +1,45 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPet, startApp, type TestApp } from '../helpers/app.js';
+
+/** Defects an outside review found in the GraphQL facade; each test would have caught one. */
+describe('GraphQL: client input never yields a 500, and no internals leak in development either', () => {
+  let t: TestApp;
+  before(async () => {
+    // `npm start` runs in development: the default a new user sees.
+    t = await startApp({ env: { NODE_ENV: 'development' } });
+  });
+  after(() => t.close());
+
+  it('when a resolver fails unexpectedly in development, then the error is INTERNAL with no stack trace, SQL or path', async () => {
+    await createPet(t);
+    const connection = t.app.orm.em.getConnection();
+    await connection.execute('alter table pets rename to pets_hidden');
+    try {
+      const res = await t.admin.graphql('{ pets { edges { node { id } } } }');
+      assert.equal(res.body.errors[0].extensions.code, 'INTERNAL');
+      assert.equal(res.body.errors[0].extensions.stacktrace, undefined);
+      assert.doesNotMatch(res.text, /no such table|select |\/node_modules\/|file:\/\/|at .*\.js:\d+/);
+    } finally {
+      await connection.execute('alter table pets_hidden rename to pets');
+    }
+  });
+
+  it('when a subscription is sent, then it is 400 VALIDATION_FAILED, not an internal error', async () => {
+    const res = await t.admin.graphql('subscription { x }');
+    assert.equal(res.status, 400);
+    assert.equal(res.body.errors[0].extensions.code, 'VALIDATION_FAILED');
+    assert.equal(res.body.errors[0].extensions.status, 400);
+  });
+
+  it('when a document has two operations and no operationName, or names a missing one, then it is 400 VALIDATION_FAILED', async () => {
+    for (const [query, operationName] of [
+      ['query A { viewer { name } } query B { viewer { name } }', undefined],
+      ['query A { viewer { name } }', 'Nope'],
+    ] as const) {
+      const res = await t.admin.request('POST', '/graphql', { body: { query, operationName } });
+      assert.equal(res.status, 400, `${query} / ${operationName}`);
+      assert.equal(res.body.errors[0].extensions.code, 'VALIDATION_FAILED');
+    }
+  });
+});
