@@ -30,6 +30,17 @@ describe('GraphQL mutations: several root fields in one operation', () => {
     assert.deepEqual(data.again, { pet: { status: 'sold' } });
   });
 
+  it('when the pet of a completed order is deleted, then the order keeps its data with petId and pet null', async () => {
+    const { petId } = await createPet(t, { stock: 2 });
+    const placed = dataOf(await gql(t.admin, 'mutation($id: ID!) { placeOrder(input: {petId: $id, quantity: 1}) { id } }', { id: petId })).placeOrder;
+    dataOf(await gql(t.admin, 'mutation($id: ID!) { completeOrder(id: $id) { id } }', { id: placed.id }));
+    const stock = dataOf(await gql(t.admin, 'query($id: ID!) { inventoryItem(petId: $id) { quantity pet { id name } } }', { id: petId }));
+    assert.deepEqual(stock.inventoryItem, { quantity: 1, pet: { id: String(petId), name: 'Rex' } });
+    assert.equal(dataOf(await gql(t.admin, 'mutation($id: ID!) { deletePet(id: $id) }', { id: petId })).deletePet, String(petId));
+    const order = dataOf(await gql(t.admin, 'query($id: ID!) { order(id: $id) { id petId quantity complete pet { id } } }', { id: placed.id })).order;
+    assert.deepEqual(order, { id: placed.id, petId: null, quantity: 1, complete: true, pet: null });
+  });
+
   it('when mutations run in one operation, then they run in order and a refused one leaves the others done', async () => {
     const { petId } = await createPet(t, { stock: 1 });
     const res = await gql(
