@@ -88,7 +88,7 @@ function restOutcome<T>(res: TestResponse, map: (body: any, res: TestResponse) =
 
 function nextCursor(res: TestResponse): string | null {
   const match = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '');
-  return match ? new URL(match[1]!).searchParams.get('cursor') : null;
+  return match ? new URL(match[1]!, 'http://relative.invalid').searchParams.get('cursor') : null;
 }
 
 const restPage =

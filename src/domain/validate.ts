@@ -4,12 +4,16 @@ import { validationFailed } from './errors.js';
  * Bounds that both facades share (SPEC §2). REST also checks them through the OpenAPI document; the
  * domain checks them again so that the GraphQL facade, whose types know no lengths, gets the same rule.
  */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 export function trimmedText(value: unknown, path: string, max: number, { min = 1 } = {}): string {
   if (typeof value !== 'string') throw validationFailed(`${path} must be a string.`, [{ path, message: 'must be a string' }]);
   // Neither PostgreSQL text nor the SQLite driver stores NUL: refuse it here rather than fail in the database.
   if (value.includes('\u0000')) throw validationFailed(`${path} must not contain NUL characters.`, [{ path, message: 'must not contain NUL characters' }]);
+  // A lone UTF-16 surrogate (possible through a JSON \ud800 escape) is not text any database can store faithfully.
+  if (LONE_SURROGATE.test(value)) throw validationFailed(`${path} must be valid Unicode text.`, [{ path, message: 'contains a lone surrogate' }]);
   const text = value.trim();
   // Lengths count characters (code points), as JSON Schema's maxLength in the OpenAPI document and
   // PostgreSQL's varchar do, not UTF-16 units: 100 emoji are a valid 100-character name.

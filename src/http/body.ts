@@ -5,6 +5,8 @@ import { validationFailed } from '../domain/errors.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
 const isJson = (type: string | undefined) => !!type && /^application\/([a-z.+-]*\+)?json$/i.test(type.split(';')[0]!.trim());
 
 /**
@@ -21,10 +23,21 @@ export async function readJsonBody(ctx: Context, { requireJsonType = true } = {}
     if (!requireJsonType) return undefined;
     throw new EdgeError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as JSON with Content-Type: application/json.');
   }
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1];
+  if (charset && !/^utf-?8$/i.test(charset)) {
+    throw new EdgeError('UNSUPPORTED_MEDIA_TYPE', `JSON must be UTF-8; charset=${charset.slice(0, 40)} is not supported.`);
+  }
   let text: string;
   try {
-    text = await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, length: length || undefined, encoding: 'utf8' });
+    const bytes = await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, length: length || undefined });
+    try {
+      // Fatal decoding: invalid UTF-8 is refused rather than silently turned into U+FFFD.
+      text = utf8.decode(bytes);
+    } catch {
+      throw validationFailed('The request body is not valid UTF-8.', [{ path: 'body', message: 'invalid UTF-8' }]);
+    }
   } catch (error) {
+    if (error instanceof Error && error.name === 'DomainError') throw error;
     const type = (error as { type?: string }).type;
     if (type === 'entity.too.large') throw tooLarge();
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {

@@ -40,7 +40,9 @@ export function page<T, R>(p: Page<T>, map: (item: T) => R, url: URL) {
   if (p.nextCursor) {
     const next = new URL(url);
     next.searchParams.set('cursor', p.nextCursor);
-    headers.Link = `<${next.toString()}>; rel="next"`;
+    // A relative reference (RFC 8288 §3.2, resolved against the request URL): an absolute one would
+    // echo the client's Host header, which a proxy or cache could be tricked into serving to others.
+    headers.Link = `<${next.pathname}${next.search}>; rel="next"`;
   }
   return { body: p.items.map(map), headers };
 }

@@ -1,0 +1,70 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { createPet, startApp, type TestApp } from '../helpers/app.js';
+
+/** Defects an outside review found at the REST edge; each test would have caught one. */
+describe('REST edge: text is valid Unicode, and responses never echo a client-chosen host', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  const countCategories = async () => (await t.admin.get('/v1/categories?limit=100')).body.length;
+
+  it('when a body is not valid UTF-8, then it is 400 VALIDATION_FAILED and nothing is stored', async () => {
+    const before = await countCategories();
+    const bytes = Buffer.concat([Buffer.from('{"name": "'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const res = await t.admin.request('POST', '/v1/categories', { rawBody: bytes, headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, 'VALIDATION_FAILED');
+    assert.equal(await countCategories(), before);
+  });
+
+  it('when JSON declares a charset other than UTF-8, then it is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    const res = await t.admin.request('POST', '/v1/categories', {
+      rawBody: '{"name": "Latin"}',
+      headers: { 'content-type': 'application/json; charset=latin1' },
+    });
+    assert.equal(res.status, 415);
+    assert.equal(res.body.code, 'UNSUPPORTED_MEDIA_TYPE');
+    const ok = await t.admin.request('POST', '/v1/categories', {
+      rawBody: '{"name": "Utf"}',
+      headers: { 'content-type': 'application/json; charset=UTF-8' },
+    });
+    assert.equal(ok.status, 201);
+  });
+
+  it('when a name holds a lone surrogate escape, then it is 400 on both facades and nothing is stored', async () => {
+    const before = await countCategories();
+    const rest = await t.admin.request('POST', '/v1/categories', { rawBody: '{"name": "\\ud800x"}', headers: { 'content-type': 'application/json' } });
+    assert.equal(rest.status, 400);
+    assert.equal(rest.body.code, 'VALIDATION_FAILED');
+    const gql = await t.admin.request('POST', '/graphql', {
+      rawBody: '{"query": "mutation { createCategory(input: {name: \\"\\\\ud800x\\"}) { id } }"}',
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(gql.body.errors?.[0]?.extensions?.code, 'VALIDATION_FAILED', gql.text);
+    assert.equal(await countCategories(), before);
+  });
+
+  it('when a client sends a forged Host header, then the next-page Link does not carry it', async () => {
+    await createPet(t, { name: 'A' });
+    await createPet(t, { name: 'B' });
+    const url = new URL(`${t.url}/v1/pets?limit=1`);
+    const link = await new Promise<string>((resolve, reject) => {
+      const req = request(
+        { host: url.hostname, port: url.port, path: url.pathname + url.search, headers: { host: 'evil.example', 'x-api-key': t.adminKey } },
+        (res) => {
+          res.resume();
+          resolve(String(res.headers.link ?? ''));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    assert.match(link, /^<\/v1\/pets\?limit=1&cursor=[\w-]+>; rel="next"$/);
+    assert.doesNotMatch(link, /evil/);
+  });
+});
