@@ -7,7 +7,11 @@ import { EdgeError, asDomainError } from '../http/errors.js';
 import { STATUS_OF } from '../http/error-status.js';
 
 /** The request being answered, for the error formatter (Apollo calls it without a context). */
-export const graphqlRequestScope = new AsyncLocalStorage<{ requestId: string }>();
+export const graphqlRequestScope = new AsyncLocalStorage<{
+  requestId: string;
+  /** Sets response headers an error carries (Retry-After of a 503 UNAVAILABLE raised under a resolver). */
+  setHeaders(headers: Record<string, string>): void;
+}>();
 
 export interface ErrorExtensions {
   code: ErrorCode;
@@ -60,11 +64,15 @@ const originalOf = (error: unknown): unknown => (error instanceof GraphQLError &
  */
 export function createFormatError({ logger, development }: { logger: Logger; development: boolean }) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const requestId = graphqlRequestScope.getStore()?.requestId;
+    const scope = graphqlRequestScope.getStore();
+    const requestId = scope?.requestId;
     const where = { ...(formatted.locations && { locations: formatted.locations }), ...(formatted.path && { path: formatted.path }) };
     const original = originalOf(error);
     const known = asDomainError(original);
-    if (known) return { message: known.message, ...where, extensions: extensionsOf(known, requestId) };
+    if (known) {
+      if (known instanceof EdgeError && Object.keys(known.headers).length) scope?.setHeaders(known.headers);
+      return { message: known.message, ...where, extensions: extensionsOf(known, requestId) };
+    }
 
     const apolloCode = formatted.extensions?.code;
     if (typeof apolloCode === 'string' && REQUEST_ERROR_CODES.has(apolloCode)) {

@@ -132,7 +132,8 @@ export async function createGraphQLFacade({ config, gate, logger, onAccountsChan
         (ctx.request as { body?: unknown }).body = body ?? {};
       }
       contexts.set(ctx, context);
-      await graphqlRequestScope.run({ requestId: state.requestId }, () => execute(ctx, afterApollo));
+      const scope = { requestId: state.requestId, setHeaders: (headers: Record<string, string>) => ctx.set(headers) };
+      await graphqlRequestScope.run(scope, () => execute(ctx, afterApollo));
     } catch (error) {
       if (!context.rateLimitHeadersSet) ctx.set(await freeHeaders(ctx).catch((e: unknown) => (e instanceof EdgeError ? e.headers : {})));
       throw error;

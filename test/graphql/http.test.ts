@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse, type OperationDefinitionNode } from 'graphql';
+import Database from 'libsql';
 import { startApp, createAccount, type TestApp } from '../helpers/app.js';
 import { operationCost } from '../../src/graphql/rate-limit.plugin.js';
 import { assertGraphQLError, dataOf, gql } from './support.js';
@@ -170,6 +171,30 @@ describe('GraphQL: unexpected failures are masked', () => {
     const error = assertGraphQLError(res, 'INTERNAL', 500);
     assert.doesNotMatch(res.text, /inventory\b(?!Item)|no such table|stacktrace/i);
     assert.equal(error.extensions?.stacktrace, undefined);
+  });
+});
+
+describe('GraphQL: a database busy under a resolver (SQLite)', { skip: process.env.TEST_DATABASE_URL ? 'SQLite only' : false }, () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp({ env: { DB_BUSY_TIMEOUT_MS: '50' } });
+  });
+  after(() => t.close());
+
+  it('when another connection holds the write lock, then the field is UNAVAILABLE (503) and the response carries Retry-After', async () => {
+    assert.equal(t.config.database.kind, 'sqlite');
+    const other = new Database(t.config.database.kind === 'sqlite' ? t.config.database.path : '');
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const res = await gql(t.admin, 'mutation { createCategory(input: {name: "Blocked"}) { id } }');
+      assertGraphQLError(res, 'UNAVAILABLE', 503);
+      assert.deepEqual(res.body.data, { createCategory: null });
+      assert.equal(res.headers.get('retry-after'), '1');
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    dataOf(await gql(t.admin, 'mutation { createCategory(input: {name: "Unblocked"}) { id } }'));
   });
 });
 
