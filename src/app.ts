@@ -21,7 +21,7 @@ import { ApiKeyAuthenticator } from './http/auth.js';
 import { createRateLimitGate, EXPOSED_HEADERS, type RateLimitGate } from './rate-limit/index.js';
 import { loadOpenApiDocument, loadOpenApiText, type CompiledOperation } from './rest/openapi.js';
 import { createRestRouter, type RestGuard } from './rest/router.js';
-import { petsRoutes } from './rest/pets.routes.js';
+import { petsDeprecations, petsRoutes } from './rest/pets.routes.js';
 import { categoriesRoutes } from './rest/categories.routes.js';
 import { storeRoutes } from './rest/store.routes.js';
 import { accountsRoutes } from './rest/accounts.routes.js';
@@ -209,13 +209,14 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     createRestRouter(
       openApiDoc,
       {
-        ...petsRoutes({ sunset: config.petsGetSunset, deprecatedSince: GET_PET_DEPRECATED_SINCE }),
+        ...petsRoutes({ sunset: config.petsGetSunset }),
         ...categoriesRoutes(),
         ...storeRoutes(),
         ...accountsRoutes({ gate, onAccountsChanged: () => authenticator.forget() }),
         ...metaRoutes(openApiText, openApiDoc),
       },
       guard,
+      petsDeprecations({ sunset: config.petsGetSunset, deprecatedSince: GET_PET_DEPRECATED_SINCE }),
     ),
   );
 

@@ -1,4 +1,4 @@
-import type { RestHandlers } from './router.js';
+import type { RestDeprecations, RestHandlers } from './router.js';
 import { EdgeError } from '../http/errors.js';
 import * as out from './serialize.js';
 
@@ -11,7 +11,26 @@ export interface PetsRoutesOptions {
 
 const httpDate = (d: Date) => d.toUTCString();
 
-export function petsRoutes({ sunset, deprecatedSince }: PetsRoutesOptions): RestHandlers {
+/**
+ * Headers of the deprecated GET /pets/{petId} (RFC 9745 Deprecation, RFC 8594 Sunset, successor Link),
+ * sent on every answer of the operation, errors included, so a client sees them whatever happens.
+ */
+export function petsDeprecations({ sunset, deprecatedSince }: PetsRoutesOptions): RestDeprecations {
+  // A deprecation can never be announced as starting after the operation is gone.
+  const since = Math.min(deprecatedSince.getTime(), sunset.getTime());
+  return {
+    getPet: (params) => {
+      const id = /^\d{1,16}$/.test(params.petId ?? '') ? params.petId : undefined;
+      return {
+        Deprecation: `@${Math.floor(since / 1000)}`,
+        Sunset: httpDate(sunset),
+        Link: `</v1/pets${id ? `?ids=${id}` : ''}>; rel="successor-version"`,
+      };
+    },
+  };
+}
+
+export function petsRoutes({ sunset }: Pick<PetsRoutesOptions, 'sunset'>): RestHandlers {
   return {
     listPets: async ({ query }, { domain, url }) => {
       const ids = typeof query.ids === 'string' ? query.ids.split(',').map(Number) : undefined;
@@ -28,16 +47,12 @@ export function petsRoutes({ sunset, deprecatedSince }: PetsRoutesOptions): Rest
     },
 
     getPet: async ({ params }, { domain }) => {
-      const headers = {
-        Deprecation: `@${Math.floor(deprecatedSince.getTime() / 1000)}`,
-        Sunset: httpDate(sunset),
-        Link: `</v1/pets?ids=${params.petId}>; rel="successor-version"`,
-      };
+      // The Deprecation/Sunset/Link headers are set by the router on every answer (see `petsDeprecations`).
       if (Date.now() >= sunset.getTime()) {
         const retired = sunset.toISOString().slice(0, 10);
-        throw new EdgeError('OPERATION_SUNSET', `GET /v1/pets/{petId} was retired on ${retired}; use GET /v1/pets?ids=${params.petId}.`, headers);
+        throw new EdgeError('OPERATION_SUNSET', `GET /v1/pets/{petId} was retired on ${retired}; use GET /v1/pets?ids=${params.petId}.`);
       }
-      return { body: out.pet(await domain.catalog.getPet(params.petId)), headers };
+      return { body: out.pet(await domain.catalog.getPet(params.petId)) };
     },
 
     updatePet: async ({ params, body }, { domain, actor }) => ({ body: out.pet(await domain.catalog.updatePet(actor, params.petId, body)) }),

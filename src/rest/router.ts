@@ -32,6 +32,9 @@ export interface RestCall {
 export type RestHandler = (input: RestInput, call: RestCall) => Promise<RestResult>;
 export type RestHandlers = Record<string, RestHandler>;
 
+/** Per deprecated operation: the headers every one of its answers carries (from the raw path params). */
+export type RestDeprecations = Record<string, (params: Record<string, string>) => Record<string, string>>;
+
 /**
  * Runs before the handler of every /v1 request, routed or not (`op` is null for an unknown route):
  * authentication outcome and rate limiting, which set the rate-limit headers on every response.
@@ -43,7 +46,7 @@ export type RestGuard = (ctx: Context, op: CompiledOperation | null) => Promise<
  * request is validated against the document before its handler runs, and no route exists that the
  * document does not describe.
  */
-export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, guard: RestGuard): Middleware {
+export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, guard: RestGuard, deprecations: RestDeprecations = {}): Middleware {
   const ops = compileOperations(doc);
   const missing = ops.filter((op) => !handlers[op.operationId]).map((op) => op.operationId);
   if (missing.length) throw new Error(`No REST handler for: ${missing.join(', ')}`);
@@ -55,6 +58,8 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
     router.register(koaPath, [op.method.toUpperCase()], async (ctx: Context) => {
       const state = ctx.state as AppState;
       state.route = `${op.method.toUpperCase()} /v1${op.path}`;
+      const deprecation = deprecations[op.operationId];
+      if (deprecation) ctx.set(deprecation((ctx as Context & { params: Record<string, string> }).params));
       await guard(ctx, op);
       const input = await validateRequest(ctx, op);
       const url = requestUrl(ctx);

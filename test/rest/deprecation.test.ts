@@ -26,6 +26,15 @@ describe('REST deprecation of GET /pets/{petId} (SPEC §3, §9)', () => {
       assert.deepEqual(successor.body, [res.body]);
     });
 
+    it('when the answer is an error (404, 400, 401), then it still carries Deprecation, Sunset and Link', async () => {
+      for (const res of [await t.admin.get('/v1/pets/987654'), await t.admin.get('/v1/pets/0'), await t.anonymous.get('/v1/pets/1')]) {
+        assert.ok(res.status >= 400, `status ${res.status}`);
+        assert.match(res.headers.get('deprecation') ?? '', /^@\d+$/, `Deprecation on ${res.status}`);
+        assert.equal(res.headers.get('sunset'), 'Wed, 30 Jun 2027 00:00:00 GMT', `Sunset on ${res.status}`);
+        assert.match(res.headers.get('link') ?? '', /rel="successor-version"/, `Link on ${res.status}`);
+      }
+    });
+
     it('when the document is read, then the operation is deprecated with the same x-sunset', async () => {
       const doc = (await t.anonymous.get('/v1/openapi.json')).body;
       assert.equal(doc.paths['/pets/{petId}'].get.deprecated, true);
@@ -63,6 +72,8 @@ describe('REST deprecation of GET /pets/{petId} (SPEC §3, §9)', () => {
       assert.equal(res.headers.get('sunset'), 'Wed, 01 Jan 2020 00:00:00 GMT');
       assert.match(res.headers.get('link') ?? '', /rel="successor-version"/);
       assertError(await t.admin.get('/v1/pets/424242'), 410, 'OPERATION_SUNSET');
+      const deprecatedAt = Number((res.headers.get('deprecation') ?? '@NaN').slice(1)) * 1000;
+      assert.ok(deprecatedAt <= Date.parse('2020-01-01T00:00:00Z'), 'the deprecation date is not after the sunset');
     });
 
     it('when the successor or the other pet operations are used, then they still work', async () => {
