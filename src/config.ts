@@ -18,7 +18,8 @@ const int = (min: number, max: number) =>
 const isoDate = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be an ISO date such as 2027-06-30')
-  .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)), 'is not a real date');
+  // Date.parse rolls 2027-02-30 over to March 2nd: the date must read back unchanged.
+  .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), 'is not a real date');
 
 const databaseUrl = z
   .string()
@@ -48,7 +49,13 @@ const envSchema = z.object({
   AUTH_FAILURES_PER_MINUTE: int(1, 1_000_000).default('30'),
   RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,64}$/, 'must be 1..64 of A-Z a-z 0-9 : _ -').default('petstore'),
   // Apollo Studio, and the Sandbox embedded at GET /graphql (its iframe sends the requests from this origin).
-  CORS_ORIGINS: z.string().default('https://studio.apollographql.com,https://sandbox.embed.apollographql.com'),
+  CORS_ORIGINS: z
+    .string()
+    .refine(
+      (v) => v.split(',').map((o) => o.trim()).filter(Boolean).every((o) => o === '*' || /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(o)),
+      'must be * or a comma list of origins such as https://app.example.com (scheme, host, optional port; no path)',
+    )
+    .default('https://studio.apollographql.com,https://sandbox.embed.apollographql.com'),
   GRAPHQL_INTROSPECTION: bool.optional(),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default('10000'),
   REQUEST_TIMEOUT_MS: int(0, 3_600_000).default('30000'),

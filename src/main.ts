@@ -17,7 +17,7 @@ try {
 const app = await createApp(config).catch((error: unknown) => fail(error, config));
 const { url } = await app.listen().catch(async (error: unknown) => {
   await app.close();
-  return fail(error, config);
+  return fail(error, config, 'listen');
 });
 app.logger.info({ url, database: config.database.kind, limiter: config.redisUrl ? 'redis' : 'memory' }, 'petstore listening');
 config.announce(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql, docs ${url}/docs)`);
@@ -39,8 +39,12 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 
 /** A start that cannot succeed ends with one clear line, not a stack trace. */
-function fail(error: unknown, cfg: Config): never {
+function fail(error: unknown, cfg: Config, stage: 'start' | 'listen' = 'start'): never {
   const code = (error as { code?: string }).code;
+  if (stage === 'listen' && code !== 'EADDRINUSE') {
+    process.stderr.write(`Petstore could not start: cannot listen on ${cfg.host}:${cfg.port} (${code ?? (error as Error).message}); check HOST and PORT.\n`);
+    process.exit(1);
+  }
   const where = cfg.database.kind === 'sqlite' ? cfg.database.path : redact(cfg.database.url);
   const reason =
     code === 'EADDRINUSE'
