@@ -1,7 +1,7 @@
 // Runs every compiled test file with node's test runner. Extra arguments are passed through, so
 // `npm test -- --test-name-pattern=idempotency` works. TEST_FILES=regex narrows the files,
 // TEST_EXCLUDE=regex leaves some out.
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -11,7 +11,8 @@ const files = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) walk(path);
-    else if (name.endsWith('.test.js')) files.push(path);
+    // Only compiled tests whose source still exists: tsc never deletes dist/ files of removed sources.
+    else if (name.endsWith('.test.js') && existsSync(path.replace(/^dist\//, '').replace(/\.js$/, '.ts'))) files.push(path);
   }
 })(root);
 const only = process.env.TEST_FILES ? new RegExp(process.env.TEST_FILES) : null;

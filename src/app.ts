@@ -225,6 +225,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
   // Anything else: the error envelope's 404.
   koa.use(async (ctx: Context) => {
+    // Under /graphql every answer carries the rate-limit headers (SPEC §6), unknown paths included.
+    if (ctx.path.startsWith('/graphql/')) {
+      (ctx.state as AppState).facade = 'graphql';
+      await guard(ctx, null);
+    }
     throw new DomainError('NOT_FOUND', `Nothing at ${ctx.path}. The API is under /v1 and /graphql; docs at /docs.`);
   });
 

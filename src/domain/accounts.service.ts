@@ -149,10 +149,14 @@ export class AccountsService {
       if (current) return current;
       throw validationFailed('The enterprise plan needs limits: {perMinute, perDay}.', [{ path: 'limits', message: 'required for plan enterprise' }]);
     }
-    return {
+    const limits = {
       perMinute: v.intInRange(given.perMinute, 'limits.perMinute', 1, 1_000_000),
       perDay: v.intInRange(given.perDay, 'limits.perDay', 1, 100_000_000),
     };
+    if (limits.perDay < limits.perMinute) {
+      throw validationFailed('limits.perDay must be at least limits.perMinute.', [{ path: 'limits.perDay', message: 'must be ≥ perMinute' }]);
+    }
+    return limits;
   }
 
   async createApiKey(actor: Actor, accountId: number): Promise<NewApiKeyView> {

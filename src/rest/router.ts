@@ -108,7 +108,9 @@ async function validateRequest(ctx: Context, op: CompiledOperation): Promise<Res
   }
   let body: unknown;
   if (op.hasBody) {
-    body = await readJsonBody(ctx);
+    // Strings are trimmed before the document's length checks, as the domain trims before its own
+    // (SPEC §2: names 1..100 characters, trimmed), so both facades accept and refuse the same text.
+    body = trimStrings(await readJsonBody(ctx));
     if (body === undefined && op.bodyRequired) {
       throw validationFailed('This operation needs a JSON request body.', [{ path: 'body', message: 'is required' }]);
     }
@@ -146,4 +148,13 @@ function requestUrl(ctx: Context): URL {
   } catch {
     return new URL(ctx.originalUrl, 'http://localhost');
   }
+}
+
+function trimStrings(value: unknown): unknown {
+  if (typeof value === 'string') return value.trim();
+  if (Array.isArray(value)) return value.map(trimStrings);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, trimStrings(v)]));
+  }
+  return value;
 }

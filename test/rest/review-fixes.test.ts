@@ -49,6 +49,31 @@ describe('REST edge: text is valid Unicode, and responses never echo a client-ch
     assert.equal(await countCategories(), before);
   });
 
+  it('when a name is padded with spaces past 100 characters, then both facades accept it trimmed to 100', async () => {
+    const padded = ` ${'a'.repeat(100)} `;
+    const rest = await t.admin.post('/v1/categories', { name: padded });
+    assert.equal(rest.status, 201, rest.text);
+    assert.equal(rest.body.name, 'a'.repeat(100));
+    const gql = await t.admin.graphql('mutation ($name: String!) { createCategory(input: { name: $name }) { name } }', { name: ` ${'b'.repeat(100)} ` });
+    assert.equal(gql.body.data?.createCategory?.name, 'b'.repeat(100), gql.text);
+    const blank = await t.admin.post('/v1/categories', { name: '   ' });
+    assert.equal(blank.status, 400);
+  });
+
+  it('when enterprise limits allow fewer requests a day than a minute, then the account is refused', async () => {
+    const res = await t.admin.post('/v1/accounts', { name: 'Odd', role: 'customer', plan: 'enterprise', limits: { perMinute: 1000, perDay: 10 } });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, 'VALIDATION_FAILED');
+  });
+
+  it('when an unknown path under /graphql is requested with a key, then the 404 carries the rate-limit headers', async () => {
+    const res = await t.admin.request('GET', '/graphql/x', { skipContract: true });
+    assert.equal(res.status, 404);
+    assert.equal(res.body.errors?.[0]?.extensions?.code, 'NOT_FOUND');
+    assert.ok(res.headers.get('x-ratelimit-limit'), 'X-RateLimit-Limit');
+    assert.ok(res.headers.get('ratelimit-policy'), 'RateLimit-Policy');
+  });
+
   it('when a client sends a forged Host header, then the next-page Link does not carry it', async () => {
     await createPet(t, { name: 'A' });
     await createPet(t, { name: 'B' });
