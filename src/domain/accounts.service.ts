@@ -159,6 +159,15 @@ export class AccountsService {
     return limits;
   }
 
+  /** Every key of an account, revoked ones included, oldest first, with any active ban. */
+  async listApiKeys(actor: Actor, accountId: number): Promise<ApiKeyView[]> {
+    requireStaff(actor);
+    const id = v.id(accountId, 'accountId');
+    if (!(await this.em.count(Account, { id }))) throw notFound('Account', id);
+    const keys = await this.em.find(ApiKey, { account: id }, { orderBy: { id: 'asc' } });
+    return Promise.all(keys.map(async (k) => toKeyView(k, (await this.bans?.bannedUntil(k.id)) ?? null)));
+  }
+
   async createApiKey(actor: Actor, accountId: number): Promise<NewApiKeyView> {
     requireStaff(actor);
     const account = await this.em.findOne(Account, { id: v.id(accountId, 'accountId') });

@@ -31,6 +31,10 @@ export function accountsRoutes({ gate, onAccountsChanged }: AccountsRoutesOption
       return { body: out.account(updated) };
     },
 
+    listApiKeys: async ({ params }, { domain, actor }) => ({
+      body: (await domain.accounts.listApiKeys(actor, params.accountId)).map(out.apiKey),
+    }),
+
     createApiKey: async ({ params }, { domain, actor }) => ({
       status: 201,
       body: out.newApiKey(await domain.accounts.createApiKey(actor, params.accountId)),

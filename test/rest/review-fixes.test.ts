@@ -74,6 +74,26 @@ describe('REST edge: text is valid Unicode, and responses never echo a client-ch
     assert.ok(res.headers.get('ratelimit-policy'), 'RateLimit-Policy');
   });
 
+  it("when staff lists an account's keys, then each shows its prefix, revocation and ban, never the secret", async () => {
+    const created = await t.admin.post('/v1/accounts', { name: 'Keys', role: 'customer', plan: 'free' });
+    const first = created.body.apiKey;
+    const second = (await t.admin.post(`/v1/accounts/${created.body.id}/api-keys`)).body;
+    assert.equal((await t.admin.delete(`/v1/api-keys/${first.id}`)).status, 204);
+    const res = await t.admin.get(`/v1/accounts/${created.body.id}/api-keys`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(
+      res.body.map((k: { id: number; prefix: string; revokedAt: string | null }) => [k.id, k.prefix, k.revokedAt !== null]),
+      [
+        [first.id, first.key.slice(0, 12), true],
+        [second.id, second.key.slice(0, 12), false],
+      ],
+    );
+    assert.doesNotMatch(res.text, new RegExp(`${first.key}|${second.key}`));
+    const customer = (await t.admin.post('/v1/accounts', { name: 'C', role: 'customer', plan: 'free' })).body.apiKey.key;
+    assert.equal((await t.admin.get(`/v1/accounts/${created.body.id}/api-keys`, { key: customer })).status, 403);
+    assert.equal((await t.admin.get('/v1/accounts/987654/api-keys')).status, 404);
+  });
+
   it('when a client sends a forged Host header, then the next-page Link does not carry it', async () => {
     await createPet(t, { name: 'A' });
     await createPet(t, { name: 'B' });
