@@ -17,6 +17,13 @@ export class AccountResolver {
     return paged(page, (request) => domainOf(ctx).accounts.listAccounts(actorOf(ctx), request), (a) => a.id);
   }
 
+  @Query(() => [ApiKeyType], {
+    description: "Staff: an account's keys, revoked ones included, oldest first; never their secrets (REST `GET /accounts/{accountId}/api-keys`).",
+  })
+  async apiKeys(@Arg('accountId', () => ID) accountId: string, @Ctx() ctx: GraphQLContext): Promise<ApiKeyView[]> {
+    return domainOf(ctx).accounts.listApiKeys(actorOf(ctx), toId(accountId));
+  }
+
   @Mutation(() => AccountWithKeyType, {
     nullable: true,
     description: 'Staff: creates an account and its first key, whose secret is shown only here (REST `POST /accounts`).',

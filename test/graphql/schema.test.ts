@@ -50,6 +50,7 @@ const TWIN: Record<string, string> = {
   createAccount: 'Mutation.createAccount',
   updateAccount: 'Mutation.updateAccount',
   createApiKey: 'Mutation.createApiKey',
+  listApiKeys: 'Query.apiKeys',
   revokeApiKey: 'Mutation.revokeApiKey',
   liftBan: 'Mutation.liftBan',
 };

@@ -94,6 +94,18 @@ describe('REST edge: text is valid Unicode, and responses never echo a client-ch
     assert.equal((await t.admin.get('/v1/accounts/987654/api-keys')).status, 404);
   });
 
+  it("when staff asks GraphQL for an account's keys, then apiKeys answers the same list as REST", async () => {
+    const created = await t.admin.post('/v1/accounts', { name: 'Twin', role: 'customer', plan: 'pro' });
+    const rest = await t.admin.get(`/v1/accounts/${created.body.id}/api-keys`);
+    const gql = await t.admin.graphql('query ($id: ID!) { apiKeys(accountId: $id) { id prefix revokedAt } }', { id: String(created.body.id) });
+    assert.deepEqual(
+      gql.body.data.apiKeys,
+      rest.body.map((k: { id: number; prefix: string; revokedAt: string | null }) => ({ id: String(k.id), prefix: k.prefix, revokedAt: k.revokedAt })),
+    );
+    const missing = await t.admin.graphql('{ apiKeys(accountId: "987654") { id } }');
+    assert.equal(missing.body.errors[0].extensions.code, 'NOT_FOUND');
+  });
+
   it('when a client sends a forged Host header, then the next-page Link does not carry it', async () => {
     await createPet(t, { name: 'A' });
     await createPet(t, { name: 'B' });
