@@ -46,7 +46,7 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'env'>, destinati
   const options = loggerOptions(config);
   if (destination) return pino(options, destination);
   if (config.env === 'development' && process.stdout.isTTY && prettyAvailable()) {
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' } } });
+    return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true } } });
   }
   return pino(options);
 }
