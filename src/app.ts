@@ -107,15 +107,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   });
 
   // Security headers. API responses are JSON and may not be framed or run anything; `/docs` sets its
-  // own CSP, and the GraphQL Sandbox landing page (GET /graphql, outside production) loads Apollo's
-  // embed from its CDN, so it gets no CSP.
+  // own CSP, and Apollo's landing pages at GET /graphql (the Sandbox outside production, a notice in
+  // production) load Apollo's scripts from its CDN, so they get no CSP (JSON answers need none).
   const securityHeaders = helmet({
     contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
     crossOriginResourcePolicy: { policy: 'cross-origin' },
   });
   const sandboxHeaders = helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
   koa.use((ctx: Context, next: Next) =>
-    ctx.path === '/graphql' && ctx.method === 'GET' && config.env !== 'production' ? sandboxHeaders(ctx, next) : securityHeaders(ctx, next),
+    ctx.path === '/graphql' && ctx.method === 'GET' ? sandboxHeaders(ctx, next) : securityHeaders(ctx, next),
   );
 
   koa.use(
