@@ -122,13 +122,15 @@ export async function createGraphQLFacade({ config, gate, logger, onAccountsChan
         // Apollo checks Accept only after executing: a mutation would run and then be answered 406.
         // An Accept that takes no JSON is disregarded instead (GraphQL over HTTP allows it): JSON it is.
         if (ctx.get('accept') && !ctx.accepts('application/json', 'application/graphql-response+json')) ctx.req.headers.accept = 'application/json';
-        const body = await readJsonBody(ctx, { requireJsonType: false });
+        // A body that is not JSON is 415, as on REST; refused before anything runs, which also stops
+        // the text/plain "simple requests" that CSRF relies on.
+        const body = await readJsonBody(ctx);
         if (Array.isArray(body)) throw validationFailed('Batched requests are not supported; send one operation per request.');
         // `false`, `0`, `""` or a string: the Koa adapter would take a falsy body for a missing body parser (500).
         if (body !== undefined && body !== null && typeof body !== 'object') {
           throw validationFailed('The request body must be a JSON object such as {"query": "…"}.', [{ path: 'body', message: 'must be an object' }]);
         }
-        // Apollo refuses a missing or non-JSON body itself (400, or its CSRF check); the Koa adapter only needs something set.
+        // Apollo refuses a missing body itself (400); the Koa adapter only needs something set.
         (ctx.request as { body?: unknown }).body = body ?? {};
       }
       contexts.set(ctx, context);

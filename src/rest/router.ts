@@ -150,11 +150,8 @@ function requestUrl(ctx: Context): URL {
   }
 }
 
+/** Trims the top-level string properties of a body (every text field of the document is top level). */
 function trimStrings(value: unknown): unknown {
-  if (typeof value === 'string') return value.trim();
-  if (Array.isArray(value)) return value.map(trimStrings);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, trimStrings(v)]));
-  }
-  return value;
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v.trim() : v]));
 }

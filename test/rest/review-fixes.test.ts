@@ -60,6 +60,13 @@ describe('REST edge: text is valid Unicode, and responses never echo a client-ch
     assert.equal(blank.status, 400);
   });
 
+  it('when a body nests 20,000 levels deep, then it is a 400, not a stack overflow', async () => {
+    const deep = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
+    const res = await t.admin.request('POST', '/v1/categories', { rawBody: deep, headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, 'VALIDATION_FAILED');
+  });
+
   it('when enterprise limits allow fewer requests a day than a minute, then the account is refused', async () => {
     const res = await t.admin.post('/v1/accounts', { name: 'Odd', role: 'customer', plan: 'enterprise', limits: { perMinute: 1000, perDay: 10 } });
     assert.equal(res.status, 400);
