@@ -9,6 +9,14 @@ export class PageInfo {
 
   @Field(() => String, { nullable: true, description: 'Cursor of the last edge; null on an empty page.' })
   endCursor!: string | null;
+
+  @Field(() => Boolean, {
+    description: 'Relay: whether edges come before this page. Paging is forward only, so this is true exactly when `after` was given.',
+  })
+  hasPreviousPage!: boolean;
+
+  @Field(() => String, { nullable: true, description: 'Cursor of the first edge; null on an empty page.' })
+  startCursor!: string | null;
 }
 
 export interface Connection<T> {
@@ -49,9 +57,17 @@ export class PageArgs {
 }
 
 /** A domain page as a Relay connection; cursors are the same keyset cursors REST puts in `Link`. */
-export function toConnection<T>(page: Page<T>, idOf: (node: T) => number): Connection<T> {
+export function toConnection<T>(page: Page<T>, idOf: (node: T) => number, after?: string | null): Connection<T> {
   const edges = page.items.map((node) => ({ node, cursor: encodeCursor(idOf(node)) }));
-  return { edges, pageInfo: { hasNextPage: page.nextCursor !== null, endCursor: edges.at(-1)?.cursor ?? null } };
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: page.nextCursor !== null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+      hasPreviousPage: Boolean(after),
+      startCursor: edges[0]?.cursor ?? null,
+    },
+  };
 }
 
 const ARGUMENT_OF: Record<string, string> = { limit: 'first', cursor: 'after' };
@@ -70,5 +86,5 @@ export async function paged<T>(args: PageArgs, load: (page: PageRequest) => Prom
     }
     throw error;
   }
-  return toConnection(page, idOf);
+  return toConnection(page, idOf, args.after);
 }

@@ -25,6 +25,21 @@ describe('GraphQL: client input never yields a 500, and no internals leak in dev
     }
   });
 
+  it('when a connection is paged, then pageInfo has the four Relay fields, consistent with the edges', async () => {
+    await createPet(t, { name: 'P1' });
+    await createPet(t, { name: 'P2' });
+    await createPet(t, { name: 'P3' });
+    const q = 'query ($after: String) { pets(first: 2, after: $after) { edges { cursor } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }';
+    const first = (await t.admin.graphql(q)).body.data.pets;
+    assert.equal(first.pageInfo.hasPreviousPage, false);
+    assert.equal(first.pageInfo.hasNextPage, true);
+    assert.equal(first.pageInfo.startCursor, first.edges[0].cursor);
+    assert.equal(first.pageInfo.endCursor, first.edges.at(-1).cursor);
+    const second = (await t.admin.graphql(q, { after: first.pageInfo.endCursor })).body.data.pets;
+    assert.equal(second.pageInfo.hasPreviousPage, true);
+    assert.equal(second.pageInfo.startCursor, second.edges[0].cursor);
+  });
+
   it('when a subscription is sent, then it is 400 VALIDATION_FAILED, not an internal error', async () => {
     const res = await t.admin.graphql('subscription { x }');
     assert.equal(res.status, 400);
