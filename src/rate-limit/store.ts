@@ -55,6 +55,9 @@ export async function redisStore(url: string, keyPrefix: string, logger?: StoreL
     maxRetriesPerRequest: 0,
     connectTimeout: REDIS_CONNECT_WAIT_MS,
     lazyConnect: false,
+    // A charge issues its commands (ban, minute, day) in one tick, and concurrent requests do too:
+    // one write and one round trip for all of them instead of one each (README, "Performance").
+    enableAutoPipelining: true,
   });
   let up = false;
   client.on('ready', () => {
