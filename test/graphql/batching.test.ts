@@ -43,7 +43,7 @@ describe('GraphQL relations are batched (no N+1)', () => {
 
   it('when a page of 100 pets is read with each category and inventory, then it costs at most 3 SQL statements', async () => {
     const { data, ran } = await measure(
-      '{ pets(first: 100) { edges { node { id category { name } inventory { petId quantity } } } } }',
+      '{ pets(first: 100) { edges { cursor node { id name status category { id name } inventory { petId quantity status } } } pageInfo { hasNextPage endCursor } } }',
     );
     assert.equal(data.pets.edges.length, 100);
     for (const { node } of data.pets.edges) {
