@@ -376,7 +376,10 @@ describe('ops: fuzzing both facades (fast-check)', () => {
       assert.equal(e.extensions.requestId, requestId, `GraphQL requestId mismatch: ${where}`);
     }
     const data = body.data;
-    const mutated = r.mutating && !!data && typeof data === 'object' && Object.values(data).some((v) => v !== null);
+    // A root mutation field ran if it has a value, or if an error sits below it (a nested field of its
+    // payload failed after the change, e.g. `updateCategory { pets(first: 101) }`): GraphQL semantics.
+    const ranBelowRoot = (body.errors ?? []).some((e: { path?: unknown[] }) => Array.isArray(e.path) && e.path.length > 1);
+    const mutated = r.mutating && ((!!data && typeof data === 'object' && Object.values(data).some((v) => v !== null)) || ranBelowRoot);
     return { mutated };
   }
 
