@@ -2,7 +2,8 @@
  * SQL statements per request, counted from knex's `query` events on an in-process app over a copy of
  * the benchmark database. Each scenario's request is sent once to warm up (which also caches the API
  * key), then once more to count: the steady state, where the key lookup (1 statement) happens at
- * most once per key per second (the authenticator's TTL).
+ * most once per key per second (the authenticator's TTL). On SQLite a transaction's `BEGIN IMMEDIATE`
+ * is sent below knex (src/db/orm.ts) and is not among the events; its COMMIT is.
  */
 import 'reflect-metadata';
 import type autocannon from 'autocannon';
