@@ -149,14 +149,11 @@ export class AccountsService {
       if (current) return current;
       throw validationFailed('The enterprise plan needs limits: {perMinute, perDay}.', [{ path: 'limits', message: 'required for plan enterprise' }]);
     }
-    const limits = {
+    // perDay below perMinute is allowed: the day window then binds first (a trial account, say).
+    return {
       perMinute: v.intInRange(given.perMinute, 'limits.perMinute', 1, 1_000_000),
       perDay: v.intInRange(given.perDay, 'limits.perDay', 1, 100_000_000),
     };
-    if (limits.perDay < limits.perMinute) {
-      throw validationFailed('limits.perDay must be at least limits.perMinute.', [{ path: 'limits.perDay', message: 'must be ≥ perMinute' }]);
-    }
-    return limits;
   }
 
   /** Every key of an account, revoked ones included, oldest first, with any active ban. */
