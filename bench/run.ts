@@ -18,7 +18,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { seedBenchDatabase, PET_COUNT } from './seed.js';
@@ -37,6 +37,8 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     only: { type: 'string' },
     against: { type: 'string' },
+    /** Node flags for the --against service only (e.g. --against . --against-node-args=--max-semi-space-size=8). */
+    'against-node-args': { type: 'string', default: '' },
   },
 });
 const ROUNDS = Number(args.rounds);
@@ -177,7 +179,7 @@ async function main() {
     if (wanted.has('redis')) {
       starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }, work));
     }
-    if (args.against) starting.push(start('against', join(args.against, 'dist/src/main.js'), serviceEnv('against'), work));
+    if (args.against) starting.push(start('against', join(resolve(args.against), 'dist/src/main.js'), serviceEnv('against'), work, args['against-node-args'].split(' ').filter(Boolean)));
     for (const s of await Promise.all(starting)) services.set(s.name, s);
 
     if (wanted.has('l0')) {
