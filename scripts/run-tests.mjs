@@ -23,8 +23,13 @@ if (selected.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+// A hang (something left open keeps a test process alive) fails the run instead of stalling CI.
+const minutes = Number(process.env.TEST_TIMEOUT_MINUTES ?? 35);
 const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...process.argv.slice(2), ...selected], {
   stdio: 'inherit',
   env: { ...process.env, NODE_ENV: 'test' },
+  timeout: minutes * 60_000,
+  killSignal: 'SIGKILL',
 });
+if (result.error?.code === 'ETIMEDOUT') console.error(`\nThe test run exceeded ${minutes} minutes and was stopped (TEST_TIMEOUT_MINUTES).`);
 process.exit(result.status ?? 1);

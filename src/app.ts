@@ -61,14 +61,21 @@ export interface CreateAppOptions {
 }
 
 export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App> {
-  const logger = options.logger ?? createLogger(config, options.logStream);
-  const orm = await createOrm(config);
+  // What assembly opened so far, closed again if a later step fails (else the process never exits).
+  const opened: Array<() => Promise<unknown>> = [];
   try {
-    if (config.migrateOnStart) await migrate(orm, () => bootstrap(orm, config));
+    return await assembleApp(config, options, (close) => opened.unshift(close));
   } catch (error) {
-    await orm.close(true);
+    for (const close of opened) await close().catch(() => undefined);
     throw error;
   }
+}
+
+async function assembleApp(config: Config, options: CreateAppOptions, opened: (close: () => Promise<unknown>) => void): Promise<App> {
+  const logger = options.logger ?? createLogger(config, options.logStream);
+  const orm = await createOrm(config);
+  opened(() => orm.close(true));
+  if (config.migrateOnStart) await migrate(orm, () => bootstrap(orm, config));
   let shuttingDown = false;
   const metrics = createMetrics({
     pool: () => poolState(orm),
@@ -77,6 +84,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   });
   const rawGate = options.gate ?? (await createRateLimitGate(config, { logger, onBan: (plan) => metrics.keyBanned(plan) }));
   const gate = instrumentGate(rawGate, metrics);
+  if (!options.gate) opened(() => rawGate.close());
   const authenticator = new ApiKeyAuthenticator(orm);
 
   const koa = new Koa({ proxy: config.trustProxy });
@@ -201,6 +209,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     onAccountsChanged: () => authenticator.forget(),
     plugins: [operationLabelPlugin()],
   });
+  opened(() => graphql.stop());
   koa.use(graphql.middleware);
 
   const openApiText = loadOpenApiText();

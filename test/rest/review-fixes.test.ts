@@ -126,3 +126,30 @@ describe('REST edge: text is valid Unicode, and responses never echo a client-ch
     assert.doesNotMatch(link, /evil/);
   });
 });
+
+describe('startup failure', () => {
+  it('when the app cannot be assembled after its database is open, then createApp rejects and the process can exit', async () => {
+    const { execFile } = await import('node:child_process');
+    const { fileURLToPath } = await import('node:url');
+    const app = fileURLToPath(new URL('../../src/app.js', import.meta.url));
+    const config = fileURLToPath(new URL('../../src/config.js', import.meta.url));
+    // A child process assembles an app whose limiter gate fails after the ORM is open; if anything
+    // stayed open the child would never exit and the 20 s deadline below would kill it.
+    const script = `
+      import { mkdtempSync } from 'node:fs'; import { tmpdir } from 'node:os'; import { join } from 'node:path';
+      const { createApp } = await import(${JSON.stringify(app)});
+      const { loadConfig } = await import(${JSON.stringify(config)});
+      const c = loadConfig({ DATABASE_URL: 'sqlite:' + join(mkdtempSync(join(tmpdir(), 'petstore-fail-')), 'p.db'), LOG_LEVEL: 'silent', NODE_ENV: 'test' });
+      c.announce = () => {};
+      const failing = new Proxy({}, { ownKeys: () => { throw new Error('gate broken'); } });
+      await createApp(c, { gate: failing }).then(() => process.exit(3), (e) => console.log('rejected: ' + e.message));`;
+    const result = await new Promise<{ code: number | null; killed: boolean; stdout: string }>((resolve) => {
+      const child = execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 }, (error, stdout) =>
+        resolve({ code: child.exitCode, killed: Boolean(error && (error as { killed?: boolean }).killed), stdout }),
+      );
+    });
+    assert.equal(result.killed, false, 'the process did not exit: something opened during assembly stayed open');
+    assert.match(result.stdout, /rejected: gate broken/);
+    assert.equal(result.code, 0);
+  });
+});
