@@ -94,13 +94,6 @@ export class AccountsService {
     return toPage(rows.map(toAccountView), limit);
   }
 
-  async getAccount(actor: Actor, id: number): Promise<AccountView> {
-    requireStaff(actor);
-    const account = await this.em.findOne(Account, { id: v.id(id, 'accountId') });
-    if (!account) throw notFound('Account', id);
-    return toAccountView(account);
-  }
-
   async createAccount(actor: Actor, input: AccountInput): Promise<AccountView & { apiKey: NewApiKeyView }> {
     requireStaff(actor);
     const name = v.trimmedText(input.name, 'name', 100);

@@ -124,12 +124,6 @@ export class CatalogService {
     return pets.map(toPetView);
   }
 
-  async petsInCategories(categoryIds: readonly number[], limit: number): Promise<PetView[]> {
-    if (categoryIds.length === 0) return [];
-    const pets = await this.em.find(Pet, { category: { $in: [...categoryIds] } }, { orderBy: { id: 'asc' }, limit: categoryIds.length === 1 ? limit : undefined });
-    return pets.map(toPetView);
-  }
-
   /**
    * For batching `Category.pets`: the same keyset page (`limit` after `cursor`) of each category's
    * pets, in one statement however many categories (a window function ranks pets per category).

@@ -30,6 +30,9 @@ export class IdempotencyService {
   async run<T>(accountId: number, rawKey: string, payload: unknown, execute: () => Promise<T>): Promise<{ value: T; replayed: boolean }> {
     const key = IdempotencyService.validateKey(rawKey);
     const requestHash = createHash('sha256').update(JSON.stringify(payload)).digest('hex');
+    // Records are kept 24 hours: each new claim drops the account's expired ones (one indexed delete),
+    // so the table stays bounded by what accounts used in the last day, with no timer to run.
+    await this.em.nativeDelete(IdempotencyRecord, { account: accountId, expiresAt: { $lte: new Date() } });
     const recordId = await this.claim(accountId, key, requestHash);
     if (typeof recordId !== 'number') return { value: this.replay(recordId), replayed: true };
     let value: T;
@@ -94,8 +97,4 @@ export class IdempotencyService {
     await this.em.nativeUpdate(IdempotencyRecord, { id: recordId }, { outcome: JSON.stringify(outcome) });
   }
 
-  /** Deletes expired records; run now and then, not per request. */
-  async purgeExpired(): Promise<number> {
-    return this.em.nativeDelete(IdempotencyRecord, { expiresAt: { $lte: new Date() } });
-  }
 }

@@ -148,5 +148,24 @@ describe('REST orders under concurrency, and idempotency keys (SPEC §4, §8)', 
       assert.equal((await alice.post('/v1/store/orders', { petId, quantity: 1 }, { headers: { 'idempotency-key': 'k'.repeat(255) } })).status, 201);
       assert.deepEqual(await stockOf(t, petId), { quantity: 4, status: 'available' });
     });
+
+    it('when a key is older than 24 hours, then the next claim by its account drops it and the key can be used afresh', async () => {
+      const { petId } = await createPet(t, { stock: 5 });
+      const { client, accountId } = await createAccount(t, { name: 'Expiring' });
+      const send = (quantity: number, key: string) => client.post('/v1/store/orders', { petId, quantity }, { headers: { 'idempotency-key': key } });
+      assert.equal((await send(1, 'old-key')).status, 201);
+      const connection = t.app.orm.em.getConnection();
+      const records = async () =>
+        Number((await connection.execute<{ n: number | string }[]>('select count(*) as n from idempotency_records where account_id = ?', [accountId]))[0]!.n);
+      assert.equal(await records(), 1);
+      // Age the record past its 24 hours, as the clock would.
+      await t.app.orm.em.fork().nativeUpdate('IdempotencyRecord', { account: accountId }, { expiresAt: new Date(Date.now() - 1000) });
+      assert.equal((await send(1, 'new-key')).status, 201);
+      assert.equal(await records(), 1, 'the expired record is gone, only the new key is kept');
+      // The old key, with another payload, is a new order rather than 422 IDEMPOTENCY_KEY_REUSED.
+      const reused = await send(2, 'old-key');
+      assert.equal(reused.status, 201);
+      assert.equal(reused.headers.get('idempotent-replayed'), null);
+    });
   });
 });
