@@ -18,7 +18,7 @@ import type { AppState } from './http/context.js';
 import { toErrorBody } from './http/errors.js';
 import { DomainError } from './domain/errors.js';
 import { ApiKeyAuthenticator } from './http/auth.js';
-import { createRateLimitGate, EXPOSED_HEADERS, type RateLimitGate } from './rate-limit/index.js';
+import { createRateLimitGate, EXPOSED_HEADERS, restCost, type RateLimitGate } from './rate-limit/index.js';
 import { loadOpenApiDocument, loadOpenApiText, type CompiledOperation } from './rest/openapi.js';
 import { createRestRouter, type RestGuard } from './rest/router.js';
 import { petsDeprecations, petsRoutes } from './rest/pets.routes.js';
@@ -192,8 +192,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   const guard: RestGuard = async (ctx: Context, op: CompiledOperation | null) => {
     const state = ctx.state as AppState;
     if (state.actor) {
-      // Public operations and GET /rate_limit cost nothing (SPEC §6).
-      ctx.set(await gate.charge(state.actor, op?.public || op?.operationId === 'getRateLimit' ? 0 : 1));
+      ctx.set(await gate.charge(state.actor, restCost(op)));
       return;
     }
     const failed = state.authFailure === 'INVALID_API_KEY';

@@ -2,13 +2,13 @@ import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDef
 import type { ApolloServerPlugin } from '@apollo/server';
 import { DomainError } from '../domain/errors.js';
 import { asDomainError } from '../http/errors.js';
-import type { RateLimitGate } from '../rate-limit/gate.js';
+import { FREE_GRAPHQL_ROOT_FIELDS, type RateLimitGate } from '../rate-limit/gate.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { toRequestError } from './error.mapping.js';
 
 const INTROSPECTION = new Set(['__schema', '__type', '__typename']);
-/** Root fields that cost nothing (SPEC §6). `rateLimit` still needs a key. */
-const FREE = new Set([...INTROSPECTION, 'rateLimit']);
+/** Root fields that cost nothing: the policy shared with REST. `rateLimit` still needs a key. */
+const FREE = FREE_GRAPHQL_ROOT_FIELDS;
 
 /**
  * The root fields the operation executes, by response key: `a: pets, b: pets` is two, `pets pets`
