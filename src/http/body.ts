@@ -11,7 +11,7 @@ const isJson = (type: string | undefined) => !!type && /^application\/([a-z.+-]*
 
 /**
  * Reads a JSON request body (at most 1 MiB) for both facades: 413 when larger, 415 when a body is not
- * JSON, 400 when it is malformed. A request without a body leaves `ctx.state.body` undefined.
+ * JSON, 400 when it is malformed. A request without a body gives undefined.
  */
 export async function readJsonBody(ctx: Context, { requireJsonType = true } = {}): Promise<unknown> {
   const length = ctx.request.length;

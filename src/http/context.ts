@@ -12,8 +12,6 @@ export interface AppState {
   actor?: Actor;
   /** Why there is no actor: no key, or a key that is unknown or revoked. */
   authFailure?: 'UNAUTHENTICATED' | 'INVALID_API_KEY';
-  /** Parsed JSON body (REST and GraphQL). */
-  body?: unknown;
   /** Route template for logs and metrics, e.g. `GET /v1/pets/{petId}`. */
   route?: string;
   /** GraphQL operation name for logs. */
