@@ -172,11 +172,13 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     return { database, limiter: limiter.ok, limiterStore: limiter.store, ...(limiter.redis ? { redis: limiter.redis } : {}) };
   }
 
+  // An idempotency claim whose request died (crash, kill, cut off at shutdown) frees its key after the request timeout.
+  const domainOptions = { idempotencyClaimMs: config.requestTimeoutMs || undefined };
   // Per request: a lazily created EntityManager fork and domain services, and who is calling.
   koa.use(async (ctx: Context, next: Next) => {
     const state = ctx.state as AppState;
     let domain: Domain | undefined;
-    Object.defineProperty(state, 'domain', { get: () => (domain ??= createDomain(orm.em.fork(), gate.bans)), configurable: true });
+    Object.defineProperty(state, 'domain', { get: () => (domain ??= createDomain(orm.em.fork(), gate.bans, domainOptions)), configurable: true });
     const key = ctx.get('x-api-key');
     if (!key) state.authFailure = 'UNAUTHENTICATED';
     // An address refused for failed authentication gets no answer about any key, valid or not.

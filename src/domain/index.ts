@@ -18,6 +18,11 @@ export interface Domain {
   accounts: AccountsService;
 }
 
-export function createDomain(em: EntityManager, bans?: BanRegistry): Domain {
-  return { catalog: new CatalogService(em), store: new StoreService(em), accounts: new AccountsService(em, bans) };
+export interface DomainOptions {
+  /** How long an idempotency claim whose request died blocks its key: the request timeout. */
+  idempotencyClaimMs?: number;
+}
+
+export function createDomain(em: EntityManager, bans?: BanRegistry, options: DomainOptions = {}): Domain {
+  return { catalog: new CatalogService(em), store: new StoreService(em, options.idempotencyClaimMs), accounts: new AccountsService(em, bans) };
 }

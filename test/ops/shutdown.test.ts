@@ -1,72 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { projectPath } from '../../src/project-path.js';
-import { RawConnection } from './support.js';
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-
-interface Service {
-  child: ChildProcess;
-  url: string;
-  key: string;
-  output: () => string;
-  /** Resolves with the first JSON log line whose msg starts with `msg`. */
-  logLine(msg: string): Promise<Record<string, any>>;
-  exited: Promise<number | null>;
-  cleanup(): void;
-}
-
-/** `node dist/src/main.js` on a fresh SQLite file and a free port, as an operator would run it. */
-async function startService(env: Record<string, string>): Promise<Service> {
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-shutdown-'));
-  const port = await freePort();
-  const key = `psk_${randomBytes(24).toString('base64url')}`;
-  const child = spawn(process.execPath, [projectPath('dist/src/main.js')], {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: `sqlite:${join(dir, 'petstore.db')}`,
-      ADMIN_API_KEY: key,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const logLine = async (msg: string) => {
-    for (;;) {
-      for (const line of out.split('\n')) {
-        if (!line.startsWith('{')) continue;
-        const record = JSON.parse(line);
-        if (typeof record.msg === 'string' && record.msg.startsWith(msg)) return record;
-      }
-      if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}):\n${out}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
-  await logLine('petstore listening');
-  return { child, url: `http://127.0.0.1:${port}`, key, output: () => out, logLine, exited, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
+import { connect } from 'node:net';
+import { RawConnection, startService, type Service } from './support.js';
 
 async function api(s: Service, method: string, path: string, body?: unknown) {
   const res = await fetch(s.url + path, {
