@@ -3,7 +3,7 @@
  * `createApp(config)` returns an isolated app, so tests run many side by side on port 0.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa, { type Context, type Next } from 'koa';
 import cors from '@koa/cors';
@@ -16,6 +16,7 @@ import { AccountsService } from './domain/accounts.service.js';
 import { seedDemoCatalog } from './domain/seed.js';
 import type { AppState } from './http/context.js';
 import { toErrorBody } from './http/errors.js';
+import { createHttpServer, type HttpServer } from './http/server.js';
 import { DomainError } from './domain/errors.js';
 import { ApiKeyAuthenticator } from './http/auth.js';
 import { createRateLimitGate, EXPOSED_HEADERS, restCost, type RateLimitGate } from './rate-limit/index.js';
@@ -243,7 +244,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     throw new DomainError('NOT_FOUND', `Nothing at ${ctx.path}. The API is under /v1 and /graphql; docs at /docs.`);
   });
 
-  let server: Server | undefined;
+  let http: HttpServer | undefined;
   let closing: Promise<void> | undefined;
   return {
     koa,
@@ -253,23 +254,11 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     metrics,
     config,
     async listen(port = config.port, host = config.host) {
-      server = createServer(
-        {
-          requestTimeout: config.requestTimeoutMs,
-          headersTimeout: config.headersTimeoutMs,
-          // How often Node checks those timeouts (default 30 s, too coarse for a short headersTimeout).
-          connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
-          // Idle keep-alive sockets stay open longer than a load balancer's idle timeout (often 60 s), so
-          // the server never closes a socket a client or proxy is about to reuse (Node's 5 s default
-          // races with them and surfaces as reset connections).
-          keepAliveTimeout: 65_000,
-        },
-        koa.callback(),
-      );
-      server.keepAliveTimeout = config.keepAliveTimeoutMs;
+      http = createHttpServer(koa.callback(), { ...config, logger });
+      const server = http.server;
       await new Promise<void>((resolve, reject) => {
-        server!.once('error', reject);
-        server!.listen(port, host, () => resolve());
+        server.once('error', reject);
+        server.listen(port, host, () => resolve());
       });
       const address = server.address() as AddressInfo;
       const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
@@ -278,18 +267,11 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     close() {
       closing ??= (async () => {
         shuttingDown = true;
-        if (server) {
-          const s = server;
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(() => s.closeAllConnections(), config.shutdownGraceMs);
-            timer.unref();
-            s.close(() => {
-              clearTimeout(timer);
-              resolve();
-            });
-            s.closeIdleConnections();
-            logger.info({ graceMs: config.shutdownGraceMs }, 'shutdown: readiness 503, no new connections, draining in-flight requests');
-          });
+        if (http) {
+          const drained = http.drain(config.shutdownGraceMs);
+          logger.info({ graceMs: config.shutdownGraceMs }, 'shutdown: readiness 503, no new connections, draining in-flight requests');
+          // The database closes only once no request is left (finished, or refused with 503).
+          await drained;
         }
         await graphql.stop();
         await gate.close();

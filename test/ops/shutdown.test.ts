@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { RawConnection, startService, type Service } from './support.js';
+import { heldRequest, RawConnection, startService, type Service } from './support.js';
 
 async function api(s: Service, method: string, path: string, body?: unknown) {
   const res = await fetch(s.url + path, {
@@ -10,17 +10,6 @@ async function api(s: Service, method: string, path: string, body?: unknown) {
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as any };
-}
-
-/** Headers sent, body held back: the server has the request (it answered 100 Continue) and waits for the rest. */
-async function heldRequest(s: Service, path: string, body: string): Promise<{ conn: RawConnection; rest: string }> {
-  const conn = await RawConnection.open(s.url);
-  const split = Math.floor(body.length / 2);
-  conn.send(
-    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${s.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, split)}`,
-  );
-  await conn.until('100 Continue');
-  return { conn, rest: body.slice(split) };
 }
 
 const refusesConnections = (url: string) =>
@@ -48,18 +37,29 @@ describe('ops: graceful shutdown of the real process', () => {
         '/graphql',
         JSON.stringify({ query: `mutation { placeOrder(input: {petId: "${pet.body.id}", quantity: 1}) { id quantity complete } }` }),
       );
+      // A readiness probe whose headers are still arriving when the signal comes.
+      const probe = await RawConnection.open(s.url);
+      probe.send('GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
 
       s.child.kill('SIGTERM');
       await s.logLine('shutdown: readiness 503');
       assert.equal(await refusesConnections(s.url), true, 'a new connection was accepted after SIGTERM');
 
-      // The REST order finishes; a readiness probe pipelined behind it on the same connection sees 503.
-      rest.conn.send(`${rest.rest}GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-      const [order, ready] = await rest.conn.responses(2);
+      // The REST order finishes. (A request pipelined behind it is no longer answered: during the drain
+      // every response carries `Connection: close`, so the connection ends after this one.)
+      rest.conn.send(rest.rest);
+      const [order] = await rest.conn.responses(1);
       assert.equal(order!.status, 201, order!.body);
       assert.equal(JSON.parse(order!.body).quantity, 2);
+      assert.equal(order!.headers.connection, 'close');
+      await rest.conn.untilClosed();
+
+      // The readiness probe sees 503.
+      probe.send('\r\n');
+      const [ready] = await probe.responses(1);
       assert.equal(ready!.status, 503);
       assert.equal(JSON.parse(ready!.body).status, 'shutting-down');
+      assert.equal(ready!.headers.connection, 'close');
 
       gql.conn.send(gql.rest);
       const [placed] = await gql.conn.responses(1);

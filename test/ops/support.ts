@@ -62,6 +62,11 @@ export class RawConnection {
     });
   }
 
+  /** Forgets what was received so far (the next response() reads what comes after). */
+  discard() {
+    this.data = '';
+  }
+
   send(text: string | Buffer) {
     this.socket.write(text);
   }
@@ -203,4 +208,15 @@ export async function startService(env: Record<string, string>, options: Service
   };
   await logLine('petstore listening');
   return { child, url: `http://127.0.0.1:${port}`, key, output: () => out, logLine, exited, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Headers sent, body held back: the server has the request (it answered 100 Continue) and waits for the rest. */
+export async function heldRequest(s: Pick<Service, 'url' | 'key'>, path: string, body: string): Promise<{ conn: RawConnection; rest: string }> {
+  const conn = await RawConnection.open(s.url);
+  const split = Math.floor(body.length / 2);
+  conn.send(
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${s.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, split)}`,
+  );
+  await conn.until('100 Continue');
+  return { conn, rest: body.slice(split) };
 }
