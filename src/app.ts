@@ -11,6 +11,7 @@ import helmet from 'koa-helmet';
 import type { DestinationStream, Logger } from 'pino';
 import type { Config } from './config.js';
 import { createOrm, migrate, type Orm } from './db/orm.js';
+import { sqliteWritable } from './db/sqlite-resilience.js';
 import { createDomain, type Domain } from './domain/index.js';
 import { AccountsService } from './domain/accounts.service.js';
 import { seedDemoCatalog } from './domain/seed.js';
@@ -167,7 +168,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     const database = await orm.em
       .getConnection()
       .execute('select 1')
-      .then(() => true)
+      .then(() => sqliteWritable(orm))
       .catch(() => false);
     const limiter = await gate.ready().catch(() => ({ ok: false, store: 'unknown', redis: undefined }));
     return { database, limiter: limiter.ok, limiterStore: limiter.store, ...(limiter.redis ? { redis: limiter.redis } : {}) };

@@ -62,7 +62,7 @@ const envSchema = z.object({
   HEADERS_TIMEOUT_MS: int(1, 600_000).default('10000'),
   KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default('65000'),
   METRICS_ENABLED: bool.default('true'),
-  DB_BUSY_TIMEOUT_MS: int(0, 600_000).default('5000'),
+  DB_BUSY_TIMEOUT_MS: int(0, 600_000).default('2000'),
   GRAPHQL_MAX_DEPTH: int(1, 100).default('8'),
   GRAPHQL_MAX_ALIASES: int(0, 1000).default('15'),
   GRAPHQL_MAX_TOKENS: int(10, 100_000).default('1000'),
@@ -100,7 +100,7 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Serve `GET /metrics` (Prometheus text). */
   metricsEnabled: boolean;
-  /** SQLite `busy_timeout`: how long a write waits for another connection's lock before 503. */
+  /** SQLite: how long a write waits (asynchronously) for another connection's lock before 503. */
   dbBusyTimeoutMs: number;
   /** GraphQL documents beyond these are refused (400) before anything executes. */
   graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };

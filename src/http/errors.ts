@@ -49,6 +49,10 @@ export function asDomainError(error: unknown): DomainError | null {
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || name === 'LockWaitTimeoutException' || name === 'DeadlockException') {
     return new EdgeError('UNAVAILABLE', 'The database is busy; retry shortly.', { 'Retry-After': '1' });
   }
+  // SQLite could not grow the file (disk or quota full): nothing was written; retry once space is freed.
+  if (code === 'SQLITE_FULL') {
+    return new EdgeError('UNAVAILABLE', 'The database has no space left; retry later.', { 'Retry-After': '30' });
+  }
   if (name === 'ConnectionException') {
     return new EdgeError('UNAVAILABLE', 'The database is unreachable; retry shortly.', { 'Retry-After': '5' });
   }
