@@ -25,5 +25,5 @@ const passThrough: RateLimitGate = {
 const config = loadConfig();
 const app = await createApp(config, { gate: passThrough });
 const { url } = await app.listen();
-config.announce(`Petstore API on ${url}/v1 (rate limiter disabled: benchmark only)`);
+process.stdout.write(`Petstore API on ${url}/v1 (rate limiter disabled: benchmark only)\n`);
 process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));

@@ -70,8 +70,6 @@ const envSchema = z.object({
   TRUST_PROXY: bool.default('false'),
 });
 
-export type Plan = 'free' | 'pro' | 'business' | 'enterprise';
-
 export interface Config {
   port: number;
   host: string;
@@ -105,10 +103,6 @@ export interface Config {
   /** GraphQL documents beyond these are refused (400) before anything executes. */
   graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
   trustProxy: boolean;
-  /** Window lengths in seconds; only tests shorten them. */
-  windows: { minute: number; day: number };
-  /** Where startup messages (the generated keys) go; tests capture them. */
-  announce: (line: string) => void;
 }
 
 export class ConfigError extends Error {}
@@ -159,7 +153,5 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbBusyTimeoutMs: e.DB_BUSY_TIMEOUT_MS,
     graphqlLimits: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxAliases: e.GRAPHQL_MAX_ALIASES, maxTokens: e.GRAPHQL_MAX_TOKENS, maxCost: e.GRAPHQL_MAX_COST },
     trustProxy: e.TRUST_PROXY,
-    windows: { minute: 60, day: 86_400 },
-    announce: (line) => process.stdout.write(`${line}\n`),
   };
 }

@@ -18,6 +18,16 @@ export interface BanRegistry {
   lift(keyId: number): Promise<void>;
 }
 
+/** What the accounts service tells or asks outside the domain. */
+export interface AccountsDeps {
+  bans?: BanRegistry;
+  /**
+   * Called after a change that alters what a key authenticates as (an account's role or plan, a
+   * revoked key), once it is committed: caches of authentications must forget.
+   */
+  onAccountsChanged?: () => void;
+}
+
 export interface AccountInput {
   name?: unknown;
   role?: unknown;
@@ -58,10 +68,16 @@ function requireStaff(actor: Actor) {
 }
 
 export class AccountsService {
+  private readonly bans?: BanRegistry;
+  private readonly changed: () => void;
+
   constructor(
     private readonly em: EntityManager,
-    private readonly bans?: BanRegistry,
-  ) {}
+    deps: AccountsDeps = {},
+  ) {
+    this.bans = deps.bans;
+    this.changed = deps.onAccountsChanged ?? (() => {});
+  }
 
   /** Resolves a raw key to the caller, or null for an unknown or revoked key. */
   async authenticate(rawKey: string): Promise<Actor | null> {
@@ -127,6 +143,7 @@ export class AccountsService {
     account.perMinute = limits?.perMinute ?? null;
     account.perDay = limits?.perDay ?? null;
     await this.em.flush();
+    this.changed();
     return toAccountView(account);
   }
 
@@ -173,6 +190,7 @@ export class AccountsService {
     if (!key) throw notFound('API key', keyId);
     key.revokedAt ??= new Date();
     await this.em.flush();
+    this.changed();
     return toKeyView(key);
   }
 

@@ -1,7 +1,7 @@
 import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { ApolloServerPlugin } from '@apollo/server';
-import { DomainError } from '../domain/errors.js';
-import { asDomainError } from '../http/errors.js';
+import { validationFailed } from '../domain/errors.js';
+import { authError } from '../http/authentication.js';
 import { FREE_GRAPHQL_ROOT_FIELDS, type RateLimitGate } from '../rate-limit/gate.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { toRequestError } from './error.mapping.js';
@@ -50,30 +50,24 @@ export function rateLimitPlugin(gate: RateLimitGate): ApolloServerPlugin<GraphQL
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ contextValue: ctx, operation, operationName, document }) {
-          if (operationName) ctx.state.operationName = operationName;
+        async didResolveOperation({ contextValue: ctx, operation, operationName, document, response }) {
+          if (operationName) ctx.observed.operationName = operationName;
           // The schema has no subscriptions; without this check graphql-js fails at execution (a 500).
           if (operation?.operation === 'subscription') {
-            throw toRequestError(new DomainError('VALIDATION_FAILED', 'Subscriptions are not supported; use queries and mutations.'));
+            throw toRequestError(validationFailed('Subscriptions are not supported; use queries and mutations.'));
           }
           const { cost, needsKey } = operation ? operationCost(operation, document) : { cost: 0, needsKey: false };
-          const { actor, authFailure } = ctx.state;
+          const { actor, authFailure } = ctx;
+          let headers: Record<string, string>;
           try {
-            const headers = actor ? await gate.charge(actor, cost) : await gate.anonymous(ctx.koa.ip, authFailure === 'INVALID_API_KEY');
-            ctx.koa.set(headers);
-            ctx.rateLimitHeadersSet = true;
+            headers = actor ? await gate.charge(actor, cost) : await gate.anonymous(ctx.clientAddress, authFailure === 'INVALID_API_KEY');
           } catch (error) {
-            const known = asDomainError(error);
-            if (!known) throw error;
-            ctx.rateLimitHeadersSet = true;
-            throw toRequestError(known);
+            // A refusal carries its own headers (the rate-limit headers and Retry-After).
+            throw toRequestError(error);
           }
+          for (const [name, value] of Object.entries(headers)) response.http.headers.set(name.toLowerCase(), value);
           if (!actor && needsKey) {
-            throw toRequestError(
-              authFailure === 'INVALID_API_KEY'
-                ? new DomainError('INVALID_API_KEY', 'The API key is unknown or revoked.')
-                : new DomainError('UNAUTHENTICATED', 'Send your API key in the X-API-Key header.'),
-            );
+            throw toRequestError(authError(authFailure));
           }
         },
       };

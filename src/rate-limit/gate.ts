@@ -17,7 +17,7 @@ export interface RateLimitStatus {
 
 /**
  * The one guard in front of both facades (SPEC §6). Each facade computes the cost of a request and
- * calls `charge`; the gate answers with the headers to send, or throws an EdgeError (429
+ * calls `charge`; the gate answers with the headers to send, or throws a RateLimitRefusal (429
  * RATE_LIMITED / API_KEY_BANNED) that carries them, Retry-After included.
  */
 export interface RateLimitGate {
@@ -25,7 +25,7 @@ export interface RateLimitGate {
   charge(actor: Actor, cost: number): Promise<Record<string, string>>;
   /**
    * For a request without a valid key: the per-address limiter's headers. `failedAuth` counts a
-   * failure, and past `AUTH_FAILURES_PER_MINUTE` throws a 429 RATE_LIMITED EdgeError.
+   * failure, and past `AUTH_FAILURES_PER_MINUTE` throws a 429 RATE_LIMITED RateLimitRefusal.
    */
   anonymous(address: string, failedAuth: boolean): Promise<Record<string, string>>;
   /**
@@ -45,23 +45,6 @@ export interface RateLimitGate {
 }
 
 export type { Limits };
-
-/** Headers the browser may read (CORS), on every API response. */
-export const EXPOSED_HEADERS = [
-  'X-Request-Id',
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'X-RateLimit-Resource',
-  'RateLimit-Policy',
-  'RateLimit',
-  'Retry-After',
-  'Link',
-  'Location',
-  'Deprecation',
-  'Sunset',
-  'Idempotent-Replayed',
-];
 
 /**
  * What a request costs (SPEC §6), one policy for both facades: a REST request 1, a GraphQL request 1

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { Actor } from '../domain/index.js';
 import { PLANS, type PlanName } from '../domain/entities/index.js';
 import { limitsFor, PLAN_LIMITS } from '../domain/plans.js';
-import { EdgeError } from '../http/errors.js';
+import { RateLimitRefusal } from './refusal.js';
 import type { RateLimitGate } from './gate.js';
 import { KeyBans } from './bans.js';
 import { addressHeaders, keyedHeaders, nearestExhaustion, secondsUntil, toUsage, type Resource, type WindowState } from './headers.js';
@@ -14,6 +14,8 @@ export interface GateOptions {
   logger?: StoreLogger;
   /** Called when a refusal bans a key (metrics). */
   onBan?: (plan: PlanName) => void;
+  /** Window lengths in seconds (default 60 and 86,400); only tests shorten them. */
+  windows?: { minute: number; day: number };
 }
 
 /** Upper bounds of an enterprise account's own quotas (the domain validates the same bounds). */
@@ -38,7 +40,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
   const store: LimiterStore = config.redisUrl
     ? await redisStore(config.redisUrl, config.rateLimitKeyPrefix, options.logger)
     : memoryStore();
-  const { minute: minuteSeconds, day: daySeconds } = config.windows;
+  const { minute: minuteSeconds, day: daySeconds } = options.windows ?? { minute: 60, day: 86_400 };
 
   const plans = Object.fromEntries(
     PLANS.map((plan) => {
@@ -72,7 +74,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       { resource: 'day', limit: limits.perDay, used: limits.perDay, resetAt: until, windowSeconds: daySeconds },
     ];
     const wait = secondsUntil(until);
-    return new EdgeError('API_KEY_BANNED', `This API key kept sending requests while rate limited and is banned; retry in ${wait} seconds.`, {
+    return new RateLimitRefusal('API_KEY_BANNED', `This API key kept sending requests while rate limited and is banned; retry in ${wait} seconds.`, {
       ...keyedHeaders(policy, policy[0]!),
       'Retry-After': String(wait),
     });
@@ -125,7 +127,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       const message = hopeless
         ? `This request costs ${cost}, more than the ${shown.resource} limit of ${shown.limit}; split it into smaller requests.`
         : `Rate limit exceeded (${shown.limit} per ${shown.resource}); retry in ${wait} seconds.`;
-      throw new EdgeError('RATE_LIMITED', message, { ...keyedHeaders(windows, shown, now), 'Retry-After': String(wait) });
+      throw new RateLimitRefusal('RATE_LIMITED', message, { ...keyedHeaders(windows, shown, now), 'Retry-After': String(wait) });
     },
 
     async anonymous(address, failedAuth) {
@@ -142,7 +144,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       if (res.consumedPoints <= limit) return headers;
       rememberBlocked(blockedAddresses, address, reset, now);
       const wait = secondsUntil(reset, now);
-      throw new EdgeError('RATE_LIMITED', `Too many failed authentications from your address; retry in ${wait} seconds.`, {
+        throw new RateLimitRefusal('RATE_LIMITED', `Too many failed authentications from your address; retry in ${wait} seconds.`, {
         ...headers,
         'Retry-After': String(wait),
       });

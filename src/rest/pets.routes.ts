@@ -1,5 +1,5 @@
 import type { RestDeprecations, RestHandlers } from './router.js';
-import { EdgeError } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
 import * as out from './serialize.js';
 
 export interface PetsRoutesOptions {
@@ -50,7 +50,7 @@ export function petsRoutes({ sunset }: Pick<PetsRoutesOptions, 'sunset'>): RestH
       // The Deprecation/Sunset/Link headers are set by the router on every answer (see `petsDeprecations`).
       if (Date.now() >= sunset.getTime()) {
         const retired = sunset.toISOString().slice(0, 10);
-        throw new EdgeError('OPERATION_SUNSET', `GET /v1/pets/{petId} was retired on ${retired}; use GET /v1/pets?ids=${params.petId}.`);
+        throw new HttpError('OPERATION_SUNSET', `GET /v1/pets/{petId} was retired on ${retired}; use GET /v1/pets?ids=${params.petId}.`);
       }
       return { body: out.pet(await domain.catalog.getPet(params.petId)) };
     },

@@ -1,6 +1,6 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { Kind, type SelectionSetNode } from 'graphql';
-import type { GraphQLContext } from '../graphql/graphql.context.js';
+import type { GraphQLContext } from './graphql.context.js';
 
 /**
  * Names the executed GraphQL operation for metrics with a bounded label: its type and its root field
@@ -16,7 +16,7 @@ export function operationLabelPlugin(): ApolloServerPlugin<GraphQLContext> {
           const fields = new Set<string>();
           collect(operation.selectionSet, fields, 0);
           const label = fields.size === 1 ? [...fields][0]! : fields.size === 0 ? '(none)' : '(several fields)';
-          contextValue.state.operation = `${operation.operation} ${label}`;
+          contextValue.observed.operation = `${operation.operation} ${label}`;
         },
       };
     },
