@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/knex';
-import { Account, ApiKey, PLANS, ROLES, type PlanName } from './entities/index.js';
+import { Account, ApiKey, PLANS, ROLES, type PlanName, type Role } from './entities/index.js';
 import { forbidden, notFound, validationFailed } from './errors.js';
 import { isStaff, type Actor } from './actor.js';
 import { limitsFor } from './plans.js';
@@ -28,11 +28,12 @@ export interface AccountsDeps {
   onAccountsChanged?: () => void;
 }
 
+/** An account to create, or changes to one; typed for the facades' input types, checked by the service. */
 export interface AccountInput {
-  name?: unknown;
-  role?: unknown;
-  plan?: unknown;
-  limits?: { perMinute: unknown; perDay: unknown } | null;
+  name?: string;
+  role?: Role;
+  plan?: PlanName;
+  limits?: { perMinute: number; perDay: number } | null;
 }
 
 /** 192 random bits, url-safe, prefixed so that secret scanners recognise a leaked key. */

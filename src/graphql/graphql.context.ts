@@ -1,6 +1,7 @@
 import type { Actor, Domain } from '../domain/index.js';
 import { authError } from '../http/authentication.js';
 import type { Loaders } from './data.loaders.js';
+import { parseId } from '../domain/validate.js';
 
 /**
  * What every resolver and plugin receives: transport-neutral (no Koa context), built once per request
@@ -36,6 +37,6 @@ export function actorOf(ctx: GraphQLContext): Actor {
  * An `ID` argument as the domain's number; anything that is not a decimal id becomes NaN, which the
  * domain refuses with VALIDATION_FAILED naming the argument (the same rule REST applies to paths).
  */
-export const toId = (value: string): number => (/^\d{1,16}$/.test(value) ? Number(value) : Number.NaN);
+export const toId = parseId;
 export const toIdOrUndefined = (value: string | null | undefined): number | undefined =>
   value === undefined || value === null ? undefined : toId(value);

@@ -1,5 +1,6 @@
 import type { RestDeprecations, RestHandlers } from './router.js';
 import { HttpError } from '../http/errors.js';
+import { DECIMAL_ID } from '../domain/validate.js';
 import * as out from './serialize.js';
 
 export interface PetsRoutesOptions {
@@ -20,7 +21,7 @@ export function petsDeprecations({ sunset, deprecatedSince }: PetsRoutesOptions)
   const since = Math.min(deprecatedSince.getTime(), sunset.getTime());
   return {
     getPet: (params) => {
-      const id = /^\d{1,16}$/.test(params.petId ?? '') ? params.petId : undefined;
+      const id = DECIMAL_ID.test(params.petId ?? '') ? params.petId : undefined;
       return {
         Deprecation: `@${Math.floor(since / 1000)}`,
         Sunset: httpDate(sunset),
