@@ -22,6 +22,9 @@ export interface ErrorExtensions {
   [key: string]: unknown;
 }
 
+/** graphql-js reports its token limit as a syntax error; the document is too long, not malformed. */
+const TOKEN_LIMIT = /^Syntax Error: (?=Document contains more th\w+ \d+ tokens)/;
+
 const INTERNAL_MESSAGE = 'Something went wrong on our side. Quote the request id if you contact us.';
 
 /** Apollo's own request-level failures: all of them are the client's request being malformed or invalid. */
@@ -78,7 +81,7 @@ export function createFormatError({ logger, development }: { logger: Logger; dev
     if (typeof apolloCode === 'string' && REQUEST_ERROR_CODES.has(apolloCode)) {
       const httpStatus = (error as GraphQLError | undefined)?.extensions?.http as { status?: number } | undefined;
       const code: ErrorCode = httpStatus?.status === 405 ? 'METHOD_NOT_ALLOWED' : httpStatus?.status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'VALIDATION_FAILED';
-      return { message: formatted.message, ...where, extensions: { code, status: STATUS_OF[code], requestId } };
+      return { message: formatted.message.replace(TOKEN_LIMIT, ''), ...where, extensions: { code, status: STATUS_OF[code], requestId } };
     }
 
     logger.error({ err: original, requestId }, 'unexpected GraphQL error');

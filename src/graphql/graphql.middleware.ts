@@ -65,7 +65,7 @@ export async function createGraphQLFacade({ config, gate, logger, onAccountsChan
     plugins: [
       ...(limits.plugins as ApolloServerPlugin<GraphQLContext>[]),
       ...plugins,
-      rateLimitPlugin(gate),
+      rateLimitPlugin(gate, { maxNodes: config.graphqlLimits.maxCost }),
       // Apollo's defaults we do not use, off: cache control (we set no cache hints; its per-field hook
       // makes Apollo wrap every resolver) and inline tracing (for federated subgraphs only).
       ApolloServerPluginCacheControlDisabled(),
