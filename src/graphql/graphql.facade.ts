@@ -16,7 +16,6 @@ import { errorsPlugin, formatError } from './error.mapping.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { rateLimitPlugin } from './rate-limit.plugin.js';
 import { freshLoadersPlugin } from './loaders.plugin.js';
-import { operationLabelPlugin } from './operation-label.plugin.js';
 import { queryLimits } from './query-limits.js';
 import { buildGraphQLSchema } from './schema.builder.js';
 
@@ -62,8 +61,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     formatError,
     plugins: [
       ...(limits.plugins as ApolloServerPlugin<GraphQLContext>[]),
-      operationLabelPlugin(),
-      rateLimitPlugin(gate),
+      rateLimitPlugin(gate, { maxNodes: config.graphqlLimits.maxCost }),
       errorsPlugin(logger),
       // Apollo's defaults we do not use, off: cache control (we set no cache hints; its per-field hook
       // makes Apollo wrap every resolver) and inline tracing (for federated subgraphs only).

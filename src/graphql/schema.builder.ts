@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { lexicographicSortSchema, type GraphQLSchema } from 'graphql';
+import { lexicographicSortSchema, specifiedDirectives, type GraphQLSchema } from 'graphql';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { buildSchema } from 'type-graphql';
 import type { RateLimitGate } from '../rate-limit/gate.js';
@@ -29,7 +29,8 @@ export function buildGraphQLSchema(services: ResolverServices = unavailable): Pr
   const instances = new Map<Function, object>([[RateLimitResolver, new RateLimitResolver(services.gate)]]);
   return buildSchema({
     resolvers,
-    directives: [stabilityDirective],
+    // The standard directives (@skip, @include, @deprecated, @specifiedBy) and ours: a list given here replaces the defaults.
+    directives: [...specifiedDirectives, stabilityDirective],
     validate: false,
     container: {
       get: (cls: new () => object) => {

@@ -46,13 +46,3 @@ export interface RateLimitGate {
 
 export type { Limits };
 
-/**
- * What a request costs (SPEC §6), one policy for both facades: a REST request 1, a GraphQL request 1
- * per executed root field. Reading one's own rate limit, public documents and introspection are free.
- */
-export const FREE_GRAPHQL_ROOT_FIELDS: ReadonlySet<string> = new Set(['__schema', '__type', '__typename', 'rateLimit']);
-const FREE_REST_OPERATIONS: ReadonlySet<string> = new Set(['getRateLimit']);
-
-export function restCost(operation: { operationId: string; public: boolean } | null): number {
-  return operation && (operation.public || FREE_REST_OPERATIONS.has(operation.operationId)) ? 0 : 1;
-}
