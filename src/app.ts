@@ -18,6 +18,7 @@ import type { AppState } from './http/context.js';
 import { toErrorBody } from './http/errors.js';
 import { DomainError } from './domain/errors.js';
 import { ApiKeyAuthenticator } from './http/auth.js';
+import { clientAddressResolver } from './http/client-address.js';
 import { createRateLimitGate, EXPOSED_HEADERS, restCost, type RateLimitGate } from './rate-limit/index.js';
 import { loadOpenApiDocument, loadOpenApiText, type CompiledOperation } from './rest/openapi.js';
 import { createRestRouter, type RestGuard } from './rest/router.js';
@@ -87,8 +88,15 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   if (!options.gate) opened(() => rawGate.close());
   const authenticator = new ApiKeyAuthenticator(orm);
 
-  const koa = new Koa({ proxy: config.trustProxy });
+  const koa = new Koa({ proxy: config.trustProxy !== null });
   koa.silent = true;
+
+  // The client address (`ctx.ip`) everything below uses: the socket's, or per TRUST_PROXY (src/http/client-address.ts).
+  const clientAddress = clientAddressResolver(config.trustProxy);
+  koa.use((ctx: Context, next: Next) => {
+    ctx.request.ip = clientAddress(ctx.req);
+    return next();
+  });
 
   // Outermost: times every request, then logs one line and records it in the metrics.
   koa.use(observeRequests({ logger, metrics }));
@@ -179,8 +187,9 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     Object.defineProperty(state, 'domain', { get: () => (domain ??= createDomain(orm.em.fork(), gate.bans)), configurable: true });
     const key = ctx.get('x-api-key');
     if (!key) state.authFailure = 'UNAUTHENTICATED';
-    // An address refused for failed authentication gets no answer about any key, valid or not.
-    else if (gate.isAddressBlocked(ctx.ip)) state.authFailure = 'INVALID_API_KEY';
+    // An address over the failed-authentication limit: an unknown key is refused (429) without a
+    // database lookup; a valid key is served as usual (SPEC §5).
+    else if (gate.isAddressBlocked(ctx.ip) && !(await authenticator.mayBeValid(key))) state.authFailure = 'INVALID_API_KEY';
     else {
       const actor = await authenticator.authenticate(key);
       if (actor) state.actor = actor;

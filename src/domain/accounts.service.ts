@@ -81,6 +81,12 @@ export class AccountsService {
     };
   }
 
+  /** The hashes of every unrevoked key: the index that lets an address over the failed-authentication limit still use its valid keys. */
+  async activeKeyHashes(): Promise<string[]> {
+    const rows = await this.em.createQueryBuilder(ApiKey).select('hash').where({ revokedAt: null }).execute('all', false);
+    return (rows as Array<{ hash: string }>).map((r) => r.hash);
+  }
+
   async viewer(actor: Actor): Promise<AccountView & { apiKey: ApiKeyView }> {
     const key = await this.em.findOne(ApiKey, { id: actor.keyId }, { populate: ['account'] });
     if (!key) throw notFound('API key', actor.keyId);

@@ -6,6 +6,7 @@ import { limitsFor, PLAN_LIMITS } from '../domain/plans.js';
 import { EdgeError } from '../http/errors.js';
 import type { RateLimitGate } from './gate.js';
 import { KeyBans } from './bans.js';
+import { AddressLimiter } from './address-limiter.js';
 import { addressHeaders, keyedHeaders, nearestExhaustion, secondsUntil, toUsage, type Resource, type WindowState } from './headers.js';
 import { memoryStore, redisStore, type LimiterStore, type StoreLogger } from './store.js';
 
@@ -18,7 +19,6 @@ export interface GateOptions {
 
 /** Upper bounds of an enterprise account's own quotas (the domain validates the same bounds). */
 const ENTERPRISE_CEILING = { perMinute: 1_000_000, perDay: 100_000_000 };
-const BLOCKED_ADDRESSES_LIMIT = 10_000;
 const REFUND_MIN_MS = 100;
 
 interface PlanLimiter {
@@ -52,9 +52,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
   ) as Record<PlanName, PlanLimiter>;
 
   const bans = new KeyBans(store, config.banThreshold, config.banSeconds, minuteSeconds);
-  const authFailures = store.counter({ name: 'auth-failures', points: config.authFailuresPerMinute, duration: minuteSeconds });
-  /** Addresses refused for failed authentication, until when: checked before a key is even looked up. */
-  const blockedAddresses = new Map<string, number>();
+  const addresses = new AddressLimiter(config.authFailuresPerMinute, minuteSeconds * 1000, config.authFailuresMaxAddresses);
 
   const windowsOf = (actor: Actor, minute: RateLimiterRes | null, day: RateLimiterRes | null, now: number): WindowState[] => {
     const limits = limitsFor(actor.plan, actor.limits);
@@ -129,32 +127,19 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
     },
 
     async anonymous(address, failedAuth) {
-      const limit = config.authFailuresPerMinute;
       const now = Date.now();
-      if (!failedAuth) {
-        const res = await authFailures.get(address);
-        const live = res && res.msBeforeNext > 0 ? res : null;
-        return addressHeaders(limit, live?.consumedPoints ?? 0, resetAt(live, minuteSeconds, now));
-      }
-      const res = await authFailures.penalty(address, 1);
-      const reset = resetAt(res, minuteSeconds, now);
-      const headers = addressHeaders(limit, res.consumedPoints, reset);
-      if (res.consumedPoints <= limit) return headers;
-      rememberBlocked(blockedAddresses, address, reset, now);
-      const wait = secondsUntil(reset, now);
+      const window = failedAuth ? addresses.fail(address, now) : addresses.peek(address, now);
+      const headers = addressHeaders(addresses.limit, window.used, window.resetAt);
+      if (!failedAuth || window.used <= addresses.limit) return headers;
+      const wait = secondsUntil(window.resetAt, now);
       throw new EdgeError('RATE_LIMITED', `Too many failed authentications from your address; retry in ${wait} seconds.`, {
         ...headers,
         'Retry-After': String(wait),
       });
     },
 
-    isAddressBlocked(address) {
-      const until = blockedAddresses.get(address);
-      if (until === undefined) return false;
-      if (until > Date.now()) return true;
-      blockedAddresses.delete(address);
-      return false;
-    },
+    isAddressBlocked: (address) => addresses.exhausted(address),
+    trackedAddresses: () => addresses.size,
 
     async status(actor) {
       const account = String(actor.accountId);
@@ -178,12 +163,4 @@ function resetAt(res: RateLimiterRes | null, windowSeconds: number, now: number)
 function windowState(resource: Resource, limit: number, windowSeconds: number, res: RateLimiterRes | null, now: number): WindowState {
   const live = res && res.msBeforeNext > 0 ? res : null;
   return { resource, limit, used: live?.consumedPoints ?? 0, resetAt: resetAt(live, windowSeconds, now), windowSeconds };
-}
-
-function rememberBlocked(map: Map<string, number>, address: string, until: number, now: number) {
-  if (map.size >= BLOCKED_ADDRESSES_LIMIT) {
-    for (const [a, u] of map) if (u <= now) map.delete(a);
-    if (map.size >= BLOCKED_ADDRESSES_LIMIT) map.clear();
-  }
-  map.set(address, until);
 }
