@@ -83,7 +83,14 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     limiterStore: () => rawGate.ready(),
     shuttingDown: () => shuttingDown,
   });
-  const rawGate = options.gate ?? (await createRateLimitGate(config, { logger, onBan: (plan) => metrics.keyBanned(plan) }));
+  const rawGate =
+    options.gate ??
+    (await createRateLimitGate(config, {
+      logger,
+      onBan: (plan) => metrics.keyBanned(plan),
+      // The database holds the ban too: it outlives a Redis restart (the key's bannedUntil).
+      recordBan: (keyId, until) => new AccountsService(orm.em.fork()).recordBan(keyId, until),
+    }));
   const gate = instrumentGate(rawGate, metrics);
   if (!options.gate) opened(() => rawGate.close());
   const authenticator = new ApiKeyAuthenticator(orm);

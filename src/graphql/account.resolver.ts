@@ -68,6 +68,7 @@ export class AccountResolver {
   @Mutation(() => ID, { nullable: true, description: "Staff: lifts a key's temporary ban; returns the key id (REST `DELETE /api-keys/{keyId}/ban`)." })
   async liftBan(@Arg('keyId', () => ID) keyId: string, @Ctx() ctx: GraphQLContext): Promise<string> {
     await domainOf(ctx).accounts.liftBan(actorOf(ctx), toId(keyId));
+    ctx.onAccountsChanged();
     return keyId;
   }
 }

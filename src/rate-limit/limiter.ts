@@ -15,6 +15,11 @@ export interface GateOptions {
   logger?: StoreLogger;
   /** Called when a refusal bans a key (metrics). */
   onBan?: (plan: PlanName) => void;
+  /**
+   * Records a ban durably (on the key in the database), so it outlives the store: the gate also
+   * refuses a key whose `actor.bannedUntil` (read with the key) is in the future.
+   */
+  recordBan?: (keyId: number, until: Date) => Promise<void>;
 }
 
 /** Upper bounds of an enterprise account's own quotas (the domain validates the same bounds). */
@@ -87,7 +92,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
         return keyedHeaders(windows, nearestExhaustion(windows));
       }
 
-      const remembered = bans.remembered(actor.keyId);
+      const remembered = bans.remembered(actor.keyId) ?? (actor.bannedUntil && actor.bannedUntil > Date.now() ? actor.bannedUntil : null);
       if (remembered) throw bannedError(actor, remembered);
 
       const [banUntil, minute, day] = await Promise.all([
@@ -117,6 +122,10 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       const bannedUntil = hopeless ? null : await bans.refused(actor.keyId, shown.resetAt);
       if (bannedUntil) {
         options.onBan?.(actor.plan);
+        // Best effort: the store and this process already hold the ban; a failed write is logged, not answered.
+        await options.recordBan?.(actor.keyId, new Date(bannedUntil)).catch((error: Error) =>
+          options.logger?.warn({ keyId: actor.keyId, err: error.message }, 'rate limiter: could not record a ban in the database'),
+        );
         throw bannedError(actor, bannedUntil);
       }
       const wait = secondsUntil(shown.resetAt, now);

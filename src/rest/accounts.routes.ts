@@ -48,6 +48,7 @@ export function accountsRoutes({ gate, onAccountsChanged }: AccountsRoutesOption
 
     liftBan: async ({ params }, { domain, actor }) => {
       await domain.accounts.liftBan(actor, params.keyId);
+      onAccountsChanged();
       return { status: 204 };
     },
   };
