@@ -183,8 +183,15 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
       .execute('select 1')
       .then(() => true)
       .catch(() => false);
-    const limiter = await gate.ready().catch(() => ({ ok: false, store: 'unknown', redis: undefined }));
-    return { database, limiter: limiter.ok, limiterStore: limiter.store, ...(limiter.redis ? { redis: limiter.redis } : {}) };
+    const limiter = await gate.ready().catch(() => ({ ok: false, store: 'unknown', redis: undefined, degraded: undefined }));
+    return {
+      database,
+      limiter: limiter.ok,
+      limiterStore: limiter.store,
+      ...(limiter.redis ? { redis: limiter.redis } : {}),
+      // Serving on the per-instance insurance limiters (Redis down or hung): still ready.
+      ...(limiter.degraded ? { limiterDegraded: true } : {}),
+    };
   }
 
   // Per request: a lazily created EntityManager fork and domain services, and who is calling.

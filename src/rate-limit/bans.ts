@@ -1,6 +1,6 @@
-import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterRes } from 'rate-limiter-flexible';
 import type { BanRegistry } from '../domain/index.js';
-import type { LimiterStore } from './store.js';
+import type { Counter, LimiterStore } from './store.js';
 import { secondsUntil } from './headers.js';
 
 /**
@@ -19,8 +19,8 @@ const LOCAL_LIMIT = 10_000;
  * banned key does not touch the store).
  */
 export class KeyBans implements BanRegistry {
-  private readonly banned: RateLimiterAbstract;
-  private readonly refusals: RateLimiterAbstract;
+  private readonly banned: Counter;
+  private readonly refusals: Counter;
   private readonly local = new Map<number, { until: number; checkedAt: number }>();
 
   constructor(

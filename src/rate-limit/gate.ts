@@ -42,7 +42,7 @@ export interface RateLimitGate {
    * Readiness of the limiter store. A Redis outage is reported (`redis: 'down'`) but stays `ok`:
    * the insurance limiters keep the instance serving, so it must not leave the load balancer.
    */
-  ready(): Promise<{ ok: boolean; store: 'memory' | 'redis'; redis?: 'up' | 'down' }>;
+  ready(): Promise<{ ok: boolean; store: 'memory' | 'redis'; redis?: 'up' | 'down'; degraded?: boolean }>;
   close(): Promise<void>;
 }
 

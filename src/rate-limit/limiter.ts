@@ -1,4 +1,4 @@
-import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config.js';
 import type { Actor } from '../domain/index.js';
 import { PLANS, type PlanName } from '../domain/entities/index.js';
@@ -8,7 +8,7 @@ import type { RateLimitGate } from './gate.js';
 import { KeyBans } from './bans.js';
 import { AddressLimiter } from './address-limiter.js';
 import { addressHeaders, keyedHeaders, nearestExhaustion, secondsUntil, toUsage, type Resource, type WindowState } from './headers.js';
-import { memoryStore, redisStore, type LimiterStore, type StoreLogger } from './store.js';
+import { memoryStore, redisStore, type Counter, type LimiterStore, type StoreLogger } from './store.js';
 
 export interface GateOptions {
   /** Store transitions (Redis lost / back) are logged here. */
@@ -27,8 +27,8 @@ const ENTERPRISE_CEILING = { perMinute: 1_000_000, perDay: 100_000_000 };
 const REFUND_MIN_MS = 100;
 
 interface PlanLimiter {
-  minute: RateLimiterAbstract;
-  day: RateLimiterAbstract;
+  minute: Counter;
+  day: Counter;
 }
 
 /**
