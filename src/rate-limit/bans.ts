@@ -16,7 +16,8 @@ const LOCAL_LIMIT = 10_000;
  * window that refused them, so a client that waits `Retry-After` collects at most one refusal per
  * window and is never banned; one that sends more than `threshold` while limited is banned for
  * `banSeconds`, in the shared store (every instance refuses it) and in this process's memory (a
- * banned key does not touch the store).
+ * banned key does not touch the store). The gate also records the ban on the key in the database
+ * (`GateOptions.recordBan`), the copy that outlives the store.
  */
 export class KeyBans implements BanRegistry {
   private readonly banned: Counter;
