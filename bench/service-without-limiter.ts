@@ -13,6 +13,7 @@ const passThrough: RateLimitGate = {
   charge: none,
   anonymous: none,
   isAddressBlocked: () => false,
+  trackedAddresses: () => 0,
   status: async (actor) => {
     const usage = { limit: 0, used: 0, remaining: 0, reset: 0, windowSeconds: 0 };
     return { plan: actor.plan, resources: { minute: usage, day: usage } };

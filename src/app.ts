@@ -12,6 +12,7 @@ import { createOrm, migrate, type Orm } from './db/orm.js';
 import { domainFactory, AccountsService } from './domain/index.js';
 import { seedDemoCatalog } from './domain/seed.js';
 import { ApiKeyAuthenticator, authentication } from './http/authentication.js';
+import { clientAddress } from './http/client-address.js';
 import { corsPolicy } from './http/cors.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { healthRoutes } from './http/health.routes.js';
@@ -74,19 +75,31 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
 
   let shuttingDown = false;
   const metrics = createMetrics({ pool: () => poolState(orm), limiterStore: () => rawGate.ready(), shuttingDown: () => shuttingDown });
-  const rawGate = options.gate ?? (await createRateLimitGate(config, { logger, windows: options.windows, onBan: (plan) => metrics.keyBanned(plan) }));
+  const rawGate =
+    options.gate ??
+    (await createRateLimitGate(config, {
+      logger,
+      windows: options.windows,
+      onBan: (plan) => metrics.keyBanned(plan),
+      // The database holds the ban too (the key's bannedUntil): it outlives a Redis restart.
+      recordBan: (keyId, until) => new AccountsService(orm.em.fork()).recordBan(keyId, until),
+    }));
   if (!options.gate) opened(() => rawGate.close());
   const gate = instrumentGate(rawGate, metrics);
 
   // The domain tells the authenticator when a key's account changed, whichever facade changed it.
-  const authenticator = new ApiKeyAuthenticator((key) => new AccountsService(orm.em.fork()).authenticate(key));
+  const authenticator = new ApiKeyAuthenticator({
+    lookup: (key) => new AccountsService(orm.em.fork()).authenticate(key),
+    activeKeyHashes: () => new AccountsService(orm.em.fork()).activeKeyHashes(),
+  });
   const domain = domainFactory(orm.em, { bans: gate.bans, onAccountsChanged: () => authenticator.forget() });
 
   const graphql = await createGraphQLFacade({ config, gate, logger });
   opened(() => graphql.stop());
 
-  const koa = new Koa({ proxy: config.trustProxy });
+  const koa = new Koa({ proxy: config.trustProxy !== null });
   koa.silent = true;
+  koa.use(clientAddress(config.trustProxy));
   koa.use(observeRequests({ logger, metrics }));
   koa.use(requestId());
   koa.use(errorEnvelope({ logger, renderers: { graphql: toGraphQLErrorBody } }));

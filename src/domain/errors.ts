@@ -15,6 +15,7 @@ export const DOMAIN_ERROR_CODES = [
   'ORDER_NOT_OPEN',
   'PET_HAS_OPEN_ORDERS',
   'IDEMPOTENCY_KEY_IN_FLIGHT',
+  'LAST_STAFF_KEY',
   'IDEMPOTENCY_KEY_REUSED',
 ] as const;
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

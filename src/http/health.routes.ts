@@ -4,7 +4,7 @@ export interface HealthSources {
   /** Whether the database answers a trivial query. */
   database(): Promise<boolean>;
   /** The limiter store's readiness (a Redis outage is reported but stays ok: the insurance limiter serves). */
-  limiter(): Promise<{ ok: boolean; store: string; redis?: string }>;
+  limiter(): Promise<{ ok: boolean; store: string; redis?: string; degraded?: boolean }>;
   shuttingDown(): boolean;
   /** The Prometheus exposition, or undefined when metrics are off. */
   metrics?: () => Promise<{ contentType: string; body: string }>;
@@ -14,8 +14,15 @@ export interface HealthSources {
 export function healthRoutes(sources: HealthSources): Middleware {
   const readiness = async () => {
     const database = await sources.database().catch(() => false);
-    const limiter = await sources.limiter().catch(() => ({ ok: false, store: 'unknown', redis: undefined }));
-    return { database, limiter: limiter.ok, limiterStore: limiter.store, ...(limiter.redis ? { redis: limiter.redis } : {}) };
+    const limiter = await sources.limiter().catch(() => ({ ok: false, store: 'unknown', redis: undefined, degraded: undefined }));
+    return {
+      database,
+      limiter: limiter.ok,
+      limiterStore: limiter.store,
+      ...(limiter.redis ? { redis: limiter.redis } : {}),
+      // Serving on the per-instance insurance limiters (Redis down or hung): still ready.
+      ...(limiter.degraded ? { limiterDegraded: true } : {}),
+    };
   };
   return async (ctx: Context, next: Next) => {
     if (ctx.path === '/healthz') {

@@ -29,10 +29,12 @@ export interface RateLimitGate {
    */
   anonymous(address: string, failedAuth: boolean): Promise<Record<string, string>>;
   /**
-   * True while the address is refused for failed authentication: its keys, valid or not, are not
-   * even looked up (otherwise a refused guesser would still learn which key is valid). Memory only.
+   * True while the address has no failed authentication left in this window: an unknown key from it
+   * is refused (429) without a database lookup, while its valid keys are still served. Memory only.
    */
   isAddressBlocked(address: string): boolean;
+  /** How many client addresses the failed-authentication limiter tracks (bounded by `AUTH_FAILURES_MAX_ADDRESSES`). */
+  trackedAddresses(): number;
   /** Both windows, for `GET /rate_limit` and `rateLimit`; costs nothing. */
   status(actor: Actor): Promise<RateLimitStatus>;
   bans: BanRegistry;
@@ -40,7 +42,7 @@ export interface RateLimitGate {
    * Readiness of the limiter store. A Redis outage is reported (`redis: 'down'`) but stays `ok`:
    * the insurance limiters keep the instance serving, so it must not leave the load balancer.
    */
-  ready(): Promise<{ ok: boolean; store: 'memory' | 'redis'; redis?: 'up' | 'down' }>;
+  ready(): Promise<{ ok: boolean; store: 'memory' | 'redis'; redis?: 'up' | 'down'; degraded?: boolean }>;
   close(): Promise<void>;
 }
 
