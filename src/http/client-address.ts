@@ -41,13 +41,3 @@ export function clientAddressResolver(trust: TrustProxy): (req: IncomingMessage)
 function normalise(address: string): string {
   return ipaddr.isValid(address) ? ipaddr.process(address).toString() : address;
 }
-
-/**
- * The key the per-address limiter counts under: the address itself, but a whole IPv6 /64 as one
- * (one subscriber usually holds a /64, and would otherwise have 2^64 fresh addresses to rotate through).
- */
-export function addressBucket(address: string): string {
-  if (isIP(address) !== 6) return address;
-  const parts = ipaddr.IPv6.parse(address).parts.slice(0, 4);
-  return `${parts.map((p) => p.toString(16)).join(':')}::/64`;
-}

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { addressBucket } from '../http/client-address.js';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 interface Failures {
   used: number;
@@ -49,4 +50,14 @@ export class AddressLimiter {
   exhausted(address: string, now = Date.now()): boolean {
     return this.peek(address, now).used >= this.limit;
   }
+}
+
+/**
+ * The key the per-address limiter counts under: the address itself, but a whole IPv6 /64 as one
+ * (one subscriber usually holds a /64, and would otherwise have 2^64 fresh addresses to rotate through).
+ */
+export function addressBucket(address: string): string {
+  if (isIP(address) !== 6) return address;
+  const parts = ipaddr.IPv6.parse(address).parts.slice(0, 4);
+  return `${parts.map((p) => p.toString(16)).join(':')}::/64`;
 }
