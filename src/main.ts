@@ -20,7 +20,7 @@ const { url } = await app.listen().catch(async (error: unknown) => {
   return fail(error, config, 'listen');
 });
 app.logger.info({ url, database: config.database.kind, limiter: config.redisUrl ? 'redis' : 'memory' }, 'petstore listening');
-config.announce(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql, docs ${url}/docs)`);
+process.stdout.write(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql, docs ${url}/docs)\n`);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Context, Middleware, Next } from 'koa';
 import { projectPath } from '../project-path.js';
-import { EdgeError } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
 
 export interface DocsOptions {
   /** Where the browser fetches the document from. */
@@ -64,7 +64,7 @@ export function docsRoutes(options: DocsOptions = {}): Middleware {
   return async (ctx: Context, next: Next) => {
     if (ctx.path !== '/docs' && !ctx.path.startsWith('/docs/')) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      throw new EdgeError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; the reference is read-only.`, { Allow: 'GET, HEAD' });
+      throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; the reference is read-only.`, { Allow: 'GET, HEAD' });
     }
     if (ctx.path === '/docs/') return ctx.redirect('/docs');
     if (ctx.path === '/docs') {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/knex';
 import { IdempotencyRecord } from './entities/index.js';
-import { DomainError, ReplayedDomainError, validationFailed, type ErrorCode, type ErrorDetail } from './errors.js';
+import { DomainError, ReplayedDomainError, validationFailed, type DomainErrorCode, type ErrorDetail } from './errors.js';
 
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
@@ -11,7 +11,7 @@ export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
  */
 export const DEFAULT_IDEMPOTENCY_CLAIM_MS = 60 * 1000;
 
-type StoredOutcome<T> = { ok: true; value: T } | { ok: false; code: ErrorCode; message: string; details?: ErrorDetail[] };
+type StoredOutcome<T> = { ok: true; value: T } | { ok: false; code: DomainErrorCode; message: string; details?: ErrorDetail[] };
 
 /**
  * Idempotency keys (SPEC §8), stored in the database so every instance sees them. The first request
