@@ -28,6 +28,7 @@ import { accountsRoutes } from './rest/accounts.routes.js';
 import { metaRoutes } from './rest/meta.routes.js';
 import { createGraphQLFacade } from './graphql/graphql.middleware.js';
 import { docsRoutes } from './docs/docs.routes.js';
+import { graphiqlRoutes } from './docs/graphiql.routes.js';
 import { createLogger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { observeRequests } from './observability/request-observer.js';
@@ -230,6 +231,8 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
 
   // The API reference: public, no key (src/docs).
   koa.use(docsRoutes());
+  // The offline GraphQL explorer, outside production like the Sandbox (src/docs/graphiql.routes.ts).
+  if (config.env !== 'production') koa.use(graphiqlRoutes());
 
   // Anything else: the error envelope's 404.
   koa.use(async (ctx: Context) => {
