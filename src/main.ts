@@ -21,7 +21,7 @@ const { url } = await app.listen().catch(async (error: unknown) => {
 });
 app.logger.info({ url, database: config.database.kind, limiter: config.redisUrl ? 'redis' : 'memory' }, 'petstore listening');
 const explorer = config.env === 'production' ? '' : `, explorer ${url}/graphiql`;
-config.announce(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql${explorer}, docs ${url}/docs)`);
+process.stdout.write(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql${explorer}, docs ${url}/docs)\n`);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Context, Middleware, Next } from 'koa';
 import { projectPath } from '../project-path.js';
-import { EdgeError } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
 
 export interface DocsOptions {
   /** Where the browser fetches the document from. */
@@ -97,7 +97,7 @@ export function servePage(ctx: Context, page: Buffer) {
 /** Only GET and HEAD: the pages and their files are read-only. */
 export function requireRead(ctx: Context, what: string) {
   if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-    throw new EdgeError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; ${what} is read-only.`, { Allow: 'GET, HEAD' });
+    throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; ${what} is read-only.`, { Allow: 'GET, HEAD' });
   }
 }
 

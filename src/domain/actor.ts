@@ -11,6 +11,8 @@ export interface Actor {
   keyId: number;
   keyPrefix: string;
   keyCreatedAt: Date;
+  /** Epoch ms until which the key is banned, as the database records it (null: not banned). */
+  bannedUntil?: number | null;
 }
 
 export const isStaff = (actor: Actor) => actor.role === 'staff';

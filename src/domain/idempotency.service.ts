@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/knex';
 import { IdempotencyRecord } from './entities/index.js';
-import { DomainError, ReplayedDomainError, validationFailed, type ErrorCode, type ErrorDetail } from './errors.js';
+import { DomainError, ReplayedDomainError, validationFailed, type DomainErrorCode, type ErrorDetail } from './errors.js';
 
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 /** A record still in flight after this long belongs to a request that died; a retry may take it over. */
 export const IDEMPOTENCY_ABANDONED_MS = 60 * 1000;
 
-type StoredOutcome<T> = { ok: true; value: T } | { ok: false; code: ErrorCode; message: string; details?: ErrorDetail[] };
+type StoredOutcome<T> = { ok: true; value: T } | { ok: false; code: DomainErrorCode; message: string; details?: ErrorDetail[] };
 
 /**
  * Idempotency keys (SPEC §8), stored in the database so every instance sees them. The first request

@@ -1,15 +1,15 @@
 import type { EntityManager } from '@mikro-orm/knex';
-import { AccountsService, type BanRegistry } from './accounts.service.js';
+import { AccountsService, type AccountsDeps, type BanRegistry } from './accounts.service.js';
 import { CatalogService } from './catalog.service.js';
 import { StoreService } from './store.service.js';
 
-export { DomainError, ReplayedDomainError, ERROR_CODES, type ErrorCode, type ErrorDetail } from './errors.js';
+export { DomainError, ReplayedDomainError, DOMAIN_ERROR_CODES, type DomainErrorCode, type ErrorDetail } from './errors.js';
 export { OPERATOR, type Actor } from './actor.js';
 export type { Page, PageRequest } from './pagination.js';
 export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from './pagination.js';
 export type * from './views.js';
 export { PLAN_LIMITS, limitsFor } from './plans.js';
-export { CatalogService, AccountsService, StoreService, type BanRegistry };
+export { CatalogService, AccountsService, StoreService, type AccountsDeps, type BanRegistry };
 
 /** The services of one request, sharing its EntityManager fork (its own identity map). */
 export interface Domain {
@@ -18,6 +18,15 @@ export interface Domain {
   accounts: AccountsService;
 }
 
-export function createDomain(em: EntityManager, bans?: BanRegistry): Domain {
-  return { catalog: new CatalogService(em), store: new StoreService(em), accounts: new AccountsService(em, bans) };
+/** What the domain needs from outside, given once by the composition root. */
+export type DomainDeps = AccountsDeps;
+
+export function createDomain(em: EntityManager, deps: DomainDeps = {}): Domain {
+  return { catalog: new CatalogService(em), store: new StoreService(em), accounts: new AccountsService(em, deps) };
 }
+
+/** The factory of per-request services: each call gets its own EntityManager fork (its own identity map). */
+export const domainFactory =
+  (em: EntityManager, deps: DomainDeps = {}): (() => Domain) =>
+  () =>
+    createDomain(em.fork(), deps);

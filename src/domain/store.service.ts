@@ -7,6 +7,7 @@ import { isStaff, type Actor } from './actor.js';
 import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
 import { IdempotencyService } from './idempotency.service.js';
 import * as v from './validate.js';
+import type { Id } from './validate.js';
 import type { InventoryView, OrderView } from './views.js';
 
 export interface OrderFilter {
@@ -14,10 +15,11 @@ export interface OrderFilter {
   petId?: number;
 }
 
+/** An order to place; typed for the facades' input types, checked value by value by the service. */
 export interface OrderInput {
-  petId: unknown;
-  quantity: unknown;
-  shipDate?: unknown;
+  petId: Id;
+  quantity: number;
+  shipDate?: Date | string | null;
 }
 
 export const MAX_ORDER_QUANTITY = 100;

@@ -8,6 +8,15 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
+/** An id as a client gives it: a number, or its decimal digits (REST paths, GraphQL `ID`). */
+export type Id = number | string;
+
+/** Decimal digits of an id (at most 16: every such id is a safe integer or refused by range). */
+export const DECIMAL_ID = /^\d{1,16}$/;
+
+/** The number an id's text stands for, or NaN when it is not plain decimal digits (refused by `id`). */
+export const parseId = (text: string): number => (DECIMAL_ID.test(text) ? Number(text) : Number.NaN);
+
 export function trimmedText(value: unknown, path: string, max: number, { min = 1 } = {}): string {
   if (typeof value !== 'string') throw validationFailed(`${path} must be a string.`, [{ path, message: 'must be a string' }]);
   // Neither PostgreSQL text nor the SQLite driver stores NUL: refuse it here rather than fail in the database.
@@ -34,7 +43,7 @@ export function intInRange(value: unknown, path: string, min: number, max: numbe
 }
 
 export function id(value: unknown, path: string): number {
-  const n = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value;
+  const n = typeof value === 'string' ? parseId(value) : value;
   return intInRange(n, path, 1, MAX_ID);
 }
 

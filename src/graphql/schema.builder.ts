@@ -1,7 +1,8 @@
 import 'reflect-metadata';
-import { lexicographicSortSchema, type GraphQLSchema } from 'graphql';
+import { lexicographicSortSchema, specifiedDirectives, type GraphQLSchema } from 'graphql';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { buildSchema } from 'type-graphql';
+import type { RateLimitGate } from '../rate-limit/gate.js';
 import { stabilityDirective } from './stability.directive.js';
 import { PetResolver } from './pet.resolver.js';
 import { CategoryResolver } from './category.resolver.js';
@@ -12,12 +13,32 @@ import { RateLimitResolver } from './rate-limit.resolver.js';
 
 export const SCHEMA_FILE = 'schema/schema.graphql';
 
+/** What resolvers need beyond their context: handed in by the facade (none when only printing the schema). */
+export interface ResolverServices {
+  gate: Pick<RateLimitGate, 'status'>;
+}
+
+const unavailable: ResolverServices = {
+  gate: { status: () => Promise.reject(new Error('no rate-limit gate: this schema only prints')) },
+};
+
 /** The executable schema, built from the type-graphql classes of this folder. */
-export function buildGraphQLSchema(): Promise<GraphQLSchema> {
+export function buildGraphQLSchema(services: ResolverServices = unavailable): Promise<GraphQLSchema> {
+  const resolvers = [PetResolver, CategoryResolver, OrderResolver, InventoryResolver, AccountResolver, RateLimitResolver] as const;
+  // One instance per resolver class for the app's lifetime; constructors receive their services.
+  const instances = new Map<Function, object>([[RateLimitResolver, new RateLimitResolver(services.gate)]]);
   return buildSchema({
-    resolvers: [PetResolver, CategoryResolver, OrderResolver, InventoryResolver, AccountResolver, RateLimitResolver],
-    directives: [stabilityDirective],
+    resolvers,
+    // The standard directives (@skip, @include, @deprecated, @specifiedBy) and ours: a list given here replaces the defaults.
+    directives: [...specifiedDirectives, stabilityDirective],
     validate: false,
+    container: {
+      get: (cls: new () => object) => {
+        let instance = instances.get(cls);
+        if (!instance) instances.set(cls, (instance = new cls()));
+        return instance;
+      },
+    },
   });
 }
 
