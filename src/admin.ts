@@ -4,7 +4,7 @@
  * database anyway. Safe while the service runs (every change is one small transaction).
  */
 import 'reflect-metadata';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { createOrm, migrate } from './db/orm.js';
 import { createDomain, DomainError, OPERATOR, type AccountView } from './domain/index.js';
 
@@ -26,10 +26,14 @@ function usage(problem?: string): never {
   process.exit(2);
 }
 
-if (!command || command === 'help' || command === '--help') usage();
+if (command === 'help' || command === '--help') {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (!command) usage('Which command?');
 if (!['issue-staff-key', 'accounts', 'revoke-key'].includes(command)) usage(`Unknown command: ${command}.`);
 
-let config;
+let config: Config;
 try {
   config = loadConfig();
 } catch (error) {
