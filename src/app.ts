@@ -26,6 +26,7 @@ import { restApi } from './rest/rest.api.js';
 import { createGraphQLFacade } from './graphql/graphql.facade.js';
 import { toGraphQLErrorBody } from './graphql/error.mapping.js';
 import { docsRoutes } from './docs/docs.routes.js';
+import { graphiqlRoutes } from './docs/graphiql.routes.js';
 import { createLogger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { observeRequests } from './observability/request-observer.js';
@@ -124,6 +125,8 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   koa.use(graphql.middleware);
   koa.use(restApi({ config, gate }));
   koa.use(docsRoutes());
+  // The offline GraphQL explorer, outside production like the Sandbox (src/docs/graphiql.routes.ts).
+  if (config.env !== 'production') koa.use(graphiqlRoutes());
   koa.use((ctx) => {
     throw new HttpError('NOT_FOUND', `Nothing at ${ctx.path}. The API is under /v1 and /graphql; docs at /docs.`);
   });

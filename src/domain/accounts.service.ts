@@ -203,6 +203,27 @@ export class AccountsService {
     return { ...toKeyView(entity), key };
   }
 
+  /**
+   * A new key for a staff account: `accountId`, else the oldest staff account, else a new "Administrator"
+   * staff account (plan business). Nothing else changes, so a lost staff key never costs the data.
+   */
+  async issueStaffKey(actor: Actor, accountId?: number): Promise<NewApiKeyView & { account: AccountView }> {
+    requireStaff(actor);
+    const where = accountId === undefined ? { role: 'staff' as const } : { id: v.id(accountId, 'accountId') };
+    let account = await this.em.findOne(Account, where, { orderBy: { id: 'asc' } });
+    if (accountId !== undefined && !account) throw notFound('Account', accountId);
+    if (account && account.role !== 'staff') {
+      throw validationFailed(`Account ${account.id} is a ${account.role} account; a staff key needs a staff account.`);
+    }
+    if (!account) {
+      account = new Account('Administrator', 'staff', 'business');
+      this.em.persist(account);
+    }
+    const { entity, key } = this.newKey(this.em, account);
+    await this.em.flush();
+    return { ...toKeyView(entity), key, account: toAccountView(account) };
+  }
+
   async revokeApiKey(actor: Actor, keyId: number): Promise<ApiKeyView> {
     requireStaff(actor);
     const key = await this.em.findOne(ApiKey, { id: v.id(keyId, 'keyId') }, { populate: ['account'] });

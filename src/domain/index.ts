@@ -4,7 +4,7 @@ import { CatalogService } from './catalog.service.js';
 import { StoreService } from './store.service.js';
 
 export { DomainError, ReplayedDomainError, DOMAIN_ERROR_CODES, type DomainErrorCode, type ErrorDetail } from './errors.js';
-export type { Actor } from './actor.js';
+export { OPERATOR, type Actor } from './actor.js';
 export type { Page, PageRequest } from './pagination.js';
 export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from './pagination.js';
 export type * from './views.js';
