@@ -1,0 +1,68 @@
+import type { Knex } from 'knex';
+import type { SqlReader } from '../domain/reader.js';
+import type { Config } from '../config.js';
+import type { Orm } from './orm.js';
+
+/** Statements kept per connection: the domain has a few dozen read shapes (an `in` list per length). */
+const MAX_STATEMENTS = 500;
+
+/**
+ * The reader for the configured database.
+ * - SQLite: its own read-only libsql connection on the same file. In WAL mode a reader sees every
+ *   committed write and never waits for the writer; each SQL text is prepared once and kept.
+ * - PostgreSQL: a pooled connection per read, each SQL text a named prepared statement (`pg` prepares
+ *   it once per connection and then only binds values).
+ */
+export async function createReader(orm: Orm, database: Config['database']): Promise<SqlReader & { close(): void }> {
+  if (database.kind === 'sqlite') return sqliteReader(database.path);
+  return postgresReader(orm.em.getConnection().getKnex());
+}
+
+async function sqliteReader(path: string): Promise<SqlReader & { close(): void }> {
+  const { default: Database } = await import('libsql');
+  const db = new Database(path, { readonly: true });
+  // A reader waits briefly for a checkpoint, never for a writer (WAL).
+  db.pragma('busy_timeout = 100');
+  const statements = new Map<string, ReturnType<typeof db.prepare>>();
+  return {
+    async all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]> {
+      let statement = statements.get(sql);
+      if (!statement) {
+        if (statements.size >= MAX_STATEMENTS) statements.clear();
+        statement = db.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return (statement.all as (...values: unknown[]) => Row[])(...params);
+    },
+    close: () => db.close(),
+  };
+}
+
+interface PgConnection {
+  query(config: { name: string; text: string; values: readonly unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+function postgresReader(knex: Knex): SqlReader & { close(): void } {
+  const prepared = new Map<string, { name: string; text: string }>();
+  const statementOf = (sql: string) => {
+    let statement = prepared.get(sql);
+    if (!statement) {
+      let n = 0;
+      statement = { name: `petstore_read_${prepared.size + 1}`, text: sql.replace(/\?/g, () => `$${++n}`) };
+      prepared.set(sql, statement);
+    }
+    return statement;
+  };
+  return {
+    async all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]> {
+      const { name, text } = statementOf(sql);
+      const connection = (await knex.client.acquireConnection()) as PgConnection;
+      try {
+        return (await connection.query({ name, text, values: params })).rows as Row[];
+      } finally {
+        await knex.client.releaseConnection(connection);
+      }
+    },
+    close: () => undefined,
+  };
+}

@@ -1,0 +1,9 @@
+/**
+ * Plain-SQL reads for the hottest queries, outside the ORM's unit of work: one prepared statement
+ * per SQL text, cached by the driver connection, with `?` placeholders. Implemented in `src/db`
+ * (SQLite: a read-only connection of its own; PostgreSQL: named prepared statements). The domain
+ * writes its SQL once, in the columns of its entities; writes keep the ORM.
+ */
+export interface SqlReader {
+  all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]>;
+}
