@@ -26,6 +26,8 @@ import { categoriesRoutes } from './rest/categories.routes.js';
 import { storeRoutes } from './rest/store.routes.js';
 import { accountsRoutes } from './rest/accounts.routes.js';
 import { metaRoutes } from './rest/meta.routes.js';
+import { eventsRoutes } from './rest/events.routes.js';
+import { startOutboxUpkeep } from './events/outbox-upkeep.js';
 import { createGraphQLFacade } from './graphql/graphql.middleware.js';
 import { docsRoutes } from './docs/docs.routes.js';
 import { createLogger } from './observability/logger.js';
@@ -86,6 +88,8 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   const gate = instrumentGate(rawGate, metrics);
   if (!options.gate) opened(() => rawGate.close());
   const authenticator = new ApiKeyAuthenticator(orm);
+  const stopOutboxUpkeep = startOutboxUpkeep(orm, logger);
+  opened(stopOutboxUpkeep);
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.silent = true;
@@ -222,6 +226,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         ...storeRoutes(),
         ...accountsRoutes({ gate, onAccountsChanged: () => authenticator.forget() }),
         ...metaRoutes(openApiText, openApiDoc),
+        ...eventsRoutes(),
       },
       guard,
       petsDeprecations({ sunset: config.petsGetSunset, deprecatedSince: GET_PET_DEPRECATED_SINCE }),
@@ -290,6 +295,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
           });
         }
         await graphql.stop();
+        await stopOutboxUpkeep();
         await gate.close();
         await orm.close(true);
       })();

@@ -65,7 +65,16 @@ interface Facade {
   listCategories(as: Client, query: { limit?: number; cursor?: string }): Promise<Outcome<Page<{ id: number; name: string; description: string | null }>>>;
   getPet(as: Client, id: Id): Promise<Outcome<Pet>>;
   viewer(as: Client): Promise<Outcome<{ id: number; name: string; role: string; plan: string }>>;
+  listEvents(as: Client, query: { after?: Id; types?: string[]; limit?: number }): Promise<Outcome<Page<Event>>>;
 }
+
+interface Event {
+  id: number;
+  type: string;
+  /** The id of the resource (the pet's for inventory events). */
+  subject: number;
+}
+const event = (e: any): Event => ({ id: Number(e.id), type: e.type, subject: Number(e.data.id ?? e.data.petId ?? e.data.stockOf) });
 
 const pet = (p: any): Pet => ({ id: Number(p.id), name: p.name, categoryId: Number(p.categoryId), status: p.status });
 const order = (o: any): Order => ({
@@ -132,6 +141,11 @@ const rest: Facade = {
   getCategory: async (as, id) => restOutcome(await as.get(`/v1/categories/${id}`), category),
   listCategories: async (as, q) => restOutcome(await as.get(`/v1/categories${query(q)}`), restPage(category)),
   getPet: async (as, id) => restOutcome(await as.get(`/v1/pets/${id}`), pet),
+  listEvents: async (as, { types, ...q }) =>
+    restOutcome(await as.get(`/v1/events${query({ ...q, types: types?.join(',') })}`), (body: any[], res) => ({
+      items: body.map(event),
+      next: /<[^>]*[?&]after=(\d+)[^>]*>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null,
+    })),
 };
 
 // ------------------------------------------------------------------------------------------- GraphQL
@@ -227,6 +241,18 @@ const graphql: Facade = {
       connection(category),
     ),
   getPet: (as, id) => graph(as, `query($id: ID!) { r: pet(id: $id) { ${PET} } }`, { id }, pet),
+  listEvents: (as, { after, types, limit }) =>
+    graph(
+      as,
+      `query($after: String, $types: [String!], $first: Int) {
+        r: events(after: $after, types: $types, first: $first) {
+          edges { node { id type data { ... on Order { id } ... on Pet { id } ... on Category { id } ... on InventoryItem { stockOf: petId } } } }
+          pageInfo { hasNextPage endCursor }
+        }
+      }`,
+      { after: after === undefined ? undefined : String(after), types, first: limit },
+      connection(event),
+    ),
 };
 
 // ----------------------------------------------------------------------------------------- scenarios
@@ -468,6 +494,31 @@ const scenarios: Scenario[] = [
       assert.equal(ok(await f.viewer(new Client(t.url, acct.key)), 'first key still works').plan, 'enterprise');
       refused(await f.revokeApiKey(staff, 999_999), 'NOT_FOUND', 404, 'missing key');
       refused(await f.createApiKey(new Client(t.url, acct.key), acct.id), 'FORBIDDEN', 403, 'a customer cannot mint keys');
+    },
+  },
+  {
+    name: "when orders change, then the event feed shows each account its own orders' events and the catalogue's, never another's (BOLA)",
+    async run({ f, staff, customer, petInStock }) {
+      const alice = await customer('Alice');
+      const bob = await customer('Bob');
+      const { petId } = await petInStock(5);
+      const start = ok(await f.listEvents(staff, { types: ['pet.created'] }), 'the pet is in the feed').items.at(-1)!;
+      assert.equal(start.subject, petId);
+      const hers = ok(await f.placeOrder(alice, { petId, quantity: 1 }), 'alice orders');
+      const his = ok(await f.placeOrder(bob, { petId, quantity: 1 }), 'bob orders');
+      ok(await f.completeOrder(staff, hers.id), 'complete hers');
+      ok(await f.cancelOrder(bob, his.id), 'bob cancels');
+      const seen = async (as: Client, types?: string[]) =>
+        ok(await f.listEvents(as, { after: start.id, types, limit: 100 }), 'feed').items.map((e) => `${e.type} ${e.subject}`);
+      assert.deepEqual(await seen(bob, ['order.*']), [`order.placed ${his.id}`, `order.cancelled ${his.id}`]);
+      assert.deepEqual(await seen(alice, ['order.*']), [`order.placed ${hers.id}`, `order.completed ${hers.id}`]);
+      assert.deepEqual(await seen(staff, ['order.placed']), [`order.placed ${hers.id}`, `order.placed ${his.id}`]);
+      assert.deepEqual(await seen(bob, ['inventory.changed']), await seen(alice, ['inventory.changed']));
+      assert.equal((await seen(bob, ['inventory.changed'])).length, 4, 'stock set, two orders, one cancellation');
+      const page = ok(await f.listEvents(staff, { after: start.id, limit: 2 }), 'a small page');
+      assert.equal(page.items.length, 2);
+      assert.equal(page.next, String(page.items[1]!.id));
+      refused(await f.listEvents(bob, { types: ['order.shipped'] }), 'VALIDATION_FAILED', 400, 'an unknown type');
     },
   },
 ];

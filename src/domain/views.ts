@@ -49,3 +49,12 @@ export interface NewApiKeyView extends ApiKeyView {
   /** The full secret: returned once, at creation, never stored. */
   key: string;
 }
+export interface EventView {
+  id: number;
+  type: string;
+  createdAt: Date;
+  /** The resource as the REST facade shows it. */
+  data: Record<string, unknown>;
+  /** The order's account for order events; null for events every account may see. */
+  accountId: number | null;
+}

@@ -53,6 +53,7 @@ const TWIN: Record<string, string> = {
   listApiKeys: 'Query.apiKeys',
   revokeApiKey: 'Mutation.revokeApiKey',
   liftBan: 'Mutation.liftBan',
+  listEvents: 'Query.events',
 };
 const WITHOUT_TWIN = new Set(['getOpenApiJson', 'getOpenApiYaml']);
 
