@@ -28,6 +28,7 @@ import { accountsRoutes } from './rest/accounts.routes.js';
 import { metaRoutes } from './rest/meta.routes.js';
 import { eventsRoutes } from './rest/events.routes.js';
 import { startOutboxUpkeep } from './events/outbox-upkeep.js';
+import { startWebhookDispatcher } from './events/webhook-dispatcher.js';
 import { createGraphQLFacade } from './graphql/graphql.middleware.js';
 import { docsRoutes } from './docs/docs.routes.js';
 import { createLogger } from './observability/logger.js';
@@ -90,6 +91,8 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   const authenticator = new ApiKeyAuthenticator(orm);
   const stopOutboxUpkeep = startOutboxUpkeep(orm, logger);
   opened(stopOutboxUpkeep);
+  const webhooks = startWebhookDispatcher(orm, logger, config.webhooks);
+  opened(() => webhooks.stop());
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.silent = true;
@@ -180,7 +183,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   koa.use(async (ctx: Context, next: Next) => {
     const state = ctx.state as AppState;
     let domain: Domain | undefined;
-    Object.defineProperty(state, 'domain', { get: () => (domain ??= createDomain(orm.em.fork(), gate.bans)), configurable: true });
+    Object.defineProperty(state, 'domain', { get: () => (domain ??= createDomain(orm.em.fork(), gate.bans, config.webhooks)), configurable: true });
     const key = ctx.get('x-api-key');
     if (!key) state.authFailure = 'UNAUTHENTICATED';
     // An address refused for failed authentication gets no answer about any key, valid or not.
@@ -296,6 +299,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         }
         await graphql.stop();
         await stopOutboxUpkeep();
+        await webhooks.stop();
         await gate.close();
         await orm.close(true);
       })();

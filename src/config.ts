@@ -68,6 +68,15 @@ const envSchema = z.object({
   GRAPHQL_MAX_TOKENS: int(10, 100_000).default('1000'),
   GRAPHQL_MAX_COST: int(1, 10_000_000).default('20000'),
   TRUST_PROXY: bool.default('false'),
+  WEBHOOK_ALLOW_PRIVATE: bool.default('false'),
+  WEBHOOK_RETRY_SCALE: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'must be a positive number such as 1 or 0.001')
+    .transform(Number)
+    .pipe(z.number().positive().max(1000))
+    .default('1'),
+  WEBHOOK_POLL_MS: int(10, 60_000).default('200'),
+  WEBHOOK_TIMEOUT_MS: int(100, 60_000).default('10000'),
 });
 
 export type Plan = 'free' | 'pro' | 'business' | 'enterprise';
@@ -105,6 +114,8 @@ export interface Config {
   /** GraphQL documents beyond these are refused (400) before anything executes. */
   graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
   trustProxy: boolean;
+  /** Webhooks: allow http and private addresses; retry schedule factor; how often instances look for work; per-attempt timeout. */
+  webhooks: { allowPrivate: boolean; retryScale: number; pollMs: number; timeoutMs: number };
   /** Window lengths in seconds; only tests shorten them. */
   windows: { minute: number; day: number };
   /** Where startup messages (the generated keys) go; tests capture them. */
@@ -159,6 +170,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbBusyTimeoutMs: e.DB_BUSY_TIMEOUT_MS,
     graphqlLimits: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxAliases: e.GRAPHQL_MAX_ALIASES, maxTokens: e.GRAPHQL_MAX_TOKENS, maxCost: e.GRAPHQL_MAX_COST },
     trustProxy: e.TRUST_PROXY,
+    webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, retryScale: e.WEBHOOK_RETRY_SCALE, pollMs: e.WEBHOOK_POLL_MS, timeoutMs: e.WEBHOOK_TIMEOUT_MS },
     windows: { minute: 60, day: 86_400 },
     announce: (line) => process.stdout.write(`${line}\n`),
   };

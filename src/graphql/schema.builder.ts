@@ -10,13 +10,14 @@ import { InventoryResolver } from './inventory.resolver.js';
 import { AccountResolver } from './account.resolver.js';
 import { RateLimitResolver } from './rate-limit.resolver.js';
 import { EventResolver } from './event.resolver.js';
+import { WebhookResolver } from './webhook.resolver.js';
 
 export const SCHEMA_FILE = 'schema/schema.graphql';
 
 /** The executable schema, built from the type-graphql classes of this folder. */
 export function buildGraphQLSchema(): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [PetResolver, CategoryResolver, OrderResolver, InventoryResolver, AccountResolver, RateLimitResolver, EventResolver],
+    resolvers: [PetResolver, CategoryResolver, OrderResolver, InventoryResolver, AccountResolver, RateLimitResolver, EventResolver, WebhookResolver],
     directives: [stabilityDirective],
     validate: false,
   });

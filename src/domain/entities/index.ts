@@ -6,6 +6,9 @@ export { ApiKey } from './api-key.entity.js';
 export { Order } from './order.entity.js';
 export { IdempotencyRecord } from './idempotency-record.entity.js';
 export { Event } from './event.entity.js';
+export { EventRelay } from './event-relay.entity.js';
+export { WebhookEndpoint } from './webhook-endpoint.entity.js';
+export { WebhookDelivery, DELIVERY_STATUSES, type DeliveryStatus } from './webhook-delivery.entity.js';
 
 import { Category } from './category.entity.js';
 import { Pet } from './pet.entity.js';
@@ -15,5 +18,8 @@ import { ApiKey } from './api-key.entity.js';
 import { Order } from './order.entity.js';
 import { IdempotencyRecord } from './idempotency-record.entity.js';
 import { Event } from './event.entity.js';
+import { EventRelay } from './event-relay.entity.js';
+import { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import { WebhookDelivery } from './webhook-delivery.entity.js';
 
-export const ENTITIES = [Category, Pet, InventoryItem, Account, ApiKey, Order, IdempotencyRecord, Event];
+export const ENTITIES = [Category, Pet, InventoryItem, Account, ApiKey, Order, IdempotencyRecord, Event, EventRelay, WebhookEndpoint, WebhookDelivery];
