@@ -1,0 +1,142 @@
+/**
+ * Delivery guarantees with real processes: several instances on one PostgreSQL database deliver each
+ * event exactly once to a healthy receiver, and an instance killed (SIGKILL) in the middle of a
+ * delivery loses nothing: another instance makes the attempt when the dead one's lease ends.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { projectPath } from '../../src/project-path.js';
+import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
+import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { postgresUrl, redisUrl, skipUnless } from '../helpers/services.js';
+import { eventually, startReceiver, verified, type Receiver } from './support.js';
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+describe('webhooks: two instances on one PostgreSQL database', async () => {
+  const pg = await postgresUrl();
+  const redis = await redisUrl();
+  const skip = skipUnless(pg, 'PostgreSQL') || skipUnless(redis, 'Redis');
+  const name = `petstore_hooks_${process.pid}_${randomBytes(3).toString('hex')}`;
+  let a: TestApp;
+  let b: TestApp;
+  let receiver: Receiver;
+
+  before(async () => {
+    if (skip) return;
+    const url = await createDatabase(pg!, name);
+    const env = {
+      REDIS_URL: redis!,
+      RATE_LIMIT_KEY_PREFIX: `petstore-hooks-${randomBytes(4).toString('hex')}`,
+      ADMIN_API_KEY: `psk_${'H'.repeat(32)}`,
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_POLL_MS: '10',
+    };
+    a = await startApp({ databaseUrl: url, env });
+    b = await startApp({ databaseUrl: url, env });
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    if (skip) return;
+    await a?.close();
+    await b?.close();
+    await receiver?.close();
+    await dropDatabase(pg!, name);
+  });
+
+  it('when 40 events are committed across both instances, then a healthy receiver gets each exactly once, each attempt made by one instance', { skip }, async () => {
+    const hook = (await a.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+    const clients = [a.admin, b.admin];
+    const created = await Promise.all(Array.from({ length: 40 }, (_, i) => clients[i % 2]!.post('/v1/categories', { name: `Twice ${i}` })));
+    assert.deepEqual([...new Set(created.map((r) => r.status))], [201]);
+    await eventually('40 deliveries', () => receiver.received.length >= 40, 50, 200);
+    // Both workers keep polling: give a duplicate the time to show up.
+    await new Promise((r) => setTimeout(r, 500));
+    const ids = receiver.received.map((r) => String(r.headers['webhook-id']));
+    assert.equal(ids.length, 40, 'no event delivered twice');
+    assert.equal(new Set(ids).size, 40);
+    const names = receiver.received.map((r) => verified(hook.secret, r).data.name).sort();
+    assert.deepEqual(names, created.map((r) => r.body.name).sort());
+    const log = (await b.admin.get(`/v1/webhooks/${hook.id}/deliveries?limit=100`)).body;
+    assert.equal(log.length, 40, 'one attempt per event');
+    assert.ok(log.every((d: any) => d.status === 'succeeded' && d.attempt === 1));
+  });
+
+  it('when an order is placed on instance A, then the event feed of instance B lists it at once', { skip }, async () => {
+    const cat = (await a.admin.post('/v1/categories', { name: 'Feed' })).body;
+    const pet = (await a.admin.post('/v1/pets', { name: 'Fed', categoryId: cat.id })).body;
+    const order = (await a.admin.post('/v1/store/orders', { petId: pet.id, quantity: 1 })).body;
+    const events = (await b.admin.get('/v1/events?types=order.placed')).body;
+    assert.deepEqual(events.at(-1).data, order);
+  });
+});
+
+describe('webhooks: an instance killed mid-delivery loses no event', () => {
+  it('when the instance making an attempt is killed (SIGKILL) before the receiver answers, then another instance delivers the event after the lease', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-hook-kill-'));
+    const port = await freePort();
+    const key = `psk_${randomBytes(24).toString('base64url')}`;
+    const env = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '500' };
+    const receiver = await startReceiver();
+    let survivor: TestApp | undefined;
+    // The first attempt is held unanswered (the instance is mid-delivery); later ones are accepted.
+    let firstHeld: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (firstHeld = resolve));
+    receiver.answer = (n, res) => {
+      if (n === 1) return firstHeld();
+      res.statusCode = 200;
+      res.end();
+    };
+    const child = spawn(process.execPath, [projectPath('dist/src/main.js')], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATABASE_URL: `sqlite:${join(dir, 'petstore.db')}`,
+        ADMIN_API_KEY: key,
+        ...env,
+      },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      const victim = new Client(`http://127.0.0.1:${port}`, key);
+      await eventually('the service to listen', () => victim.get('/v1/account', { skipContract: true }).then((r) => r.status === 200).catch(() => false), 50, 200);
+      const hook = (await victim.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+      const category = (await victim.post('/v1/categories', { name: 'Survives' })).body;
+      await held;
+      child.kill('SIGKILL');
+      await exited;
+      survivor = await startApp({ databaseUrl: `sqlite:${join(dir, 'petstore.db')}`, env: { ...env, ADMIN_API_KEY: key } });
+      const second = await eventually('the attempt made again', () => receiver.received[1], 100, 150);
+      assert.equal(second.headers['webhook-id'], receiver.received[0]!.headers['webhook-id']);
+      assert.deepEqual(verified(hook.secret, second).data, category);
+      const log = await eventually('the attempt recorded', async () => {
+        const body = (await survivor!.admin.get(`/v1/webhooks/${hook.id}/deliveries`)).body;
+        return body[0]?.status === 'succeeded' ? body : null;
+      });
+      assert.deepEqual(log.map((d: any) => [d.attempt, d.status]), [[1, 'succeeded']]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await survivor?.close();
+      await receiver.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
