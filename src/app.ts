@@ -29,6 +29,9 @@ import { metaRoutes } from './rest/meta.routes.js';
 import { eventsRoutes } from './rest/events.routes.js';
 import { startOutboxUpkeep } from './events/outbox-upkeep.js';
 import { startWebhookDispatcher } from './events/webhook-dispatcher.js';
+import { EventStream } from './events/event-stream.js';
+import { attachSubscriptionServer, type SubscriptionServer } from './graphql/subscriptions.server.js';
+import { queryLimits } from './graphql/query-limits.js';
 import { createGraphQLFacade } from './graphql/graphql.middleware.js';
 import { docsRoutes } from './docs/docs.routes.js';
 import { createLogger } from './observability/logger.js';
@@ -93,6 +96,8 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   opened(stopOutboxUpkeep);
   const webhooks = startWebhookDispatcher(orm, logger, config.webhooks);
   opened(() => webhooks.stop());
+  const eventStream = new EventStream(orm, logger, config.subscriptionPollMs);
+  opened(() => eventStream.close());
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.silent = true;
@@ -250,6 +255,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   });
 
   let server: Server | undefined;
+  let subscriptions: SubscriptionServer | undefined;
   let closing: Promise<void> | undefined;
   return {
     koa,
@@ -273,6 +279,18 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         koa.callback(),
       );
       server.keepAliveTimeout = config.keepAliveTimeoutMs;
+      // GraphQL subscriptions: graphql-ws over a WebSocket upgrade of /graphql (src/graphql/subscriptions.server.ts).
+      subscriptions = attachSubscriptionServer(server, {
+        schema: graphql.schema,
+        orm,
+        gate,
+        bans: gate.bans,
+        webhooks: config.webhooks,
+        events: eventStream,
+        authenticate: (key) => authenticator.authenticate(key),
+        logger,
+        ...queryLimits(config.graphqlLimits),
+      });
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(port, host, () => resolve());
@@ -284,6 +302,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     close() {
       closing ??= (async () => {
         shuttingDown = true;
+        await subscriptions?.close();
         if (server) {
           const s = server;
           await new Promise<void>((resolve) => {
@@ -300,6 +319,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         await graphql.stop();
         await stopOutboxUpkeep();
         await webhooks.stop();
+        await eventStream.close();
         await gate.close();
         await orm.close(true);
       })();

@@ -77,6 +77,7 @@ const envSchema = z.object({
     .default('1'),
   WEBHOOK_POLL_MS: int(10, 60_000).default('200'),
   WEBHOOK_TIMEOUT_MS: int(100, 60_000).default('10000'),
+  SUBSCRIPTION_POLL_MS: int(5, 60_000).default('50'),
 });
 
 export type Plan = 'free' | 'pro' | 'business' | 'enterprise';
@@ -116,6 +117,8 @@ export interface Config {
   trustProxy: boolean;
   /** Webhooks: allow http and private addresses; retry schedule factor; how often instances look for work; per-attempt timeout. */
   webhooks: { allowPrivate: boolean; retryScale: number; pollMs: number; timeoutMs: number };
+  /** While GraphQL subscriptions are open, how often the instance reads new events from the outbox. */
+  subscriptionPollMs: number;
   /** Window lengths in seconds; only tests shorten them. */
   windows: { minute: number; day: number };
   /** Where startup messages (the generated keys) go; tests capture them. */
@@ -170,6 +173,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbBusyTimeoutMs: e.DB_BUSY_TIMEOUT_MS,
     graphqlLimits: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxAliases: e.GRAPHQL_MAX_ALIASES, maxTokens: e.GRAPHQL_MAX_TOKENS, maxCost: e.GRAPHQL_MAX_COST },
     trustProxy: e.TRUST_PROXY,
+    subscriptionPollMs: e.SUBSCRIPTION_POLL_MS,
     webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, retryScale: e.WEBHOOK_RETRY_SCALE, pollMs: e.WEBHOOK_POLL_MS, timeoutMs: e.WEBHOOK_TIMEOUT_MS },
     windows: { minute: 60, day: 86_400 },
     announce: (line) => process.stdout.write(`${line}\n`),

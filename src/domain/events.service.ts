@@ -133,3 +133,12 @@ export class EventsService {
     return this.em.nativeDelete(Event, { createdAt: { $lt: new Date(now.getTime() - EVENT_RETENTION_MS) } });
   }
 }
+
+/**
+ * Events as they commit, pushed to listeners on this instance (GraphQL subscriptions). The
+ * implementation reads the shared outbox, so an event committed on any instance reaches every one.
+ */
+export interface EventSubscriptions {
+  /** Calls `listener` with each event committed from now on; returns the unsubscribe function. */
+  subscribe(listener: (event: EventView) => void): Promise<() => void>;
+}

@@ -13,7 +13,7 @@ export type * from './views.js';
 export { PLAN_LIMITS, limitsFor } from './plans.js';
 export { CatalogService, AccountsService, StoreService, EventsService, WebhooksService, type BanRegistry, type WebhookPolicy, type WebhookInput };
 export { validationFailed } from './errors.js';
-export { EVENT_TYPES, type EventType, canSee, parseEventTypes } from './events.service.js';
+export { EVENT_TYPES, type EventType, type EventSubscriptions, canSee, parseEventTypes } from './events.service.js';
 
 /** The services of one request, sharing its EntityManager fork (its own identity map). */
 export interface Domain {

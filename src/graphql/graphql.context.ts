@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { Actor, Domain } from '../domain/index.js';
+import type { Actor, Domain, EventSubscriptions } from '../domain/index.js';
 import { DomainError } from '../domain/errors.js';
 import type { AppState } from '../http/context.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
@@ -15,6 +15,8 @@ export interface GraphQLContext {
   onAccountsChanged: () => void;
   /** Set by the rate-limit plugin once the rate-limit headers are on the response. */
   rateLimitHeadersSet: boolean;
+  /** Committed events as they happen: set on subscription operations (over graphql-ws) only. */
+  events?: EventSubscriptions;
 }
 
 export const domainOf = (ctx: GraphQLContext): Domain => ctx.state.domain;

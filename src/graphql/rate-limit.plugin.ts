@@ -54,7 +54,7 @@ export function rateLimitPlugin(gate: RateLimitGate): ApolloServerPlugin<GraphQL
           if (operationName) ctx.state.operationName = operationName;
           // The schema has no subscriptions; without this check graphql-js fails at execution (a 500).
           if (operation?.operation === 'subscription') {
-            throw toRequestError(new DomainError('VALIDATION_FAILED', 'Subscriptions are not supported; use queries and mutations.'));
+            throw toRequestError(new DomainError('VALIDATION_FAILED', 'Subscriptions run over the graphql-ws protocol (a WebSocket to /graphql, key in connection_init); use POST for queries and mutations.'));
           }
           const { cost, needsKey } = operation ? operationCost(operation, document) : { cost: 0, needsKey: false };
           const { actor, authFailure } = ctx.state;

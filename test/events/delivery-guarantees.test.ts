@@ -15,7 +15,7 @@ import { projectPath } from '../../src/project-path.js';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
 import { postgresUrl, redisUrl, skipUnless } from '../helpers/services.js';
-import { eventually, startReceiver, verified, type Receiver } from './support.js';
+import { eventually, startReceiver, subscribe, verified, wsClient, type Receiver } from './support.js';
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -73,6 +73,21 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
     const log = (await b.admin.get(`/v1/webhooks/${hook.id}/deliveries?limit=100`)).body;
     assert.equal(log.length, 40, 'one attempt per event');
     assert.ok(log.every((d: any) => d.status === 'succeeded' && d.attempt === 1));
+  });
+
+  it('when an order is placed through REST on instance A, then a graphql-ws subscriber on instance B receives it', { skip }, async () => {
+    const { client } = wsClient(b.url, b.adminKey);
+    try {
+      const sub = await subscribe(client, 'subscription { orderUpdated { type data { ... on Order { id quantity } } } }');
+      const cat = (await a.admin.post('/v1/categories', { name: 'Across' })).body;
+      const pet = (await a.admin.post('/v1/pets', { name: 'Traveller', categoryId: cat.id })).body;
+      const order = (await a.admin.post('/v1/store/orders', { petId: pet.id, quantity: 1 })).body;
+      await eventually('the event on instance B', () => sub.results.length >= 1);
+      assert.deepEqual(sub.results[0].data.orderUpdated, { type: 'order.placed', data: { id: String(order.id), quantity: 1 } });
+      sub.dispose();
+    } finally {
+      await client.dispose();
+    }
   });
 
   it('when an order is placed on instance A, then the event feed of instance B lists it at once', { skip }, async () => {

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { WebSocket } from 'ws';
+import { createClient, type Client as WsClient } from 'graphql-ws';
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -63,3 +65,43 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
   }
   assert.fail(`timed out waiting for ${what}`);
 }
+
+export interface Subscription {
+  results: any[];
+  errors: unknown[];
+  completed: boolean;
+  dispose(): void;
+}
+
+/** A graphql-ws client on the app's /graphql, authenticated by `key` in connection_init. */
+export function wsClient(baseUrl: string, key: string | null): { client: WsClient; closed: Promise<{ code: number; reason: string }> } {
+  let closed!: (event: { code: number; reason: string }) => void;
+  const closedPromise = new Promise<{ code: number; reason: string }>((resolve) => (closed = resolve));
+  const client = createClient({
+    url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: key ? { 'X-API-Key': key } : {},
+    retryAttempts: 0,
+    lazy: false,
+    on: { closed: (event: any) => closed({ code: event.code, reason: event.reason }) },
+    onNonLazyError: () => undefined,
+  });
+  return { client, closed: closedPromise };
+}
+
+/** Starts a subscription and records what arrives; resolves once the server has acknowledged it. */
+export async function subscribe(client: WsClient, query: string, variables?: Record<string, unknown>): Promise<Subscription> {
+  const sub: Subscription = { results: [], errors: [], completed: false, dispose: () => undefined };
+  sub.dispose = client.subscribe(
+    { query, variables },
+    {
+      next: (value) => sub.results.push(value),
+      error: (error) => sub.errors.push(error),
+      complete: () => (sub.completed = true),
+    },
+  );
+  // graphql-ws acknowledges nothing per subscription: a round trip on the same socket orders after it.
+  await new Promise((r) => setTimeout(r, 150));
+  return sub;
+}
+
