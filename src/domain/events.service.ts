@@ -1,6 +1,6 @@
 import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
 import type { FilterQuery } from '@mikro-orm/core';
-import { Event } from './entities/index.js';
+import { Event, WebhookDelivery } from './entities/index.js';
 import { isStaff, type Actor } from './actor.js';
 import { pageSize, type Page } from './pagination.js';
 import { validationFailed } from './errors.js';
@@ -128,9 +128,11 @@ export class EventsService {
     return Number(row?.id ?? 0);
   }
 
-  /** Drops events older than the retention period; returns how many went. */
+  /** Drops events, and webhook delivery attempts, older than the retention period; returns how many events went. */
   async purgeExpired(now = new Date()): Promise<number> {
-    return this.em.nativeDelete(Event, { createdAt: { $lt: new Date(now.getTime() - EVENT_RETENTION_MS) } });
+    const horizon = new Date(now.getTime() - EVENT_RETENTION_MS);
+    await this.em.nativeDelete(WebhookDelivery, { createdAt: { $lt: horizon }, status: { $ne: 'pending' } });
+    return this.em.nativeDelete(Event, { createdAt: { $lt: horizon } });
   }
 }
 

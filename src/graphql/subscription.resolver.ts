@@ -1,9 +1,17 @@
 import { Arg, Ctx, ID, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import { canSee, DomainError, parseEventTypes, type EventView, type InventoryView } from '../domain/index.js';
 import { actorOf, toIdOrUndefined, type GraphQLContext } from './graphql.context.js';
+import { validationFailed } from '../domain/errors.js';
 import { EventType } from './event.type.js';
 import { InventoryItemType } from './inventory.type.js';
 import { toGraphQLEvent } from './event.resolver.js';
+
+/** An optional ID argument as a number; anything but a decimal id is VALIDATION_FAILED naming it. */
+function optionalId(value: string | null | undefined, path: string): number | undefined {
+  const id = toIdOrUndefined(value);
+  if (id !== undefined && !(Number.isSafeInteger(id) && id > 0)) throw validationFailed(`${path} must be an id.`, [{ path, message: 'must be an id' }]);
+  return id;
+}
 
 /** A slow subscriber may fall this far behind; past it the subscription ends rather than grow without bound. */
 const MAX_BACKLOG = 1000;
@@ -72,7 +80,7 @@ export class SubscriptionResolver {
   @Subscription(() => EventType, {
     description: "Order events (order.placed, order.completed, order.cancelled) of the caller's orders (staff: all), optionally of one order.",
     subscribe: ({ args, context }: SubscribeResolverData<unknown, { id?: string | null }, GraphQLContext>) => {
-      const id = toIdOrUndefined(args.id);
+      const id = optionalId(args.id, 'id');
       return visibleEvents(context, (e) => e.type.startsWith('order.') && (id === undefined || e.data.id === id));
     },
   })
@@ -83,7 +91,7 @@ export class SubscriptionResolver {
   @Subscription(() => InventoryItemType, {
     description: "A pet's stock and status after each change (inventory.changed), of every pet or of `petId`.",
     subscribe: ({ args, context }: SubscribeResolverData<unknown, { petId?: string | null }, GraphQLContext>) => {
-      const petId = toIdOrUndefined(args.petId);
+      const petId = optionalId(args.petId, 'petId');
       return visibleEvents(context, (e) => e.type === 'inventory.changed' && (petId === undefined || e.data.petId === petId));
     },
   })

@@ -130,5 +130,7 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     const badType = await subscribe(ws, 'subscription { events(types: ["order.shipped"]) { id } }');
     const errors = badType.results[0]?.errors ?? badType.errors[0];
     assert.equal(errors[0].extensions.code, 'VALIDATION_FAILED', JSON.stringify(badType));
+    const badId = await subscribe(ws, 'subscription { inventoryChanged(petId: "abc") { petId } }');
+    assert.deepEqual((badId.results[0]?.errors ?? badId.errors[0])[0].extensions, { code: 'VALIDATION_FAILED', status: 400, details: [{ path: 'petId', message: 'must be an id' }] });
   });
 });
