@@ -30,6 +30,7 @@ import { eventsRoutes } from './rest/events.routes.js';
 import { startOutboxUpkeep } from './events/outbox-upkeep.js';
 import { startWebhookDispatcher } from './events/webhook-dispatcher.js';
 import { EventStream } from './events/event-stream.js';
+import { listenForEvents } from './events/outbox-notifier.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/subscriptions.server.js';
 import { queryLimits } from './graphql/query-limits.js';
 import { createGraphQLFacade } from './graphql/graphql.middleware.js';
@@ -98,6 +99,15 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   opened(() => webhooks.stop());
   const eventStream = new EventStream(orm, logger, config.subscriptionPollMs);
   opened(() => eventStream.close());
+  // PostgreSQL: committed events wake the outbox readers of every instance at once (they poll otherwise).
+  const notifier =
+    config.database.kind === 'postgresql'
+      ? listenForEvents(config.database.url, logger, () => {
+          eventStream.wake();
+          webhooks.wake();
+        })
+      : undefined;
+  if (notifier) opened(() => notifier.close());
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.silent = true;
@@ -318,6 +328,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         }
         await graphql.stop();
         await stopOutboxUpkeep();
+        await notifier?.close();
         await webhooks.stop();
         await eventStream.close();
         await gate.close();

@@ -25,6 +25,9 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** How long events are kept (the feed's and redelivery's horizon). */
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
+/** The PostgreSQL channel notified when events commit (src/events/outbox-notifier.ts). */
+export const EVENTS_CHANNEL = 'petstore_events';
+
 /** Any constant: the PostgreSQL advisory lock that serialises the writers of events. */
 const EVENT_WRITERS_LOCK = 0x5e7e47;
 
@@ -36,7 +39,8 @@ const EVENT_WRITERS_LOCK = 0x5e7e47;
  * let transaction 11 commit before transaction 10). SQLite has one writer at a time anyway.
  */
 export async function recordEvent(em: EntityManager, type: EventType, data: object, accountId: number | null = null): Promise<void> {
-  if (!(em.getPlatform() instanceof BaseSqlitePlatform)) await em.execute('select pg_advisory_xact_lock(?)', [EVENT_WRITERS_LOCK]);
+  // The NOTIFY is delivered at commit (and not at all on rollback): it wakes the outbox readers of every instance.
+  if (!(em.getPlatform() instanceof BaseSqlitePlatform)) await em.execute(`select pg_advisory_xact_lock(?), pg_notify('${EVENTS_CHANNEL}', '')`, [EVENT_WRITERS_LOCK]);
   await em.insert(Event, { type, data: JSON.stringify(data), accountId, createdAt: new Date() });
 }
 

@@ -54,13 +54,31 @@ export class EventStream implements EventSubscriptions {
     await this.polling;
   }
 
-  private schedule() {
+  /** Reads now rather than at the next poll (an event committed somewhere); a no-op while nobody listens. */
+  wake(): void {
+    if (this.closed || !this.started) return;
+    // Mid-read, the read may already be past the new event's commit: read once more right after.
+    if (this.reading) {
+      this.readAgain = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
+  private reading = false;
+  private readAgain = false;
+
+  private schedule(delay = this.pollMs) {
     if (this.closed) return;
     this.timer = setTimeout(() => {
+      this.reading = true;
+      this.readAgain = false;
       this.polling = this.poll().then((more) => {
-        if (more) this.schedule();
+        this.reading = false;
+        if (more) this.schedule(this.readAgain ? 0 : this.pollMs);
       });
-    }, this.pollMs);
+    }, delay);
   }
 
   /** One read; false when nobody listens any more (the loop then stops until the next first listener). */

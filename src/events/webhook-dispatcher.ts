@@ -37,6 +37,8 @@ export interface WebhookDispatcherOptions {
 export interface WebhookDispatcher {
   /** Runs one tick now (tests and the delivery benchmark); ticks never overlap. */
   tick(): Promise<void>;
+  /** An event committed: look for work now rather than at the next poll (at most one extra tick waits). */
+  wake(): void;
   stop(): Promise<void>;
 }
 
@@ -152,8 +154,16 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
   async function runTick() {
     const em = orm.em.fork();
     await fanOut(em);
-    const { token, deliveries } = await claim(em);
-    await Promise.all(deliveries.map((d) => attempt(orm.em.fork(), token, d).catch((err: unknown) => logger.warn({ err, deliveryId: d.id }, 'webhooks: recording an attempt failed; it is retried after its lease'))));
+    // A full batch means more may be due: keep going rather than wait for the next poll.
+    for (let full = true; full && !stopped; ) {
+      const { token, deliveries } = await claim(orm.em.fork());
+      await Promise.all(
+        deliveries.map((d) =>
+          attempt(orm.em.fork(), token, d).catch((err: unknown) => logger.warn({ err, deliveryId: d.id }, 'webhooks: recording an attempt failed; it is retried after its lease')),
+        ),
+      );
+      full = deliveries.length === CLAIM_BATCH;
+    }
   }
 
   function tick(): Promise<void> {
@@ -169,8 +179,18 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
   };
   timer = setTimeout(loop, options.pollMs);
 
+  // At most one woken tick waits; it clears the flag when it starts, so a wake during a running tick queues the next.
+  let wakePending = false;
   return {
     tick,
+    wake() {
+      if (stopped || wakePending) return;
+      wakePending = true;
+      current = current.then(() => {
+        wakePending = false;
+        return runTick().catch((err: unknown) => logger.warn({ err }, 'webhooks: tick failed; retrying at the next one'));
+      });
+    },
     async stop() {
       stopped = true;
       clearTimeout(timer);

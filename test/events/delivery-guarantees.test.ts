@@ -43,7 +43,9 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
       RATE_LIMIT_KEY_PREFIX: `petstore-hooks-${randomBytes(4).toString('hex')}`,
       ADMIN_API_KEY: `psk_${'H'.repeat(32)}`,
       WEBHOOK_ALLOW_PRIVATE: 'true',
-      WEBHOOK_POLL_MS: '10',
+      // Polls are a minute apart: what arrives here was woken by PostgreSQL NOTIFY at commit.
+      WEBHOOK_POLL_MS: '60000',
+      SUBSCRIPTION_POLL_MS: '60000',
     };
     a = await startApp({ databaseUrl: url, env });
     b = await startApp({ databaseUrl: url, env });
