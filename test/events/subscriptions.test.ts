@@ -116,6 +116,15 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     sub.dispose();
   });
 
+  it('when the account is over its rate limit, then starting a subscription is refused with RATE_LIMITED (429) and its retryAfter', async () => {
+    const free = await customer('Spent', 'free');
+    for (let i = 0; i < 60; i++) assert.equal((await free.client.get('/v1/account')).status, 200);
+    const refused = await subscribe(connect(free.key).client, 'subscription { events { id } }');
+    const extensions = (refused.errors[0] as any[])[0].extensions;
+    assert.deepEqual([extensions.code, extensions.status], ['RATE_LIMITED', 429]);
+    assert.ok(extensions.retryAfter >= 1, JSON.stringify(extensions));
+  });
+
   it('when a subscription is POSTed over HTTP, then it is VALIDATION_FAILED (400) pointing to graphql-ws', async () => {
     const res = await t.admin.graphql('subscription { events { id } }');
     assert.equal(res.status, 400);
