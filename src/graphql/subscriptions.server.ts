@@ -44,7 +44,8 @@ export interface SubscriptionServer {
 const errorOf = (error: DomainError, requestId: string) => new GraphQLError(error.message, { extensions: { ...extensionsOf(error, requestId), ...(error instanceof EdgeError && error.headers['Retry-After'] ? { retryAfter: Number(error.headers['Retry-After']) } : {}) } });
 
 export function attachSubscriptionServer(server: Server, options: SubscriptionServerOptions): SubscriptionServer {
-  const wss = new WebSocketServer({ server, path: GRAPHQL_PATH });
+  // Messages are small (connection_init, a subscribe with one document): the ws default of 100 MiB is far too generous.
+  const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: 64 * 1024 });
   const actors = new WeakMap<object, Actor>();
   /** Active subscriptions per account on this instance, and per socket (to release them when it closes). */
   const active = new Map<number, number>();
