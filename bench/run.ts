@@ -1,7 +1,9 @@
 /**
  * `npm run bench` — the service against the physical floor, on this machine, in one run.
  *
- * Starts in separate processes L0 (bare node:http, same bytes), the service in production mode on a
+ * Starts in separate processes L0 (bare node:http, same bytes), the ladder from L0 up to F, the floor
+ * of this stack for a keyed read (bench/ladder-server.ts: Koa + router, + key and limiter, + one cached
+ * prepared statement on the same SQLite data), the service in production mode on a
  * seeded SQLite file with the in-memory limiter, the same service with the limiter replaced by a
  * no-op (to price the limiter), and, when REDIS_URL is set, the service with Redis as limiter store.
  * Then: a warm-up pass, then rounds that alternate every scenario (so drift and neighbours' noise
@@ -23,7 +25,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
-import { RATIOS, REST_IDS_PATH, SCENARIOS, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
+import { LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
 
 const { values: args } = parseArgs({
@@ -171,7 +173,7 @@ async function main() {
     });
     const profDir = projectPath('bench/profiles');
     if (args['cpu-prof']) mkdirSync(profDir, { recursive: true });
-    const wanted = new Set<ServiceName>(args.soak ? ['memory'] : ['l0', 'memory', 'no-limiter', ...(REDIS_URL ? (['redis'] as const) : [])]);
+    const wanted = new Set<ServiceName>(args.soak ? ['memory'] : ['l0', ...LADDER, 'memory', 'no-limiter', ...(REDIS_URL ? (['redis'] as const) : [])]);
     const starting: Array<Promise<Service>> = [
       start('memory', 'dist/src/main.js', serviceEnv('memory'), work, args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
     ];
@@ -189,6 +191,15 @@ async function main() {
       const bodyFile = join(work, 'l0-body.json');
       writeFileSync(bodyFile, Buffer.from(await res.arrayBuffer()));
       services.set('l0', await start('l0', 'dist/bench/l0-server.js', { BODY_FILE: bodyFile }, work));
+      // The ladder: the same bytes through Koa and the router, then the gate, then F reading them from SQLite.
+      const ladder = { BODY_FILE: bodyFile, KEY: keys.enterprise, DATABASE: copy('floor') };
+      for (const rung of LADDER) services.set(rung, await start(rung, 'dist/bench/ladder-server.js', { ...ladder, RUNG: rung }, work));
+      // Every rung must answer the service's bytes, or the ratios compare different work.
+      const expected = readFileSync(bodyFile, 'utf8');
+      for (const rung of LADDER) {
+        const answer = await fetch(services.get(rung)!.url + REST_IDS_PATH, { headers: { 'X-API-Key': keys.enterprise } }).then((r) => r.text());
+        if (answer !== expected) throw new Error(`ladder rung ${rung} answers other bytes than the service:\n${answer.slice(0, 300)}\n${expected.slice(0, 300)}`);
+      }
     }
 
     if (args.soak) return await soak(services.get('memory')!, keys);
@@ -210,7 +221,7 @@ async function main() {
       for (const s of scenarios) {
         const run = await fire(services.get(s.service)!, s, keys[s.key], DURATION);
         runs.get(s.id)!.push(run);
-        log(`  ${s.id.padEnd(20)} ${run.opsPerSec.toFixed(0).padStart(6)} op/s  ${run.cpuMsPerOp.toFixed(2)} CPU ms/op  p50 ${run.p50} ms  p99 ${run.p99} ms  non-2xx ${run.non2xx}`);
+        log(`  ${s.id.padEnd(20)} ${run.opsPerSec.toFixed(0).padStart(6)} op/s  ${(run.cpuMsPerOp * 1000).toFixed(0)} CPU µs/op  p50 ${run.p50} ms  p99 ${run.p99} ms  non-2xx ${run.non2xx}`);
       }
     }
     const rssEnd = new Map([...services].map(([name, s]) => [name, rssKb(s.child.pid!)]));
@@ -232,21 +243,21 @@ function report(
   log();
   log(`## Results: ${ROUNDS} rounds × ${DURATION} s per scenario, ${CONNECTIONS} connections, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
   log();
-  log('| scenario | op/s (median) | spread (min–max) | CPU ms/op | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request |');
+  log('| scenario | op/s (median) | spread (min–max) | CPU µs/op | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request |');
   log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of scenarios) {
     const rs = runs.get(s.id)!;
     const ops = rs.map((r) => r.opsPerSec);
     const m = median(ops);
     const spread = `${pct(Math.min(...ops) / m - 1)} … +${pct(Math.max(...ops) / m - 1)}`;
-    const sql = s.service === 'l0' ? '–' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' ? '?' : 'as REST by ids';
+    const sql = s.service === 'l0' || s.service === 'koa' || s.service === 'gate' ? '–' : s.service === 'floor' ? '1' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' ? '?' : 'as REST by ids';
     const unexpected = rs.reduce((a, r) => a + r.unexpected + r.errors, 0);
     log(
-      `| ${s.label} | ${m.toFixed(0)} | ${spread} | ${median(rs.map((r) => r.cpuMsPerOp)).toFixed(2)} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,
+      `| ${s.label} | ${m.toFixed(0)} | ${spread} | ${(median(rs.map((r) => r.cpuMsPerOp)) * 1000).toFixed(0)} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,
     );
   }
   log();
-  log('| ratio (median of per-round ratios) | value | range across rounds | target | met | same ratio from CPU ms/op |');
+  log('| ratio (median of per-round ratios) | value | range across rounds | target | met | same ratio from CPU µs/op |');
   log('|---|---:|---:|---:|:-:|---:|');
   const againstRatios = scenarios
     .filter((s) => s.service === 'against')

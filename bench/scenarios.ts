@@ -6,7 +6,9 @@ import type autocannon from 'autocannon';
 import { PET_COUNT } from './seed.js';
 
 /** `against`: the memory service built from another commit (`--against DIR`), for before/after ratios. */
-export type ServiceName = 'l0' | 'memory' | 'no-limiter' | 'redis' | 'against';
+export type ServiceName = 'l0' | 'koa' | 'gate' | 'floor' | 'memory' | 'no-limiter' | 'redis' | 'against';
+/** The ladder from L0 to the service (bench/ladder-server.ts): each adds one layer of the stack. */
+export const LADDER: ServiceName[] = ['koa', 'gate', 'floor'];
 export type KeyName = 'enterprise' | 'free';
 
 export interface Scenario {
@@ -59,6 +61,9 @@ const restIds = (service: ServiceName, id: string, label: string): Scenario => (
 
 export const SCENARIOS: Scenario[] = [
   { ...restIds('l0', 'l0', 'L0: node:http, same bytes from memory'), key: 'enterprise' },
+  restIds('koa', 'koa', 'Koa + @koa/router (every route of the document), same bytes'),
+  restIds('gate', 'gate', '+ key in a Map, rate-limiter-flexible memory, 5 headers'),
+  restIds('floor', 'floor', 'F: + the 10-id read as one cached libsql prepared statement'),
   restIds('memory', 'rest-ids', 'REST GET /v1/pets?ids=(10 ids)'),
   {
     id: 'gql-ids',
@@ -68,6 +73,16 @@ export const SCENARIOS: Scenario[] = [
     requestsPerOp: 1,
     expect: 200,
     requests: [graphql(IDS_QUERY, { ids: IDS.map(String) })],
+  },
+  { ...restIds('memory', 'rest-one', 'REST GET /v1/pets?ids=1 (one pet)'), requests: [{ method: 'GET', path: '/v1/pets?ids=1' }] },
+  {
+    id: 'gql-pet',
+    label: 'GraphQL pet(id) (one pet)',
+    service: 'memory',
+    key: 'enterprise',
+    requestsPerOp: 1,
+    expect: 200,
+    requests: [graphql('query Pet($id: ID!) { pet(id: $id) { id name categoryId status } }', { id: '1' })],
   },
   restIds('no-limiter', 'rest-ids-no-limiter', 'REST by ids, limiter replaced by a no-op'),
   restIds('redis', 'rest-ids-redis', 'REST by ids, Redis limiter store'),
@@ -139,8 +154,16 @@ export interface RatioSpec {
 }
 
 export const RATIOS: RatioSpec[] = [
-  { label: 'REST / L0 (by ids)', numerator: 'rest-ids', denominator: 'l0', target: 0.4 },
-  { label: 'GraphQL / REST (by ids)', numerator: 'gql-ids', denominator: 'rest-ids', target: 0.75 },
+  { label: 'REST / F, the stack floor (by ids)', numerator: 'rest-ids', denominator: 'floor', target: 0.8 },
+  { label: 'GraphQL by ids / F', numerator: 'gql-ids', denominator: 'floor', target: null },
+  { label: 'Koa + router / L0', numerator: 'koa', denominator: 'l0', target: null },
+  { label: '+ gate / L0', numerator: 'gate', denominator: 'l0', target: null },
+  { label: 'F / L0', numerator: 'floor', denominator: 'l0', target: null },
+  { label: 'REST / L0 (by ids)', numerator: 'rest-ids', denominator: 'l0', target: null },
+  { label: 'GraphQL by ids / L0', numerator: 'gql-ids', denominator: 'l0', target: null },
+  { label: 'GraphQL / REST (by ids)', numerator: 'gql-ids', denominator: 'rest-ids', target: 0.8 },
+  { label: 'GraphQL pet(id) / REST (one pet)', numerator: 'gql-pet', denominator: 'rest-one', target: 0.75 },
+  { label: 'REST place an order / REST read by ids', numerator: 'rest-order', denominator: 'rest-ids', target: 0.5 },
   { label: 'GraphQL / REST (page of 20 + categories, per page)', numerator: 'gql-page', denominator: 'rest-page', target: 0.75 },
   { label: 'GraphQL / REST (place an order)', numerator: 'gql-order', denominator: 'rest-order', target: 0.75 },
   { label: 'limiter on / limiter off (REST by ids)', numerator: 'rest-ids', denominator: 'rest-ids-no-limiter', target: 0.95 },

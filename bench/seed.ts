@@ -24,8 +24,7 @@ export interface BenchDatabase {
 export async function seedBenchDatabase(file: string): Promise<BenchDatabase> {
   const adminKey = `psk_${randomBytes(24).toString('base64url')}`;
   const config = loadConfig({ DATABASE_URL: `sqlite:${file}`, NODE_ENV: 'production', LOG_LEVEL: 'silent', ADMIN_API_KEY: adminKey });
-  config.announce = () => {};
-  const app = await createApp(config);
+  const app = await createApp(config, { announce: () => {} });
   try {
     const knex = app.orm.em.getConnection().getKnex();
     await knex.transaction(async (trx) => {

@@ -13,6 +13,7 @@ const passThrough: RateLimitGate = {
   charge: none,
   anonymous: none,
   isAddressBlocked: () => false,
+  trackedAddresses: () => 0,
   status: async (actor) => {
     const usage = { limit: 0, used: 0, remaining: 0, reset: 0, windowSeconds: 0 };
     return { plan: actor.plan, resources: { minute: usage, day: usage } };
@@ -25,5 +26,5 @@ const passThrough: RateLimitGate = {
 const config = loadConfig();
 const app = await createApp(config, { gate: passThrough });
 const { url } = await app.listen();
-config.announce(`Petstore API on ${url}/v1 (rate limiter disabled: benchmark only)`);
+process.stdout.write(`Petstore API on ${url}/v1 (rate limiter disabled: benchmark only)\n`);
 process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));

@@ -20,8 +20,7 @@ export interface StatementCount {
 
 export async function countStatements(file: string, scenarios: Scenario[], keys: Record<KeyName, string>): Promise<Map<string, StatementCount>> {
   const config = loadConfig({ DATABASE_URL: `sqlite:${file}`, NODE_ENV: 'production', LOG_LEVEL: 'silent', BAN_THRESHOLD: '1000000' });
-  config.announce = () => {};
-  const app = await createApp(config);
+  const app = await createApp(config, { announce: () => {} });
   const counts = new Map<string, StatementCount>();
   try {
     const knex = app.orm.em.getConnection().getKnex();

@@ -1,50 +1,43 @@
 /**
- * Composition root: the one place that builds the ORM, the services, the limiter, Koa and Apollo.
+ * Composition root: the one place that builds the ORM, the services, the limiter, Koa and Apollo, and
+ * wires them in request order (observer → HTTP pipeline → facade → domain → db). It only wires: every
+ * middleware lives in its own module, and no request passes back into this file.
  * `createApp(config)` returns an isolated app, so tests run many side by side on port 0.
  */
-import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import Koa, { type Context, type Next } from 'koa';
-import cors from '@koa/cors';
-import helmet from 'koa-helmet';
+import type { Server } from 'node:http';
+import Koa from 'koa';
 import type { DestinationStream, Logger } from 'pino';
 import type { Config } from './config.js';
 import { createOrm, migrate, type Orm } from './db/orm.js';
-import { createDomain, type Domain } from './domain/index.js';
-import { AccountsService } from './domain/accounts.service.js';
+import { sqliteWritable } from './db/sqlite-resilience.js';
+import { domainFactory, AccountsService } from './domain/index.js';
 import { seedDemoCatalog } from './domain/seed.js';
-import type { AppState } from './http/context.js';
-import { toErrorBody } from './http/errors.js';
-import { DomainError } from './domain/errors.js';
-import { ApiKeyAuthenticator } from './http/auth.js';
-import { createRateLimitGate, EXPOSED_HEADERS, restCost, type RateLimitGate } from './rate-limit/index.js';
-import { loadOpenApiDocument, loadOpenApiText, type CompiledOperation } from './rest/openapi.js';
-import { createRestRouter, type RestGuard } from './rest/router.js';
-import { petsDeprecations, petsRoutes } from './rest/pets.routes.js';
-import { categoriesRoutes } from './rest/categories.routes.js';
-import { storeRoutes } from './rest/store.routes.js';
-import { accountsRoutes } from './rest/accounts.routes.js';
-import { metaRoutes } from './rest/meta.routes.js';
-import { eventsRoutes } from './rest/events.routes.js';
+import { ApiKeyAuthenticator, authentication } from './http/authentication.js';
+import { clientAddress } from './http/client-address.js';
+import { corsPolicy } from './http/cors.js';
+import { errorEnvelope } from './http/error-envelope.js';
+import { healthRoutes } from './http/health.routes.js';
+import { parserRefusal, shutdownRefusal } from './http/refusals.js';
+import { requestId } from './http/request-id.js';
+import { securityHeaders } from './http/security-headers.js';
+import { HttpError } from './http/errors.js';
+import { createRateLimitGate, type RateLimitGate } from './rate-limit/index.js';
+import { restApi } from './rest/rest.api.js';
+import { createGraphQLFacade } from './graphql/graphql.facade.js';
+import { toGraphQLErrorBody } from './graphql/error.mapping.js';
+import { docsRoutes } from './docs/docs.routes.js';
+import { graphiqlRoutes } from './docs/graphiql.routes.js';
+import { createLogger } from './observability/logger.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
+import { observeRequests } from './observability/request-observer.js';
+import { instrumentGate } from './observability/gate.instrumentation.js';
+import { createHttpServer } from './server.js';
 import { startOutboxUpkeep } from './events/outbox-upkeep.js';
 import { startWebhookDispatcher } from './events/webhook-dispatcher.js';
 import { EventStream } from './events/event-stream.js';
 import { listenForEvents } from './events/outbox-notifier.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/subscriptions.server.js';
 import { queryLimits } from './graphql/query-limits.js';
-import { createGraphQLFacade } from './graphql/graphql.middleware.js';
-import { docsRoutes } from './docs/docs.routes.js';
-import { createLogger } from './observability/logger.js';
-import { createMetrics, type Metrics } from './observability/metrics.js';
-import { observeRequests } from './observability/request-observer.js';
-import { instrumentGate } from './observability/gate.instrumentation.js';
-import { operationLabelPlugin } from './observability/graphql-operation.plugin.js';
-
-/** When GET /pets/{petId} was deprecated (the `Deprecation` header). */
-const GET_PET_DEPRECATED_SINCE = new Date('2026-11-01T00:00:00Z');
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface App {
   koa: Koa;
@@ -63,6 +56,10 @@ export interface CreateAppOptions {
   logger?: Logger;
   /** Where the app's own logger (with its redaction) writes instead of stdout; tests read it. */
   logStream?: DestinationStream;
+  /** Where startup messages (the generated keys) go; default stdout. Tests capture them. */
+  announce?: (line: string) => void;
+  /** Rate-limit window lengths in seconds (default 60 and 86,400); only tests shorten them. */
+  windows?: { minute: number; day: number };
   /** Replaces the rate-limit gate. Only the benchmark does (bench/service-without-limiter.ts), to measure what the limiter costs. */
   gate?: RateLimitGate;
 }
@@ -80,19 +77,39 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
 async function assembleApp(config: Config, options: CreateAppOptions, opened: (close: () => Promise<unknown>) => void): Promise<App> {
   const logger = options.logger ?? createLogger(config, options.logStream);
+  const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
   const orm = await createOrm(config);
   opened(() => orm.close(true));
-  if (config.migrateOnStart) await migrate(orm, () => bootstrap(orm, config));
+  if (config.migrateOnStart) await migrate(orm, () => bootstrap(orm, config, announce));
+
   let shuttingDown = false;
-  const metrics = createMetrics({
-    pool: () => poolState(orm),
-    limiterStore: () => rawGate.ready(),
-    shuttingDown: () => shuttingDown,
-  });
-  const rawGate = options.gate ?? (await createRateLimitGate(config, { logger, onBan: (plan) => metrics.keyBanned(plan) }));
-  const gate = instrumentGate(rawGate, metrics);
+  const metrics = createMetrics({ pool: () => poolState(orm), limiterStore: () => rawGate.ready(), shuttingDown: () => shuttingDown });
+  const rawGate =
+    options.gate ??
+    (await createRateLimitGate(config, {
+      logger,
+      windows: options.windows,
+      onBan: (plan) => metrics.keyBanned(plan),
+      // The database holds the ban too (the key's bannedUntil): it outlives a Redis restart.
+      recordBan: (keyId, until) => new AccountsService(orm.em.fork()).recordBan(keyId, until),
+    }));
   if (!options.gate) opened(() => rawGate.close());
-  const authenticator = new ApiKeyAuthenticator(orm);
+  const gate = instrumentGate(rawGate, metrics);
+
+  // The domain tells the authenticator when a key's account changed, whichever facade changed it.
+  const authenticator = new ApiKeyAuthenticator({
+    lookup: (key) => new AccountsService(orm.em.fork()).authenticate(key),
+    activeKeyHashes: () => new AccountsService(orm.em.fork()).activeKeyHashes(),
+  });
+  const domain = domainFactory(orm.em, {
+    bans: gate.bans,
+    onAccountsChanged: () => authenticator.forget(),
+    // An idempotency claim whose request died (crash, kill, cut off at shutdown) frees its key after the request timeout.
+    idempotencyClaimMs: config.requestTimeoutMs || undefined,
+    webhooks: config.webhooks,
+  });
+
+  // Events (src/events): the outbox's purge, the webhook worker and the reader that feeds GraphQL subscriptions.
   const stopOutboxUpkeep = startOutboxUpkeep(orm, logger);
   opened(stopOutboxUpkeep);
   const webhooks = startWebhookDispatcher(orm, logger, config.webhooks);
@@ -109,162 +126,39 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
       : undefined;
   if (notifier) opened(() => notifier.close());
 
-  const koa = new Koa({ proxy: config.trustProxy });
+  const graphql = await createGraphQLFacade({ config, gate, logger });
+  opened(() => graphql.stop());
+
+  const koa = new Koa({ proxy: config.trustProxy !== null });
   koa.silent = true;
-
-  // Outermost: times every request, then logs one line and records it in the metrics.
+  koa.use(clientAddress(config.trustProxy));
   koa.use(observeRequests({ logger, metrics }));
-
-  // Request id, and the error envelope for everything below.
-  koa.use(async (ctx: Context, next: Next) => {
-    const state = ctx.state as AppState;
-    const given = ctx.get('x-request-id');
-    state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
-    ctx.set('X-Request-Id', state.requestId);
-    try {
-      await next();
-    } catch (error) {
-      const { body, headers, expected } = toErrorBody(error, state.requestId);
-      state.errorCode = body.code;
-      if (!expected) logger.error({ err: error, requestId: state.requestId, route: state.route }, 'unexpected error');
-      ctx.set(headers);
-      ctx.status = body.status;
-      ctx.body =
-        state.facade === 'graphql'
-          ? { errors: [{ message: body.message, extensions: { code: body.code, status: body.status, requestId: body.requestId, details: body.details } }] }
-          : body;
-    }
-  });
-
-  // Security headers. API responses are JSON and may not be framed or run anything; `/docs` sets its
-  // own CSP, and Apollo's landing pages at GET /graphql (the Sandbox outside production, a notice in
-  // production) load Apollo's scripts from its CDN, so they get no CSP (JSON answers need none).
-  const securityHeaders = helmet({
-    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-    crossOriginResourcePolicy: { policy: 'cross-origin' },
-  });
-  const sandboxHeaders = helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
-  koa.use((ctx: Context, next: Next) =>
-    ctx.path === '/graphql' && ctx.method === 'GET' ? sandboxHeaders(ctx, next) : securityHeaders(ctx, next),
-  );
-
+  koa.use(requestId());
+  koa.use(errorEnvelope({ logger, renderers: { graphql: toGraphQLErrorBody } }));
+  koa.use(securityHeaders());
+  koa.use(corsPolicy(config.corsOrigins));
   koa.use(
-    cors({
-      origin: (ctx: Context) => {
-        const origin = ctx.get('origin');
-        return config.corsOrigins.includes('*') || config.corsOrigins.includes(origin) ? origin : '';
-      },
-      exposeHeaders: EXPOSED_HEADERS,
-      allowHeaders: ['Content-Type', 'X-API-Key', 'Idempotency-Key', 'X-Request-Id', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'Apollographql-Client-Name', 'Apollographql-Client-Version'],
-      allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-      maxAge: 600,
+    healthRoutes({
+      database: () => orm.em.getConnection().execute('select 1').then(() => sqliteWritable(orm)),
+      limiter: () => gate.ready(),
+      shuttingDown: () => shuttingDown,
+      metrics: config.metricsEnabled ? () => metrics.render() : undefined,
     }),
   );
-
-  // Health: public, not rate limited.
-  koa.use(async (ctx: Context, next: Next) => {
-    if (ctx.path === '/healthz') {
-      ctx.body = { status: 'ok' };
-      return;
-    }
-    if (ctx.path === '/metrics' && config.metricsEnabled) {
-      const { contentType, body } = await metrics.render();
-      ctx.set('Cache-Control', 'no-store');
-      ctx.type = contentType;
-      ctx.body = body;
-      return;
-    }
-    if (ctx.path === '/readyz') {
-      const checks = await readiness();
-      const ok = !shuttingDown && checks.database && checks.limiter;
-      ctx.status = ok ? 200 : 503;
-      ctx.body = { status: shuttingDown ? 'shutting-down' : ok ? 'ready' : 'unavailable', checks };
-      return;
-    }
-    return next();
-  });
-
-  async function readiness() {
-    const database = await orm.em
-      .getConnection()
-      .execute('select 1')
-      .then(() => true)
-      .catch(() => false);
-    const limiter = await gate.ready().catch(() => ({ ok: false, store: 'unknown', redis: undefined }));
-    return { database, limiter: limiter.ok, limiterStore: limiter.store, ...(limiter.redis ? { redis: limiter.redis } : {}) };
-  }
-
-  // Per request: a lazily created EntityManager fork and domain services, and who is calling.
-  koa.use(async (ctx: Context, next: Next) => {
-    const state = ctx.state as AppState;
-    let domain: Domain | undefined;
-    Object.defineProperty(state, 'domain', { get: () => (domain ??= createDomain(orm.em.fork(), gate.bans, config.webhooks)), configurable: true });
-    const key = ctx.get('x-api-key');
-    if (!key) state.authFailure = 'UNAUTHENTICATED';
-    // An address refused for failed authentication gets no answer about any key, valid or not.
-    else if (gate.isAddressBlocked(ctx.ip)) state.authFailure = 'INVALID_API_KEY';
-    else {
-      const actor = await authenticator.authenticate(key);
-      if (actor) state.actor = actor;
-      else state.authFailure = 'INVALID_API_KEY';
-    }
-    await next();
-  });
-
-  const guard: RestGuard = async (ctx: Context, op: CompiledOperation | null) => {
-    const state = ctx.state as AppState;
-    if (state.actor) {
-      ctx.set(await gate.charge(state.actor, restCost(op)));
-      return;
-    }
-    const failed = state.authFailure === 'INVALID_API_KEY';
-    ctx.set(await gate.anonymous(ctx.ip, failed));
-    if (op && !op.public) throw authError(state.authFailure);
-  };
-
-  // The GraphQL facade at /graphql: the same domain, keys, limiter and error codes as REST (src/graphql).
-  const graphql = await createGraphQLFacade({
-    config,
-    gate,
-    logger,
-    onAccountsChanged: () => authenticator.forget(),
-    plugins: [operationLabelPlugin()],
-  });
-  opened(() => graphql.stop());
+  koa.use(authentication({ authenticator, gate, domain }));
   koa.use(graphql.middleware);
-
-  const openApiText = loadOpenApiText();
-  const openApiDoc = loadOpenApiDocument(openApiText);
-  koa.use(
-    createRestRouter(
-      openApiDoc,
-      {
-        ...petsRoutes({ sunset: config.petsGetSunset }),
-        ...categoriesRoutes(),
-        ...storeRoutes(),
-        ...accountsRoutes({ gate, onAccountsChanged: () => authenticator.forget() }),
-        ...metaRoutes(openApiText, openApiDoc),
-        ...eventsRoutes(),
-      },
-      guard,
-      petsDeprecations({ sunset: config.petsGetSunset, deprecatedSince: GET_PET_DEPRECATED_SINCE }),
-    ),
-  );
-
-  // The API reference: public, no key (src/docs).
+  koa.use(restApi({ config, gate }));
   koa.use(docsRoutes());
-
-  // Anything else: the error envelope's 404.
-  koa.use(async (ctx: Context) => {
-    // Under /graphql every answer carries the rate-limit headers (SPEC §6), unknown paths included.
-    if (ctx.path.startsWith('/graphql/')) {
-      (ctx.state as AppState).facade = 'graphql';
-      await guard(ctx, null);
-    }
-    throw new DomainError('NOT_FOUND', `Nothing at ${ctx.path}. The API is under /v1 and /graphql; docs at /docs.`);
+  // The offline GraphQL explorer, outside production like the Sandbox (src/docs/graphiql.routes.ts).
+  if (config.env !== 'production') koa.use(graphiqlRoutes());
+  koa.use((ctx) => {
+    throw new HttpError('NOT_FOUND', `Nothing at ${ctx.path}. The API is under /v1 and /graphql; docs at /docs.`);
   });
 
-  let server: Server | undefined;
+  const server = createHttpServer(koa.callback(), config, logger, {
+    parser: parserRefusal,
+    shutdown: (requestId, path) => shutdownRefusal(requestId, path, { graphql: toGraphQLErrorBody }),
+  });
   let subscriptions: SubscriptionServer | undefined;
   let closing: Promise<void> | undefined;
   return {
@@ -275,57 +169,24 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     metrics,
     config,
     async listen(port = config.port, host = config.host) {
-      server = createServer(
-        {
-          requestTimeout: config.requestTimeoutMs,
-          headersTimeout: config.headersTimeoutMs,
-          // How often Node checks those timeouts (default 30 s, too coarse for a short headersTimeout).
-          connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
-          // Idle keep-alive sockets stay open longer than a load balancer's idle timeout (often 60 s), so
-          // the server never closes a socket a client or proxy is about to reuse (Node's 5 s default
-          // races with them and surfaces as reset connections).
-          keepAliveTimeout: 65_000,
-        },
-        koa.callback(),
-      );
-      server.keepAliveTimeout = config.keepAliveTimeoutMs;
+      const listening = await server.listen(port, host);
       // GraphQL subscriptions: graphql-ws over a WebSocket upgrade of /graphql (src/graphql/subscriptions.server.ts).
-      subscriptions = attachSubscriptionServer(server, {
+      subscriptions = attachSubscriptionServer(listening.server, {
         schema: graphql.schema,
-        orm,
         gate,
-        bans: gate.bans,
-        webhooks: config.webhooks,
+        domain,
         events: eventStream,
         authenticate: (key) => authenticator.authenticate(key),
         logger,
         ...queryLimits(config.graphqlLimits),
       });
-      await new Promise<void>((resolve, reject) => {
-        server!.once('error', reject);
-        server!.listen(port, host, () => resolve());
-      });
-      const address = server.address() as AddressInfo;
-      const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-      return { url: `http://${shownHost}:${address.port}`, server };
+      return listening;
     },
     close() {
       closing ??= (async () => {
         shuttingDown = true;
         await subscriptions?.close();
-        if (server) {
-          const s = server;
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(() => s.closeAllConnections(), config.shutdownGraceMs);
-            timer.unref();
-            s.close(() => {
-              clearTimeout(timer);
-              resolve();
-            });
-            s.closeIdleConnections();
-            logger.info({ graceMs: config.shutdownGraceMs }, 'shutdown: readiness 503, no new connections, draining in-flight requests');
-          });
-        }
+        await server.close();
         await graphql.stop();
         await stopOutboxUpkeep();
         await notifier?.close();
@@ -351,23 +212,17 @@ interface TarnPool {
   numPendingAcquires(): number;
 }
 
-function authError(failure: AppState['authFailure']) {
-  return failure === 'INVALID_API_KEY'
-    ? new DomainError('INVALID_API_KEY', 'The API key is unknown or revoked.')
-    : new DomainError('UNAUTHENTICATED', 'Send your API key in the X-API-Key header.');
-}
-
 /** First start on an empty database: the staff key (printed once) and, outside production, demo data. */
-async function bootstrap(orm: Orm, config: Config) {
+async function bootstrap(orm: Orm, config: Config, announce: (line: string) => void) {
   const em = orm.em.fork();
   const accounts = new AccountsService(em);
   const adminKey = await accounts.bootstrapAdmin(config.adminApiKey);
   if (!adminKey) return;
-  if (config.adminApiKey) config.announce('Created the staff account with the key from ADMIN_API_KEY.');
-  else config.announce(`Created the staff account. Its API key (shown once, keep it safe):\n  X-API-Key: ${adminKey}`);
+  if (config.adminApiKey) announce('Created the staff account with the key from ADMIN_API_KEY.');
+  else announce(`Created the staff account. Its API key (shown once, keep it safe):\n  X-API-Key: ${adminKey}`);
   if (config.seedDemo) {
     await seedDemoCatalog(em);
     const demoKey = await accounts.createDemoCustomer();
-    config.announce(`Seeded demo categories and pets, and a demo customer (plan free). Its API key:\n  X-API-Key: ${demoKey}`);
+    announce(`Seeded demo categories and pets, and a demo customer (plan free). Its API key:\n  X-API-Key: ${demoKey}`);
   }
 }

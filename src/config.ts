@@ -3,6 +3,7 @@
  * README's configuration table); an invalid value stops the start with a message naming the key.
  */
 import { z } from 'zod';
+import proxyaddr from 'proxy-addr';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -20,6 +21,64 @@ const isoDate = z
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be an ISO date such as 2027-06-30')
   // Date.parse rolls 2027-02-30 over to March 2nd: the date must read back unchanged.
   .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), 'is not a real date');
+
+/** Who may set the client address through `X-Forwarded-For`: a number of proxy hops, or the proxies themselves. */
+export type TrustProxy = { hops: number } | { proxies: string[] } | null;
+
+/**
+ * TRUST_PROXY: `false` (the socket's address), a number of hops, or a comma list of proxy addresses
+ * and CIDR ranges (proxy-addr's names loopback, linklocal, uniquelocal too). `true` is refused: it
+ * used to trust whatever a client wrote in the left-most entry.
+ */
+const trustProxy = z.string().transform((v, ctx): TrustProxy => {
+  const value = v.trim();
+  if (value === 'false' || value === '0') return null;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops <= 32) return { hops };
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be at most 32 proxy hops' });
+    return z.NEVER;
+  }
+  if (['true', 'yes', '1'].includes(value.toLowerCase())) {
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message:
+        'true is not accepted (it would trust whatever a client writes in X-Forwarded-For): give the number of proxy hops in front of the service (e.g. 1) or the proxies as a CIDR list (e.g. 10.0.0.0/8,127.0.0.1)',
+    });
+    return z.NEVER;
+  }
+  const proxies = value.split(',').map((s) => s.trim());
+  const bad = proxies.filter((p) => !validProxy(p));
+  if (bad.length === 0) return { proxies };
+  ctx.addIssue({
+    code: z.ZodIssueCode.custom,
+    message: `must be false, a number of proxy hops (e.g. 1) or a comma list of addresses/CIDR ranges (e.g. 10.0.0.0/8,127.0.0.1); not an address or range: ${bad.map((b) => JSON.stringify(b)).join(', ')}`,
+  });
+  return z.NEVER;
+});
+
+function validProxy(entry: string): boolean {
+  if (!entry) return false;
+  try {
+    proxyaddr.compile(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The randomness of a secret, estimated from its characters: length × the Shannon entropy of their
+ * frequencies. A random base64url string of 32 characters scores about 145 bits; `AAAA…`, `abcabc…`
+ * or a word padded with digits score far below 128. It cannot prove randomness, only refuse the obviously weak.
+ */
+export function estimatedBits(secret: string): number {
+  const counts = new Map<string, number>();
+  for (const c of secret) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let perChar = 0;
+  for (const n of counts.values()) perChar -= (n / secret.length) * Math.log2(n / secret.length);
+  return perChar * secret.length;
+}
 
 const databaseUrl = z
   .string()
@@ -40,7 +99,11 @@ const envSchema = z.object({
     .optional(),
   ADMIN_API_KEY: z
     .string()
-    .regex(/^psk_[A-Za-z0-9_-]{22,}$/, 'must look like psk_ followed by at least 22 url-safe characters')
+    .regex(/^psk_[A-Za-z0-9_-]{22,200}$/, 'must look like psk_ followed by 22 to 200 url-safe characters (A-Z a-z 0-9 _ -)')
+    .refine(
+      (v) => estimatedBits(v.slice(4)) >= 128,
+      'is too weak: it needs at least 128 bits of randomness after psk_ (make one with: node -e "console.log(\'psk_\' + require(\'crypto\').randomBytes(24).toString(\'base64url\'))")',
+    )
     .optional(),
   SEED_DEMO: bool.optional(),
   PETS_GET_SUNSET: isoDate.default('2027-06-30'),
@@ -62,12 +125,13 @@ const envSchema = z.object({
   HEADERS_TIMEOUT_MS: int(1, 600_000).default('10000'),
   KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default('65000'),
   METRICS_ENABLED: bool.default('true'),
-  DB_BUSY_TIMEOUT_MS: int(0, 600_000).default('5000'),
+  DB_BUSY_TIMEOUT_MS: int(0, 600_000).default('2000'),
   GRAPHQL_MAX_DEPTH: int(1, 100).default('8'),
   GRAPHQL_MAX_ALIASES: int(0, 1000).default('15'),
   GRAPHQL_MAX_TOKENS: int(10, 100_000).default('1000'),
   GRAPHQL_MAX_COST: int(1, 10_000_000).default('20000'),
-  TRUST_PROXY: bool.default('false'),
+  TRUST_PROXY: trustProxy.default('false'),
+  AUTH_FAILURES_MAX_ADDRESSES: int(100, 10_000_000).default('10000'),
   WEBHOOK_ALLOW_PRIVATE: bool.default('false'),
   WEBHOOK_RETRY_SCALE: z
     .string()
@@ -79,8 +143,6 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: int(100, 60_000).default('10000'),
   SUBSCRIPTION_POLL_MS: int(5, 60_000).default('50'),
 });
-
-export type Plan = 'free' | 'pro' | 'business' | 'enterprise';
 
 export interface Config {
   port: number;
@@ -110,19 +172,18 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Serve `GET /metrics` (Prometheus text). */
   metricsEnabled: boolean;
-  /** SQLite `busy_timeout`: how long a write waits for another connection's lock before 503. */
+  /** SQLite: how long a write waits (asynchronously) for another connection's lock before 503. */
   dbBusyTimeoutMs: number;
   /** GraphQL documents beyond these are refused (400) before anything executes. */
   graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
-  trustProxy: boolean;
+  /** Whose `X-Forwarded-For` entries are believed (src/http/client-address.ts); null: the socket's address. */
+  trustProxy: TrustProxy;
+  /** How many client addresses the failed-authentication limiter tracks at most (least recently seen dropped first). */
+  authFailuresMaxAddresses: number;
   /** Webhooks: allow http and private addresses; retry schedule factor; how often instances look for work; per-attempt timeout. */
   webhooks: { allowPrivate: boolean; retryScale: number; pollMs: number; timeoutMs: number };
   /** While GraphQL subscriptions are open, how often the instance reads new events from the outbox. */
   subscriptionPollMs: number;
-  /** Window lengths in seconds; only tests shorten them. */
-  windows: { minute: number; day: number };
-  /** Where startup messages (the generated keys) go; tests capture them. */
-  announce: (line: string) => void;
 }
 
 export class ConfigError extends Error {}
@@ -173,9 +234,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbBusyTimeoutMs: e.DB_BUSY_TIMEOUT_MS,
     graphqlLimits: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxAliases: e.GRAPHQL_MAX_ALIASES, maxTokens: e.GRAPHQL_MAX_TOKENS, maxCost: e.GRAPHQL_MAX_COST },
     trustProxy: e.TRUST_PROXY,
+    authFailuresMaxAddresses: e.AUTH_FAILURES_MAX_ADDRESSES,
     subscriptionPollMs: e.SUBSCRIPTION_POLL_MS,
     webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, retryScale: e.WEBHOOK_RETRY_SCALE, pollMs: e.WEBHOOK_POLL_MS, timeoutMs: e.WEBHOOK_TIMEOUT_MS },
-    windows: { minute: 60, day: 86_400 },
-    announce: (line) => process.stdout.write(`${line}\n`),
   };
 }

@@ -20,7 +20,8 @@ const { url } = await app.listen().catch(async (error: unknown) => {
   return fail(error, config, 'listen');
 });
 app.logger.info({ url, database: config.database.kind, limiter: config.redisUrl ? 'redis' : 'memory' }, 'petstore listening');
-config.announce(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql, docs ${url}/docs)`);
+const explorer = config.env === 'production' ? '' : `, explorer ${url}/graphiql`;
+process.stdout.write(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql${explorer}, docs ${url}/docs)\n`);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

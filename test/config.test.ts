@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { ConfigError, loadConfig } from '../src/config.js';
 
 const refused = (env: Record<string, string>, variable: string) =>
@@ -35,5 +36,35 @@ describe('configuration: an invalid value stops the start with a message naming 
     refused({ CORS_ORIGINS: 'https://app.example.com/path' }, 'CORS_ORIGINS');
     assert.deepEqual(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).corsOrigins, ['https://a.example.com', 'http://localhost:5173']);
     assert.deepEqual(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, ['*']);
+  });
+
+  it('when TRUST_PROXY is true or not a number of hops or a list of proxies, then it is refused with what to give instead', () => {
+    const message = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (e) {
+        if (e instanceof ConfigError) return e.message;
+      }
+      return '';
+    };
+    for (const value of ['true', 'yes', 'banana', '10.0.0.0/99', '10.0.0.1,', '1.5', '33']) refused({ TRUST_PROXY: value }, 'TRUST_PROXY');
+    assert.match(message({ TRUST_PROXY: 'true' }), /TRUST_PROXY="true": .*number of proxy hops.*CIDR list/);
+    assert.match(message({ TRUST_PROXY: 'banana' }), /not an address or range: "banana"/);
+    assert.equal(loadConfig({}).trustProxy, null);
+    assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, null);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '1' }).trustProxy, { hops: 1 });
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1' }).trustProxy, { proxies: ['10.0.0.0/8', '127.0.0.1', '::1'] });
+    assert.deepEqual(loadConfig({ TRUST_PROXY: 'loopback' }).trustProxy, { proxies: ['loopback'] });
+  });
+
+  it('when ADMIN_API_KEY has less than 128 bits of randomness after psk_, then it is refused; a generated key is accepted', () => {
+    refused({ ADMIN_API_KEY: `psk_${'A'.repeat(32)}` }, 'ADMIN_API_KEY');
+    refused({ ADMIN_API_KEY: `psk_${'abcd'.repeat(10)}` }, 'ADMIN_API_KEY');
+    refused({ ADMIN_API_KEY: 'psk_password1234567890123' }, 'ADMIN_API_KEY');
+    assert.throws(() => loadConfig({ ADMIN_API_KEY: `psk_${'A'.repeat(32)}` }), /at least 128 bits of randomness/);
+    for (let i = 0; i < 20; i++) {
+      const key = `psk_${randomBytes(24).toString('base64url')}`;
+      assert.equal(loadConfig({ ADMIN_API_KEY: key }).adminApiKey, key);
+    }
   });
 });

@@ -9,6 +9,9 @@ import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from '../domain/entities/index.js';
 import { migrationsFor } from './migrations/index.js';
 import type { Config } from '../config.js';
+import { makeSqliteResilient, SQLITE_ATTEMPT_BUSY_MS } from './sqlite-resilience.js';
+
+const DEFAULT_BUSY_BUDGET_MS = 2000;
 
 export type Orm = MikroORM<AbstractSqlDriver>;
 
@@ -17,9 +20,9 @@ const sqlitePragmas = (busyTimeoutMs: number) => [
   'pragma journal_mode = wal',
   'pragma synchronous = normal',
   'pragma foreign_keys = on',
-  // A write waits this long for another connection's lock (another process on the same file); a
-  // residual SQLITE_BUSY becomes 503 UNAVAILABLE with Retry-After (src/http/errors.ts).
-  `pragma busy_timeout = ${Math.trunc(busyTimeoutMs)}`,
+  // SQLite's own wait for another connection's lock blocks the event loop (the driver is synchronous):
+  // keep it tiny; the wait up to DB_BUSY_TIMEOUT_MS is asynchronous retries (sqlite-resilience.ts).
+  `pragma busy_timeout = ${Math.trunc(Math.min(busyTimeoutMs, SQLITE_ATTEMPT_BUSY_MS))}`,
 ];
 
 type OrmConfig = Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'> & Partial<Pick<Config, 'dbBusyTimeoutMs'>>;
@@ -46,7 +49,7 @@ export function ormOptions(config: OrmConfig): Options {
       pool: {
         afterCreate: (conn: { exec(sql: string): void }, done: (err: Error | null, conn: unknown) => void) => {
           try {
-            for (const pragma of sqlitePragmas(config.dbBusyTimeoutMs ?? 5000)) conn.exec(pragma);
+            for (const pragma of sqlitePragmas(config.dbBusyTimeoutMs ?? DEFAULT_BUSY_BUDGET_MS)) conn.exec(pragma);
             done(null, conn);
           } catch (error) {
             done(error as Error, conn);
@@ -69,7 +72,10 @@ export function ormOptions(config: OrmConfig): Options {
 
 export async function createOrm(config: OrmConfig): Promise<Orm> {
   const orm = (await MikroORM.init(ormOptions(config))) as unknown as Orm;
-  if (config.database.kind === 'sqlite') beginAsWriter(orm);
+  if (config.database.kind === 'sqlite') {
+    beginAsWriter(orm);
+    makeSqliteResilient(orm, config.database.path, config.dbBusyTimeoutMs ?? DEFAULT_BUSY_BUDGET_MS);
+  }
   return orm;
 }
 

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Context, Middleware, Next } from 'koa';
 import { projectPath } from '../project-path.js';
-import { EdgeError } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
 
 export interface DocsOptions {
   /** Where the browser fetches the document from. */
@@ -19,7 +19,7 @@ export interface DocsOptions {
   title?: string;
 }
 
-interface Asset {
+export interface Asset {
   file: string;
   type: string;
   body?: Buffer;
@@ -63,39 +63,51 @@ export function docsRoutes(options: DocsOptions = {}): Middleware {
 
   return async (ctx: Context, next: Next) => {
     if (ctx.path !== '/docs' && !ctx.path.startsWith('/docs/')) return next();
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      throw new EdgeError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; the reference is read-only.`, { Allow: 'GET, HEAD' });
-    }
+    requireRead(ctx, 'the reference');
     if (ctx.path === '/docs/') return ctx.redirect('/docs');
-    if (ctx.path === '/docs') {
-      setSecurityHeaders(ctx);
-      ctx.set('Cache-Control', 'no-cache');
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.body = page;
-      return;
-    }
+    if (ctx.path === '/docs') return servePage(ctx, page);
     const asset = ctx.path.startsWith('/docs/assets/') ? assets[ctx.path.slice('/docs/assets/'.length)] : undefined;
     if (!asset) return next();
-    asset.body ??= readFileSync(asset.file);
-    setSecurityHeaders(ctx);
-    ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.set('Vary', 'Accept-Encoding');
-    ctx.type = asset.type;
-    if (!asset.type.startsWith('image/') && ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
-      asset.gzipped ??= gzipSync(asset.body);
-      ctx.set('Content-Encoding', 'gzip');
-      ctx.body = asset.gzipped;
-    } else ctx.body = asset.body;
+    serveAsset(ctx, asset);
   };
 }
 
-function setSecurityHeaders(ctx: Context) {
+/** A file from an npm package or src/docs/assets: read once, gzipped once, cached by the browser for an hour. */
+export function serveAsset(ctx: Context, asset: Asset) {
+  asset.body ??= readFileSync(asset.file);
+  setSecurityHeaders(ctx);
+  ctx.set('Cache-Control', 'public, max-age=3600');
+  ctx.set('Vary', 'Accept-Encoding');
+  ctx.type = asset.type;
+  if (!asset.type.startsWith('image/') && ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+    asset.gzipped ??= gzipSync(asset.body);
+    ctx.set('Content-Encoding', 'gzip');
+    ctx.body = asset.gzipped;
+  } else ctx.body = asset.body;
+}
+
+/** A page of ours: never cached, under the same policy as its assets. */
+export function servePage(ctx: Context, page: Buffer) {
+  setSecurityHeaders(ctx);
+  ctx.set('Cache-Control', 'no-cache');
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = page;
+}
+
+/** Only GET and HEAD: the pages and their files are read-only. */
+export function requireRead(ctx: Context, what: string) {
+  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+    throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; ${what} is read-only.`, { Allow: 'GET, HEAD' });
+  }
+}
+
+export function setSecurityHeaders(ctx: Context) {
   ctx.set('Content-Security-Policy', DOCS_CONTENT_SECURITY_POLICY);
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Referrer-Policy', 'no-referrer');
 }
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
@@ -117,7 +129,8 @@ function renderPage(title: string, specUrl: string): string {
     <strong>${t}</strong>
     <a href="${spec}">OpenAPI (JSON)</a>
     <a href="${spec.replace(/\.json$/, '.yaml')}">OpenAPI (YAML)</a>
-    <a href="/graphql">GraphQL</a>
+    <a href="/graphiql">GraphQL explorer (GraphiQL)</a>
+    <a href="/graphql">Apollo Sandbox</a>
   </header>
   <main id="swagger-ui" data-spec-url="${spec}"></main>
   <noscript>This reference needs JavaScript. The document itself is at <a href="${spec}">${spec}</a>.</noscript>

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/knex';
-import { Account, ApiKey, PLANS, ROLES, type PlanName } from './entities/index.js';
-import { forbidden, notFound, validationFailed } from './errors.js';
+import { Account, ApiKey, PLANS, ROLES, type PlanName, type Role } from './entities/index.js';
+import type { FilterQuery } from '@mikro-orm/core';
+import { DomainError, forbidden, notFound, validationFailed } from './errors.js';
 import { isStaff, type Actor } from './actor.js';
 import { limitsFor } from './plans.js';
 import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
@@ -9,20 +10,31 @@ import * as v from './validate.js';
 import type { AccountView, ApiKeyView, Limits, NewApiKeyView } from './views.js';
 
 export const KEY_PREFIX = 'psk_';
-/** Characters of a key shown in lists: `psk_` and 8 more, enough to tell keys apart, useless to guess. */
-const SHOWN_PREFIX_LENGTH = 12;
+/** Characters of a key shown in lists: `psk_` and 4 more (24 bits), enough to tell keys apart, nothing worth guessing. */
+const SHOWN_PREFIX_LENGTH = 8;
 
-/** Bans live in the rate limiter's store; the domain only asks and lifts through this port. */
+/** The rate limiter's copy of bans (in its store); the key's `bannedUntil` column is the durable record. */
 export interface BanRegistry {
   bannedUntil(keyId: number): Promise<Date | null>;
   lift(keyId: number): Promise<void>;
 }
 
+/** What the accounts service tells or asks outside the domain. */
+export interface AccountsDeps {
+  bans?: BanRegistry;
+  /**
+   * Called after a change that alters what a key authenticates as (an account's role or plan, a
+   * revoked key), once it is committed: caches of authentications must forget.
+   */
+  onAccountsChanged?: () => void;
+}
+
+/** An account to create, or changes to one; typed for the facades' input types, checked by the service. */
 export interface AccountInput {
-  name?: unknown;
-  role?: unknown;
-  plan?: unknown;
-  limits?: { perMinute: unknown; perDay: unknown } | null;
+  name?: string;
+  role?: Role;
+  plan?: PlanName;
+  limits?: { perMinute: number; perDay: number } | null;
 }
 
 /** 192 random bits, url-safe, prefixed so that secret scanners recognise a leaked key. */
@@ -44,24 +56,35 @@ export const toAccountView = (a: Account): AccountView => ({
 const customLimits = (a: Account): Limits | null =>
   a.perMinute !== null && a.perDay !== null ? { perMinute: a.perMinute, perDay: a.perDay } : null;
 
-const toKeyView = (k: ApiKey, bannedUntil: Date | null = null): ApiKeyView => ({
+/** The key's ban while it lasts (an expired one reads as none). */
+const activeBan = (k: ApiKey, now = Date.now()): Date | null => (k.bannedUntil && k.bannedUntil.getTime() > now ? k.bannedUntil : null);
+
+const toKeyView = (k: ApiKey): ApiKeyView => ({
   id: k.id,
   accountId: k.account.id,
   prefix: k.prefix,
   createdAt: k.createdAt,
   revokedAt: k.revokedAt,
-  bannedUntil,
+  bannedUntil: activeBan(k),
 });
+
+const lastStaffKey = (message: string) => new DomainError('LAST_STAFF_KEY', message);
 
 function requireStaff(actor: Actor) {
   if (!isStaff(actor)) throw forbidden('Only staff can manage accounts and keys.');
 }
 
 export class AccountsService {
+  private readonly bans?: BanRegistry;
+  private readonly changed: () => void;
+
   constructor(
     private readonly em: EntityManager,
-    private readonly bans?: BanRegistry,
-  ) {}
+    deps: AccountsDeps = {},
+  ) {
+    this.bans = deps.bans;
+    this.changed = deps.onAccountsChanged ?? (() => {});
+  }
 
   /** Resolves a raw key to the caller, or null for an unknown or revoked key. */
   async authenticate(rawKey: string): Promise<Actor | null> {
@@ -78,13 +101,20 @@ export class AccountsService {
       keyId: key.id,
       keyPrefix: key.prefix,
       keyCreatedAt: key.createdAt,
+      bannedUntil: activeBan(key)?.getTime() ?? null,
     };
+  }
+
+  /** The hashes of every unrevoked key: the index that lets an address over the failed-authentication limit still use its valid keys. */
+  async activeKeyHashes(): Promise<string[]> {
+    const rows = await this.em.createQueryBuilder(ApiKey).select('hash').where({ revokedAt: null }).execute('all', false);
+    return (rows as Array<{ hash: string }>).map((r) => r.hash);
   }
 
   async viewer(actor: Actor): Promise<AccountView & { apiKey: ApiKeyView }> {
     const key = await this.em.findOne(ApiKey, { id: actor.keyId }, { populate: ['account'] });
     if (!key) throw notFound('API key', actor.keyId);
-    return { ...toAccountView(key.account), apiKey: toKeyView(key, (await this.bans?.bannedUntil(key.id)) ?? null) };
+    return { ...toAccountView(key.account), apiKey: toKeyView(key) };
   }
 
   async listAccounts(actor: Actor, page: PageRequest): Promise<Page<AccountView>> {
@@ -119,14 +149,20 @@ export class AccountsService {
     if (input.name === undefined && input.role === undefined && input.plan === undefined && input.limits === undefined) {
       throw validationFailed('Nothing to update: give name, role, plan or limits.');
     }
-    if (input.name !== undefined) account.name = v.trimmedText(input.name, 'name', 100);
-    if (input.role !== undefined) account.role = v.oneOf(input.role, 'role', ROLES);
+    const name = input.name === undefined ? account.name : v.trimmedText(input.name, 'name', 100);
+    const role = input.role === undefined ? account.role : v.oneOf(input.role, 'role', ROLES);
     const plan = input.plan === undefined ? account.plan : v.oneOf(input.plan, 'plan', PLANS);
     const limits = this.limitsForPlan(plan, input.limits, customLimits(account));
+    if (account.role === 'staff' && role !== 'staff' && !(await this.otherStaffKeyExists({ account: { $ne: account.id } }))) {
+      throw lastStaffKey('This is the last staff account with an active key: demoting it would leave no one to manage accounts. Give another account the staff role first.');
+    }
+    account.name = name;
+    account.role = role;
     account.plan = plan;
     account.perMinute = limits?.perMinute ?? null;
     account.perDay = limits?.perDay ?? null;
     await this.em.flush();
+    this.changed();
     return toAccountView(account);
   }
 
@@ -155,7 +191,7 @@ export class AccountsService {
     const id = v.id(accountId, 'accountId');
     if (!(await this.em.count(Account, { id }))) throw notFound('Account', id);
     const keys = await this.em.find(ApiKey, { account: id }, { orderBy: { id: 'asc' } });
-    return Promise.all(keys.map(async (k) => toKeyView(k, (await this.bans?.bannedUntil(k.id)) ?? null)));
+    return keys.map(toKeyView);
   }
 
   async createApiKey(actor: Actor, accountId: number): Promise<NewApiKeyView> {
@@ -167,12 +203,37 @@ export class AccountsService {
     return { ...toKeyView(entity), key };
   }
 
+  /**
+   * A new key for a staff account: `accountId`, else the oldest staff account, else a new "Administrator"
+   * staff account (plan business). Nothing else changes, so a lost staff key never costs the data.
+   */
+  async issueStaffKey(actor: Actor, accountId?: number): Promise<NewApiKeyView & { account: AccountView }> {
+    requireStaff(actor);
+    const where = accountId === undefined ? { role: 'staff' as const } : { id: v.id(accountId, 'accountId') };
+    let account = await this.em.findOne(Account, where, { orderBy: { id: 'asc' } });
+    if (accountId !== undefined && !account) throw notFound('Account', accountId);
+    if (account && account.role !== 'staff') {
+      throw validationFailed(`Account ${account.id} is a ${account.role} account; a staff key needs a staff account.`);
+    }
+    if (!account) {
+      account = new Account('Administrator', 'staff', 'business');
+      this.em.persist(account);
+    }
+    const { entity, key } = this.newKey(this.em, account);
+    await this.em.flush();
+    return { ...toKeyView(entity), key, account: toAccountView(account) };
+  }
+
   async revokeApiKey(actor: Actor, keyId: number): Promise<ApiKeyView> {
     requireStaff(actor);
-    const key = await this.em.findOne(ApiKey, { id: v.id(keyId, 'keyId') });
+    const key = await this.em.findOne(ApiKey, { id: v.id(keyId, 'keyId') }, { populate: ['account'] });
     if (!key) throw notFound('API key', keyId);
+    if (!key.revokedAt && key.account.role === 'staff' && !(await this.otherStaffKeyExists({ id: { $ne: key.id } }))) {
+      throw lastStaffKey('This is the last active key of a staff account: revoking it would leave no one to manage accounts. Create another staff key first.');
+    }
     key.revokedAt ??= new Date();
     await this.em.flush();
+    this.changed();
     return toKeyView(key);
   }
 
@@ -180,7 +241,20 @@ export class AccountsService {
     requireStaff(actor);
     const key = await this.em.findOne(ApiKey, { id: v.id(keyId, 'keyId') });
     if (!key) throw notFound('API key', keyId);
+    key.bannedUntil = null;
+    await this.em.flush();
     await this.bans?.lift(key.id);
+    this.changed();
+  }
+
+  /** Records a ban on the key (the rate limiter calls this when it bans): it outlives the limiter's store. */
+  async recordBan(keyId: number, until: Date): Promise<void> {
+    await this.em.nativeUpdate(ApiKey, { id: keyId }, { bannedUntil: until });
+  }
+
+  /** Whether an unrevoked key of a staff account exists besides the one(s) `except` leaves out (SPEC §5: a staff key always remains). */
+  private async otherStaffKeyExists(except: FilterQuery<ApiKey>): Promise<boolean> {
+    return (await this.em.count(ApiKey, { $and: [{ revokedAt: null, account: { role: 'staff' } }, except] })) > 0;
   }
 
   private newKey(em: EntityManager, account: Account, key = generateApiKey()) {

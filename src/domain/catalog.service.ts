@@ -5,6 +5,7 @@ import { DomainError, forbidden, notFound, validationFailed } from './errors.js'
 import { isStaff, type Actor } from './actor.js';
 import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
 import * as v from './validate.js';
+import type { Id } from './validate.js';
 import type { CategoryView, PetView } from './views.js';
 import { recordCategoryEvent, recordInventoryChanged, recordPetEvent } from './events.service.js';
 
@@ -16,15 +17,19 @@ export interface PetFilter {
   ids?: number[];
 }
 
+/**
+ * What a client gives to create or replace a pet. Typed, so each facade's input type is checked
+ * against it (`implements`); the service still checks every value, since REST bodies arrive untyped.
+ */
 export interface PetInput {
-  name: unknown;
-  categoryId: unknown;
-  status?: unknown;
+  name: string;
+  categoryId: Id;
+  status?: PetStatus | null;
 }
 
 export interface CategoryInput {
-  name: unknown;
-  description?: unknown;
+  name: string;
+  description?: string | null;
 }
 
 export const MAX_IDS = 100;

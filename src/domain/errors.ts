@@ -1,14 +1,12 @@
 /**
- * The error catalogue (SPEC §7). Domain errors carry a stable code and never an HTTP status: each
- * facade maps codes to statuses in one table (`src/http/error-status.ts`).
+ * The domain's error codes: the rules of the store, nothing about transport. Domain errors carry a
+ * stable code and never an HTTP status; the HTTP edge (`src/http/errors.ts`) adds the transport
+ * codes and maps every code to its status in one table, used by both facades.
  */
-export const ERROR_CODES = [
+export const DOMAIN_ERROR_CODES = [
   'VALIDATION_FAILED',
-  'UNAUTHENTICATED',
-  'INVALID_API_KEY',
   'FORBIDDEN',
   'NOT_FOUND',
-  'METHOD_NOT_ALLOWED',
   'CONFLICT',
   'NAME_TAKEN',
   'CATEGORY_IN_USE',
@@ -17,18 +15,12 @@ export const ERROR_CODES = [
   'ORDER_NOT_OPEN',
   'PET_HAS_OPEN_ORDERS',
   'IDEMPOTENCY_KEY_IN_FLIGHT',
+  'LAST_STAFF_KEY',
   'PLAN_LIMIT_REACHED',
   'EVENT_EXPIRED',
-  'OPERATION_SUNSET',
-  'PAYLOAD_TOO_LARGE',
-  'UNSUPPORTED_MEDIA_TYPE',
   'IDEMPOTENCY_KEY_REUSED',
-  'RATE_LIMITED',
-  'API_KEY_BANNED',
-  'INTERNAL',
-  'UNAVAILABLE',
 ] as const;
-export type ErrorCode = (typeof ERROR_CODES)[number];
+export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
 
 export interface ErrorDetail {
   path: string;
@@ -37,7 +29,7 @@ export interface ErrorDetail {
 
 export class DomainError extends Error {
   constructor(
-    readonly code: ErrorCode,
+    readonly code: DomainErrorCode,
     message: string,
     readonly details?: ErrorDetail[],
   ) {
@@ -46,9 +38,9 @@ export class DomainError extends Error {
   }
 }
 
-/** A refusal replayed from the stored outcome of an idempotency key (SPEC §8): facades mark it as a replay. */
+/** A refusal replayed from the stored outcome of an idempotency key: facades mark it as a replay. */
 export class ReplayedDomainError extends DomainError {
-  constructor(code: ErrorCode, message: string, details?: ErrorDetail[]) {
+  constructor(code: DomainErrorCode, message: string, details?: ErrorDetail[]) {
     super(code, message, details);
     this.name = 'ReplayedDomainError';
   }

@@ -2,21 +2,31 @@ import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/knex';
 import { IdempotencyRecord } from './entities/index.js';
-import { DomainError, ReplayedDomainError, validationFailed, type ErrorCode, type ErrorDetail } from './errors.js';
+import { DomainError, ReplayedDomainError, validationFailed, type DomainErrorCode, type ErrorDetail } from './errors.js';
 
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
-/** A record still in flight after this long belongs to a request that died; a retry may take it over. */
-export const IDEMPOTENCY_ABANDONED_MS = 60 * 1000;
+/**
+ * A record still without an outcome after this long belongs to a request that died (a crash, a kill,
+ * a shutdown that cut it off); a retry takes it over. The app passes the request timeout.
+ */
+export const DEFAULT_IDEMPOTENCY_CLAIM_MS = 60 * 1000;
 
-type StoredOutcome<T> = { ok: true; value: T } | { ok: false; code: ErrorCode; message: string; details?: ErrorDetail[] };
+type StoredOutcome<T> = { ok: true; value: T } | { ok: false; code: DomainErrorCode; message: string; details?: ErrorDetail[] };
 
 /**
  * Idempotency keys (SPEC §8), stored in the database so every instance sees them. The first request
- * claims the key with a unique insert (the database decides races between instances), runs, and
- * stores its outcome; later requests with the same key and payload replay it.
+ * claims the key with a unique insert (the database decides races between instances; a second request
+ * meanwhile gets 409 IN_FLIGHT). Its work and its outcome then commit in **one** transaction, and the
+ * outcome is written only while the claim is still the same open record: a crash before the commit
+ * leaves no order and an open claim, which a retry takes over once it is older than `claimMs`; a crash
+ * after it leaves the order and its outcome, which a retry replays. The same key never places twice,
+ * even when a request outlives its claim (its commit finds the claim taken over and rolls back).
  */
 export class IdempotencyService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly claimMs = DEFAULT_IDEMPOTENCY_CLAIM_MS,
+  ) {}
 
   static validateKey(key: unknown): string {
     if (typeof key !== 'string' || key.length < 1 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
@@ -27,7 +37,8 @@ export class IdempotencyService {
     return key;
   }
 
-  async run<T>(accountId: number, rawKey: string, payload: unknown, execute: () => Promise<T>): Promise<{ value: T; replayed: boolean }> {
+  /** Runs `execute` once per key: inside the transaction that also stores its outcome. */
+  async run<T>(accountId: number, rawKey: string, payload: unknown, execute: (em: EntityManager) => Promise<T>): Promise<{ value: T; replayed: boolean }> {
     const key = IdempotencyService.validateKey(rawKey);
     const requestHash = createHash('sha256').update(JSON.stringify(payload)).digest('hex');
     // Records are kept 24 hours: each new claim drops the account's expired ones (one indexed delete),
@@ -37,17 +48,22 @@ export class IdempotencyService {
     if (typeof recordId !== 'number') return { value: this.replay(recordId), replayed: true };
     let value: T;
     try {
-      value = await execute();
+      value = await this.em.transactional(async (em) => {
+        const result = await execute(em);
+        await this.store(em, recordId, { ok: true, value: result });
+        return result;
+      });
     } catch (error) {
-      if (error instanceof DomainError) {
-        await this.store(recordId, { ok: false, code: error.code, message: error.message, details: error.details });
-      } else {
-        // Unexpected failure: forget the key so that the client's retry runs again.
-        await this.em.nativeDelete(IdempotencyRecord, { id: recordId });
+      if (error instanceof DomainError && !(error instanceof LostClaim)) {
+        // A refusal (no stock, …) changed nothing; it is the key's outcome too.
+        await this.store(this.em, recordId, { ok: false, code: error.code, message: error.message, details: error.details }).catch(() => undefined);
+      } else if (!(error instanceof LostClaim)) {
+        // Unexpected failure: forget the key so that the client's retry runs again (if this fails too,
+        // the claim frees itself after claimMs).
+        await this.em.nativeDelete(IdempotencyRecord, { id: recordId, outcome: null }).catch(() => undefined);
       }
       throw error;
     }
-    await this.store(recordId, { ok: true, value });
     return { value, replayed: false };
   }
 
@@ -74,9 +90,10 @@ export class IdempotencyService {
       throw new DomainError('IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this idempotency key is in flight; retry shortly.');
     }
     const expired = existing.expiresAt.getTime() <= now.getTime();
-    const abandoned = existing.outcome === null && existing.createdAt.getTime() <= now.getTime() - IDEMPOTENCY_ABANDONED_MS;
+    const abandoned = existing.outcome === null && existing.createdAt.getTime() <= now.getTime() - this.claimMs;
     if ((expired || abandoned) && attempt < 2) {
-      await this.em.nativeDelete(IdempotencyRecord, { id: existing.id, createdAt: existing.createdAt });
+      // Only the record as read: an outcome committed meanwhile is replayed, not deleted.
+      await this.em.nativeDelete(IdempotencyRecord, expired ? { id: existing.id } : { id: existing.id, outcome: null });
       return this.claim(accountId, key, requestHash, attempt + 1);
     }
     if (existing.requestHash !== requestHash) {
@@ -93,8 +110,18 @@ export class IdempotencyService {
     throw new ReplayedDomainError(outcome.code, outcome.message, outcome.details);
   }
 
-  private async store(recordId: number, outcome: StoredOutcome<unknown>) {
-    await this.em.nativeUpdate(IdempotencyRecord, { id: recordId }, { outcome: JSON.stringify(outcome) });
+  /** Writes the outcome onto this request's own open claim; if a retry took the claim over, nothing commits. */
+  private async store(em: EntityManager, recordId: number, outcome: StoredOutcome<unknown>) {
+    const written = await em.nativeUpdate(IdempotencyRecord, { id: recordId, outcome: null }, { outcome: JSON.stringify(outcome) });
+    if (written !== 1) throw new LostClaim();
   }
 
+}
+
+/** This request outlived its claim and a retry took the key over: its work rolls back, the retry's counts. */
+class LostClaim extends DomainError {
+  constructor() {
+    super('IDEMPOTENCY_KEY_IN_FLIGHT', 'A retry with this idempotency key took over while this request was running; retry to get its outcome.');
+    this.name = 'LostClaim';
+  }
 }

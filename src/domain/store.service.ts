@@ -7,6 +7,7 @@ import { isStaff, type Actor } from './actor.js';
 import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
 import { IdempotencyService } from './idempotency.service.js';
 import * as v from './validate.js';
+import type { Id } from './validate.js';
 import type { InventoryView, OrderView } from './views.js';
 import { recordInventoryChanged, recordOrderEvent } from './events.service.js';
 
@@ -15,10 +16,11 @@ export interface OrderFilter {
   petId?: number;
 }
 
+/** An order to place; typed for the facades' input types, checked value by value by the service. */
 export interface OrderInput {
-  petId: unknown;
-  quantity: unknown;
-  shipDate?: unknown;
+  petId: Id;
+  quantity: number;
+  shipDate?: Date | string | null;
 }
 
 export const MAX_ORDER_QUANTITY = 100;
@@ -46,7 +48,11 @@ export interface PlacedOrder {
  * on SQLite and on PostgreSQL alike: stock never goes below zero.
  */
 export class StoreService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    /** How long an idempotency claim without an outcome blocks its key (the request timeout). */
+    private readonly idempotencyClaimMs?: number,
+  ) {}
 
   async listOrders(actor: Actor, filter: OrderFilter, page: PageRequest): Promise<Page<OrderView>> {
     const limit = pageSize(page.limit);
@@ -74,32 +80,34 @@ export class StoreService {
     const petId = v.id(input.petId, 'petId');
     const quantity = v.intInRange(input.quantity, 'quantity', 1, MAX_ORDER_QUANTITY);
     const shipDate = input.shipDate === undefined || input.shipDate === null ? null : v.dateTime(input.shipDate, 'shipDate');
-    if (idempotencyKey === undefined) return { order: await this.createOrder(actor, petId, quantity, shipDate), replayed: false };
+    if (idempotencyKey === undefined) {
+      return { order: await this.em.transactional((em) => this.createOrder(em, actor, petId, quantity, shipDate)), replayed: false };
+    }
     const payload = { petId, quantity, shipDate: shipDate?.toISOString() ?? null };
-    const outcome = await new IdempotencyService(this.em).run(actor.accountId, idempotencyKey, payload, async () => {
-      const order = await this.createOrder(actor, petId, quantity, shipDate);
+    // The order, its stock change and the key's outcome commit in one transaction (crash-safe).
+    const outcome = await new IdempotencyService(this.em, this.idempotencyClaimMs).run(actor.accountId, idempotencyKey, payload, async (em) => {
+      const order = await this.createOrder(em, actor, petId, quantity, shipDate);
       return { ...order, shipDate: order.shipDate?.toISOString() ?? null };
     });
     const stored = outcome.value;
     return { order: { ...stored, shipDate: stored.shipDate ? new Date(stored.shipDate) : null }, replayed: outcome.replayed };
   }
 
-  private async createOrder(actor: Actor, petId: number, quantity: number, shipDate: Date | null): Promise<OrderView> {
-    return this.em.transactional(async (em) => {
-      const taken = await em.nativeUpdate(
-        InventoryItem,
-        { pet: petId, quantity: { $gte: quantity }, [raw("exists (select 1 from pets p where p.id = inventory.pet_id and p.status = 'available')")]: [] },
-        { quantity: raw('quantity - ?', [quantity]) },
-      );
-      if (!taken) throw await this.whyNotPlaceable(em, petId, quantity);
-      await em.nativeUpdate(Pet, { id: petId, [raw('exists (select 1 from inventory i where i.pet_id = ? and i.quantity = 0)', [petId])]: [] }, { status: 'pending' });
-      const order = new Order(em.getReference(Pet, petId), em.getReference(Account, actor.accountId), quantity, shipDate);
-      em.persist(order);
-      await em.flush();
-      await recordOrderEvent(em, 'order.placed', toOrderView(order));
-      await recordInventoryChanged(em, petId);
-      return toOrderView(order);
-    });
+  /** Inside the caller's transaction. */
+  private async createOrder(em: EntityManager, actor: Actor, petId: number, quantity: number, shipDate: Date | null): Promise<OrderView> {
+    const taken = await em.nativeUpdate(
+      InventoryItem,
+      { pet: petId, quantity: { $gte: quantity }, [raw("exists (select 1 from pets p where p.id = inventory.pet_id and p.status = 'available')")]: [] },
+      { quantity: raw('quantity - ?', [quantity]) },
+    );
+    if (!taken) throw await this.whyNotPlaceable(em, petId, quantity);
+    await em.nativeUpdate(Pet, { id: petId, [raw('exists (select 1 from inventory i where i.pet_id = ? and i.quantity = 0)', [petId])]: [] }, { status: 'pending' });
+    const order = new Order(em.getReference(Pet, petId), em.getReference(Account, actor.accountId), quantity, shipDate);
+    em.persist(order);
+    await em.flush();
+    await recordOrderEvent(em, 'order.placed', toOrderView(order));
+    await recordInventoryChanged(em, petId);
+    return toOrderView(order);
   }
 
   private async whyNotPlaceable(em: EntityManager, petId: number, quantity: number): Promise<DomainError> {

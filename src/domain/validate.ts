@@ -8,13 +8,37 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
+/** An id as a client gives it: a number, or its decimal digits (REST paths, GraphQL `ID`). */
+export type Id = number | string;
+
+/** Decimal digits of an id (at most 16: every such id is a safe integer or refused by range). */
+export const DECIMAL_ID = /^\d{1,16}$/;
+
+/** The number an id's text stands for, or NaN when it is not plain decimal digits (refused by `id`). */
+export const parseId = (text: string): number => (DECIMAL_ID.test(text) ? Number(text) : Number.NaN);
+
+/**
+ * Unicode format characters (\p{Cf}: zero-width space and joiners, soft hyphen, bidi marks, BOM …) are
+ * invisible, so "Dogs\u200b" would look exactly like "Dogs" and slip past the uniqueness rule. They are
+ * dropped, except a zero-width joiner inside an emoji sequence (👩‍💻), where it is part of the character.
+ */
+const FORMAT_CHARACTER = /(?<=\p{Extended_Pictographic}\uFE0F?)\u200D(?=\p{Extended_Pictographic})|(\p{Cf})/gu;
+
+/** The form every stored and compared text takes: NFC, no invisible format characters, trimmed. */
+export function normalizeText(value: string): string {
+  return value
+    .normalize('NFC')
+    .replace(FORMAT_CHARACTER, (joiner, format: string | undefined) => (format === undefined ? joiner : ''))
+    .trim();
+}
+
 export function trimmedText(value: unknown, path: string, max: number, { min = 1 } = {}): string {
   if (typeof value !== 'string') throw validationFailed(`${path} must be a string.`, [{ path, message: 'must be a string' }]);
   // Neither PostgreSQL text nor the SQLite driver stores NUL: refuse it here rather than fail in the database.
   if (value.includes('\u0000')) throw validationFailed(`${path} must not contain NUL characters.`, [{ path, message: 'must not contain NUL characters' }]);
   // A lone UTF-16 surrogate (possible through a JSON \ud800 escape) is not text any database can store faithfully.
   if (LONE_SURROGATE.test(value)) throw validationFailed(`${path} must be valid Unicode text.`, [{ path, message: 'contains a lone surrogate' }]);
-  const text = value.trim();
+  const text = normalizeText(value);
   // Lengths count characters (code points), as JSON Schema's maxLength in the OpenAPI document and
   // PostgreSQL's varchar do, not UTF-16 units: 100 emoji are a valid 100-character name.
   const length = [...text].length;
@@ -34,7 +58,7 @@ export function intInRange(value: unknown, path: string, min: number, max: numbe
 }
 
 export function id(value: unknown, path: string): number {
-  const n = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value;
+  const n = typeof value === 'string' ? parseId(value) : value;
   return intInRange(n, path, 1, MAX_ID);
 }
 

@@ -32,9 +32,7 @@ export class AccountResolver {
     @Arg('input', () => NewAccountInput) input: NewAccountInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<AccountView & { apiKey: NewApiKeyView }> {
-    const created = await domainOf(ctx).accounts.createAccount(actorOf(ctx), input);
-    ctx.onAccountsChanged();
-    return created;
+    return domainOf(ctx).accounts.createAccount(actorOf(ctx), input);
   }
 
   @Mutation(() => AccountType, { nullable: true, description: "Staff: changes an account's name, role, plan or limits (REST `PATCH /accounts/{accountId}`)." })
@@ -43,9 +41,7 @@ export class AccountResolver {
     @Arg('input', () => AccountUpdateInput) input: AccountUpdateInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<AccountView> {
-    const updated = await domainOf(ctx).accounts.updateAccount(actorOf(ctx), toId(id), { ...input });
-    ctx.onAccountsChanged();
-    return updated;
+    return domainOf(ctx).accounts.updateAccount(actorOf(ctx), toId(id), { ...input });
   }
 
   @Mutation(() => NewApiKeyType, {
@@ -53,16 +49,12 @@ export class AccountResolver {
     description: 'Staff: adds a key to an account; its secret is shown only here (REST `POST /accounts/{accountId}/api-keys`).',
   })
   async createApiKey(@Arg('accountId', () => ID) accountId: string, @Ctx() ctx: GraphQLContext): Promise<NewApiKeyView> {
-    const created = await domainOf(ctx).accounts.createApiKey(actorOf(ctx), toId(accountId));
-    ctx.onAccountsChanged();
-    return created;
+    return domainOf(ctx).accounts.createApiKey(actorOf(ctx), toId(accountId));
   }
 
   @Mutation(() => ApiKeyType, { nullable: true, description: 'Staff: revokes a key at once (REST `DELETE /api-keys/{keyId}`).' })
   async revokeApiKey(@Arg('keyId', () => ID) keyId: string, @Ctx() ctx: GraphQLContext): Promise<ApiKeyView> {
-    const revoked = await domainOf(ctx).accounts.revokeApiKey(actorOf(ctx), toId(keyId));
-    ctx.onAccountsChanged();
-    return revoked;
+    return domainOf(ctx).accounts.revokeApiKey(actorOf(ctx), toId(keyId));
   }
 
   @Mutation(() => ID, { nullable: true, description: "Staff: lifts a key's temporary ban; returns the key id (REST `DELETE /api-keys/{keyId}/ban`)." })

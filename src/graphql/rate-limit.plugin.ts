@@ -1,82 +1,83 @@
-import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { ApolloServerPlugin } from '@apollo/server';
-import { DomainError } from '../domain/errors.js';
-import { asDomainError } from '../http/errors.js';
-import { FREE_GRAPHQL_ROOT_FIELDS, type RateLimitGate } from '../rate-limit/gate.js';
+import { validationFailed } from '../domain/errors.js';
+import { authError } from '../http/authentication.js';
+import { graphqlCost, type RateLimitGate } from '../rate-limit/index.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { toRequestError } from './error.mapping.js';
+import { coerceVariables, operationShape } from './operation-shape.js';
 
-const INTROSPECTION = new Set(['__schema', '__type', '__typename']);
-/** Root fields that cost nothing: the policy shared with REST. `rateLimit` still needs a key. */
-const FREE = FREE_GRAPHQL_ROOT_FIELDS;
-
-/**
- * The root fields the operation executes, by response key: `a: pets, b: pets` is two, `pets pets`
- * is one (GraphQL merges them), and fragments at the root are followed.
- */
-export function rootFieldsOf(operation: OperationDefinitionNode, document: DocumentNode): Map<string, string> {
-  const fragments = new Map(
-    document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]),
-  );
-  const fields = new Map<string, string>();
-  const seen = new Set<string>();
-  const walk = (set: SelectionSetNode) => {
-    for (const selection of set.selections) {
-      if (selection.kind === Kind.FIELD) fields.set(selection.alias?.value ?? selection.name.value, selection.name.value);
-      else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet);
-      else if (!seen.has(selection.name.value)) {
-        seen.add(selection.name.value);
-        const fragment = fragments.get(selection.name.value);
-        if (fragment) walk(fragment.selectionSet);
-      }
-    }
-  };
-  walk(operation.selectionSet);
-  return fields;
-}
-
-/** Cost of an operation: 1 per root field (aliases count), introspection and `rateLimit` free. */
-export function operationCost(operation: OperationDefinitionNode, document: DocumentNode): { cost: number; needsKey: boolean } {
-  const names = [...rootFieldsOf(operation, document).values()];
-  return { cost: names.filter((n) => !FREE.has(n)).length, needsKey: names.some((n) => !INTROSPECTION.has(n)) };
+/** What the answer's `extensions.cost` shows. */
+export interface OperationCost {
+  /** The operation's cost under the shared policy, read with the request's variables. */
+  requested: number;
+  /** Points taken: from the account's budget with a key, from the per-address limiter (1) without. */
+  charged: number;
 }
 
 /**
- * Authentication and rate limiting of GraphQL requests (SPEC §5, §6), once the operation is known and
- * before any resolver runs: a keyed caller is charged the operation's cost; a keyless one goes
- * through the per-address limiter and, unless it only introspects, is refused with 401.
+ * Size ceiling, cost and rate limiting of GraphQL requests (SPEC §5, §6), once Apollo has resolved
+ * the operation and before any resolver runs. The operation is read with its coerced variables, so
+ * a size is the same whether it is written literally, passed as a variable or taken from a default.
+ * Over `maxNodes` (estimated result fields) the request is refused with 400 and charged nothing;
+ * otherwise a keyed caller is charged the operation's cost, and a keyless one pays 1 to the
+ * per-address limiter and, unless it only introspects, is refused with 401.
  */
-export function rateLimitPlugin(gate: RateLimitGate): ApolloServerPlugin<GraphQLContext> {
+export function rateLimitPlugin(gate: RateLimitGate, { maxNodes }: { maxNodes: number }): ApolloServerPlugin<GraphQLContext> {
   return {
     async requestDidStart() {
+      let cost: OperationCost | undefined;
       return {
-        async didResolveOperation({ contextValue: ctx, operation, operationName, document }) {
-          if (operationName) ctx.state.operationName = operationName;
+        async didResolveOperation({ contextValue: ctx, operation, operationName, document, schema, request, response }) {
+          if (operationName) ctx.observed.operationName = operationName;
+          if (!operation) return;
           // The schema has no subscriptions; without this check graphql-js fails at execution (a 500).
-          if (operation?.operation === 'subscription') {
-            throw toRequestError(new DomainError('VALIDATION_FAILED', 'Subscriptions run over the graphql-ws protocol (a WebSocket to /graphql, key in connection_init); use POST for queries and mutations.'));
+          if (operation.operation === 'subscription') {
+            throw toRequestError(validationFailed('Subscriptions run over the graphql-ws protocol (a WebSocket to /graphql, key in connection_init); use POST for queries and mutations.'));
           }
-          const { cost, needsKey } = operation ? operationCost(operation, document) : { cost: 0, needsKey: false };
-          const { actor, authFailure } = ctx.state;
-          try {
-            const headers = actor ? await gate.charge(actor, cost) : await gate.anonymous(ctx.koa.ip, authFailure === 'INVALID_API_KEY');
-            ctx.koa.set(headers);
-            ctx.rateLimitHeadersSet = true;
-          } catch (error) {
-            const known = asDomainError(error);
-            if (!known) throw error;
-            ctx.rateLimitHeadersSet = true;
-            throw toRequestError(known);
-          }
-          if (!actor && needsKey) {
+          const coerced = coerceVariables(schema, operation, request.variables);
+          // Variables that do not fit the operation: execution refuses the request with their errors (400)
+          // before any resolver runs, like an invalid document, and it costs nothing.
+          if (!('variables' in coerced)) return;
+          const shape = operationShape(schema, document, operation, coerced.variables, maxNodes);
+          // The same walk names the operation for metrics: a bounded label from the schema's own field names.
+          ctx.observed.operation = operationLabel(operation.operation, shape.rootFields);
+          if (shape.overCeiling) {
             throw toRequestError(
-              authFailure === 'INVALID_API_KEY'
-                ? new DomainError('INVALID_API_KEY', 'The API key is unknown or revoked.')
-                : new DomainError('UNAUTHENTICATED', 'Send your API key in the X-API-Key header.'),
+              validationFailed(
+                `Query size limit of ${maxNodes} exceeded: the answer could hold more than ${maxNodes} fields. Ask for smaller pages (first) or fewer nested lists.`,
+              ),
             );
           }
+          const requested = graphqlCost(shape);
+          const { actor, authFailure } = ctx;
+          let headers: Record<string, string>;
+          try {
+            // Without a valid key every request, introspection included, takes a point from the address's limiter.
+            headers = actor ? await gate.charge(actor, requested) : await gate.anonymous(ctx.clientAddress, true);
+          } catch (error) {
+            // A refusal carries its own headers (the rate-limit headers and Retry-After).
+            throw toRequestError(error);
+          }
+          for (const [name, value] of Object.entries(headers)) response.http.headers.set(name.toLowerCase(), value);
+          cost = { requested, charged: actor ? requested : 1 };
+          if (!actor && shape.needsKey) {
+            throw toRequestError(authError(authFailure));
+          }
+        },
+        async willSendResponse({ response }) {
+          if (!cost || response.body.kind !== 'single') return;
+          const result = response.body.singleResult;
+          // A request refused as a whole (401) shows no cost; an executed one does, errors or not.
+          if (result.data === undefined) return;
+          result.extensions = { ...result.extensions, cost };
         },
       };
     },
   };
+}
+
+/** `query pets`, `mutation placeOrder`, or `query (several fields)`: never client input such as the operation name. */
+function operationLabel(type: string, rootFields: readonly string[]): string {
+  const names = new Set(rootFields);
+  return `${type} ${names.size === 1 ? [...names][0]! : names.size === 0 ? '(none)' : '(several fields)'}`;
 }

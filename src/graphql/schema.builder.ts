@@ -1,7 +1,8 @@
 import 'reflect-metadata';
-import { lexicographicSortSchema, type GraphQLSchema } from 'graphql';
+import { lexicographicSortSchema, specifiedDirectives, type GraphQLSchema } from 'graphql';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { buildSchema } from 'type-graphql';
+import type { RateLimitGate } from '../rate-limit/gate.js';
 import { stabilityDirective } from './stability.directive.js';
 import { PetResolver } from './pet.resolver.js';
 import { CategoryResolver } from './category.resolver.js';
@@ -15,11 +16,24 @@ import { SubscriptionResolver } from './subscription.resolver.js';
 
 export const SCHEMA_FILE = 'schema/schema.graphql';
 
+/** What resolvers need beyond their context: handed in by the facade (none when only printing the schema). */
+export interface ResolverServices {
+  gate: Pick<RateLimitGate, 'status'>;
+}
+
+const unavailable: ResolverServices = {
+  gate: { status: () => Promise.reject(new Error('no rate-limit gate: this schema only prints')) },
+};
+
 /** The executable schema, built from the type-graphql classes of this folder. */
-export function buildGraphQLSchema(): Promise<GraphQLSchema> {
+export function buildGraphQLSchema(services: ResolverServices = unavailable): Promise<GraphQLSchema> {
+  const resolvers = [PetResolver, CategoryResolver, OrderResolver, InventoryResolver, AccountResolver, RateLimitResolver, EventResolver, WebhookResolver, SubscriptionResolver] as const;
+  // One instance per resolver class for the app's lifetime; constructors receive their services.
+  const instances = new Map<Function, object>([[RateLimitResolver, new RateLimitResolver(services.gate)]]);
   return buildSchema({
-    resolvers: [PetResolver, CategoryResolver, OrderResolver, InventoryResolver, AccountResolver, RateLimitResolver, EventResolver, WebhookResolver, SubscriptionResolver],
-    directives: [stabilityDirective],
+    resolvers,
+    // The standard directives (@skip, @include, @deprecated, @specifiedBy) and ours: a list given here replaces the defaults.
+    directives: [...specifiedDirectives, stabilityDirective],
     validate: false,
     // Every subscription brings its own `subscribe` (reading the outbox, src/graphql/subscription.resolver.ts);
     // type-graphql still wants a PubSub to exist, and none is used.
@@ -29,6 +43,13 @@ export function buildGraphQLSchema(): Promise<GraphQLSchema> {
         throw new Error('Subscriptions here have their own subscribe function.');
       },
     } as unknown as NonNullable<Parameters<typeof buildSchema>[0]['pubSub']>,
+    container: {
+      get: (cls: new () => object) => {
+        let instance = instances.get(cls);
+        if (!instance) instances.set(cls, (instance = new cls()));
+        return instance;
+      },
+    },
   });
 }
 

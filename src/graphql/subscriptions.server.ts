@@ -11,25 +11,23 @@ import { GraphQLError, getOperationAST, parse, validate, type DocumentNode, type
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
-import { createDomain, DomainError, type Actor, type BanRegistry, type Domain, type EventSubscriptions, type WebhookPolicy } from '../domain/index.js';
+import { DomainError, type Actor, type Domain, type EventSubscriptions } from '../domain/index.js';
 import type { PlanName } from '../domain/entities/index.js';
-import { EdgeError } from '../http/errors.js';
+import { describeError } from '../http/errors.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
-import type { Orm } from '../db/orm.js';
 import { createLoaders } from './data.loaders.js';
-import { extensionsOf } from './error.mapping.js';
+import { formatError } from './error.mapping.js';
 import type { GraphQLContext } from './graphql.context.js';
-import { GRAPHQL_PATH } from './graphql.middleware.js';
+import { GRAPHQL_PATH } from './graphql.facade.js';
 
 /** Concurrent subscriptions per account and instance, per plan. */
 export const SUBSCRIPTION_CAPS: Record<PlanName, number> = { free: 2, pro: 10, business: 50, enterprise: 50 };
 
 export interface SubscriptionServerOptions {
   schema: GraphQLSchema;
-  orm: Orm;
   gate: RateLimitGate;
-  bans: BanRegistry;
-  webhooks: WebhookPolicy;
+  /** Domain services over a fresh EntityManager fork, per call. */
+  domain: () => Domain;
   events: EventSubscriptions;
   authenticate(key: string): Promise<Actor | null>;
   logger: Logger;
@@ -41,7 +39,21 @@ export interface SubscriptionServer {
   close(): Promise<void>;
 }
 
-const errorOf = (error: DomainError, requestId: string) => new GraphQLError(error.message, { extensions: { ...extensionsOf(error, requestId), ...(error instanceof EdgeError && error.headers['Retry-After'] ? { retryAfter: Number(error.headers['Retry-After']) } : {}) } });
+/** A refusal before anything runs, in the error shape of the catalogue (plus `retryAfter` for a 429). */
+function errorOf(error: unknown, requestId: string): GraphQLError {
+  const known = describeError(error);
+  if (!known) throw error;
+  const retryAfter = known.headers['Retry-After'];
+  return new GraphQLError(known.message, {
+    extensions: {
+      code: known.code,
+      status: known.status,
+      requestId,
+      ...(known.details?.length ? { details: known.details } : {}),
+      ...(retryAfter ? { retryAfter: Number(retryAfter) } : {}),
+    },
+  });
+}
 
 export function attachSubscriptionServer(server: Server, options: SubscriptionServerOptions): SubscriptionServer {
   // Messages are small (connection_init, a subscribe with one document): the ws default of 100 MiB is far too generous.
@@ -92,55 +104,40 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         try {
           await options.gate.charge(actor, 1);
         } catch (error) {
-          if (error instanceof DomainError) return [errorOf(error, requestId)];
-          throw error;
+          return [errorOf(error, requestId)];
         }
         active.set(actor.accountId, (active.get(actor.accountId) ?? 0) + 1);
         let ids = counted.get(ctx.extra);
         if (!ids) counted.set(ctx.extra, (ids = new Set()));
         ids.add(id);
-        let domain: Domain = createDomain(options.orm.em.fork(), options.bans, options.webhooks);
-        const contextValue = {
-          state: {
-            requestId,
-            facade: 'graphql',
-            actor,
-            get domain() {
-              return domain;
-            },
-          },
-          loaders: createLoaders(() => domain),
-          gate: options.gate,
-          onAccountsChanged: () => undefined,
-          rateLimitHeadersSet: true,
-          events: options.events,
-        } as unknown as GraphQLContext;
+        let domain = options.domain();
+        const loaders = createLoaders(() => domain);
         // Each event is resolved over a fresh identity map, so nested fields read the current state.
-        const clear = contextValue.loaders.clearAll.bind(contextValue.loaders);
-        contextValue.loaders.clearAll = () => {
-          domain = createDomain(options.orm.em.fork(), options.bans, options.webhooks);
+        const clear = loaders.clearAll.bind(loaders);
+        loaders.clearAll = () => {
+          domain = options.domain();
           clear();
+        };
+        const contextValue: GraphQLContext = {
+          get domain() {
+            return domain;
+          },
+          actor,
+          loaders,
+          clientAddress: ctx.extra.request.socket.remoteAddress ?? '',
+          requestId,
+          observed: {},
+          events: options.events,
         };
         return { schema: options.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
-      onError: (_ctx, _id, _payload, errors) =>
-        errors.map((e) => {
-          const original = e.originalError;
-          if (original instanceof DomainError) return { message: original.message, path: e.path, extensions: extensionsOf(original, undefined) };
-          if (e.extensions?.code) return e.toJSON();
-          options.logger.error({ err: original ?? e }, 'unexpected GraphQL subscription error');
-          return { message: 'Something went wrong on our side.', extensions: { code: 'INTERNAL', status: 500 } };
-        }),
+      // Refusals from onSubscribe are already in the catalogue's shape; graphql-js's own errors are mapped.
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => (typeof e.extensions?.code === 'string' && e.extensions.status ? e.toJSON() : formatError(e.toJSON(), e))),
       onNext: (_ctx, _id, _payload, _args, result) => {
         if (!result.errors?.length) return;
-        return {
-          ...result,
-          errors: result.errors.map((e) =>
-            e.originalError instanceof DomainError
-              ? { message: e.originalError.message, path: e.path, extensions: extensionsOf(e.originalError, undefined) }
-              : { message: 'Something went wrong on our side.', path: e.path, extensions: { code: 'INTERNAL', status: 500 } },
-          ),
-        };
+        const unexpected = result.errors.filter((e) => !describeError(e.originalError));
+        for (const e of unexpected) options.logger.error({ err: e.originalError ?? e }, 'unexpected GraphQL subscription error');
+        return { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) };
       },
       onComplete: (ctx, id) => {
         const ids = counted.get(ctx.extra);

@@ -1,6 +1,6 @@
 import getRawBody from 'raw-body';
 import type { Context } from 'koa';
-import { EdgeError } from './errors.js';
+import { HttpError } from './errors.js';
 import { validationFailed } from '../domain/errors.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -21,11 +21,11 @@ export async function readJsonBody(ctx: Context, { requireJsonType = true } = {}
   const type = ctx.get('content-type');
   if (!isJson(type)) {
     if (!requireJsonType) return undefined;
-    throw new EdgeError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as JSON with Content-Type: application/json.');
+    throw new HttpError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as JSON with Content-Type: application/json.');
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1];
   if (charset && !/^utf-?8$/i.test(charset)) {
-    throw new EdgeError('UNSUPPORTED_MEDIA_TYPE', `JSON must be UTF-8; charset=${charset.slice(0, 40)} is not supported.`);
+    throw new HttpError('UNSUPPORTED_MEDIA_TYPE', `JSON must be UTF-8; charset=${charset.slice(0, 40)} is not supported.`);
   }
   let text: string;
   try {
@@ -41,7 +41,7 @@ export async function readJsonBody(ctx: Context, { requireJsonType = true } = {}
     const type = (error as { type?: string }).type;
     if (type === 'entity.too.large') throw tooLarge();
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      throw new EdgeError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 JSON.');
+      throw new HttpError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 JSON.');
     }
     throw validationFailed('The request body could not be read completely.');
   }
@@ -55,4 +55,4 @@ export async function readJsonBody(ctx: Context, { requireJsonType = true } = {}
 
 // The rest of an oversized body is never read, so the connection cannot carry another request.
 const tooLarge = () =>
-  new EdgeError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`, { Connection: 'close' });
+  new HttpError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`, { Connection: 'close' });

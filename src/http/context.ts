@@ -2,6 +2,10 @@ import type { Actor, Domain } from '../domain/index.js';
 
 export type Facade = 'rest' | 'graphql' | 'meta';
 
+/** Which facade a path belongs to (before any facade has claimed the request). */
+export const facadeOf = (path: string): Facade =>
+  path === '/v1' || path.startsWith('/v1/') ? 'rest' : path === '/graphql' || path.startsWith('/graphql/') ? 'graphql' : 'meta';
+
 /** What the shared middleware puts on `ctx.state` for the facades. */
 export interface AppState {
   requestId: string;
@@ -16,7 +20,7 @@ export interface AppState {
   route?: string;
   /** GraphQL operation name for logs. */
   operationName?: string;
-  /** Bounded metrics label of the executed GraphQL operation, e.g. `query pets` (src/observability). */
+  /** Bounded metrics label of the executed GraphQL operation, e.g. `query pets`. */
   operation?: string;
   /** The error code of an error response, for the request log. */
   errorCode?: string;

@@ -1,20 +1,31 @@
-import { DomainError, type ErrorCode, type ErrorDetail } from '../domain/errors.js';
-import { statusOf } from './error-status.js';
+import { DomainError, type ErrorDetail } from '../domain/errors.js';
+import { RateLimitRefusal } from '../rate-limit/refusal.js';
+import { statusOf, type ErrorCode } from './error-status.js';
 
 /**
- * An error raised at the HTTP edge (transport problems such as 413 or 415, or limits) that carries
- * response headers, such as `Retry-After`, in addition to its code.
+ * An error raised at the HTTP edge (transport problems such as 405, 413 or 415, a sunset operation, a replayed refusal,
+ * an unavailable database) that may carry response headers such as `Allow` or `Retry-After`.
  */
-export class EdgeError extends DomainError {
+export class HttpError extends Error {
   constructor(
-    code: ErrorCode,
+    readonly code: ErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
-    details?: ErrorDetail[],
+    readonly details?: ErrorDetail[],
   ) {
-    super(code, message, details);
-    this.name = 'EdgeError';
+    super(message);
+    this.name = 'HttpError';
   }
+}
+
+/** What any error a client may see comes down to, before a facade shapes it. */
+export interface KnownError {
+  code: ErrorCode;
+  message: string;
+  status: number;
+  details?: ErrorDetail[];
+  /** Headers the answer carries (`Retry-After`, `Allow`, the rate-limit headers of a refusal). */
+  headers: Record<string, string>;
 }
 
 export interface ErrorBody {
@@ -25,32 +36,45 @@ export interface ErrorBody {
   details?: ErrorDetail[];
 }
 
-/** Converts anything thrown into the public error shape; unknown errors become INTERNAL (never leaked). */
-export function toErrorBody(error: unknown, requestId: string | undefined): { body: ErrorBody; headers: Record<string, string>; expected: boolean } {
-  const known = asDomainError(error);
-  if (known) {
-    const body: ErrorBody = { code: known.code, message: known.message, status: statusOf(known.code), requestId };
-    if (known.details?.length) body.details = known.details;
-    return { body, headers: known instanceof EdgeError ? known.headers : {}, expected: true };
-  }
-  return {
-    body: { code: 'INTERNAL', message: 'Something went wrong on our side. Quote the request id if you contact us.', status: 500, requestId },
-    headers: {},
-    expected: false,
-  };
-}
+const INTERNAL_MESSAGE = 'Something went wrong on our side. Quote the request id if you contact us.';
 
-/** Recognises domain errors and a few infrastructure errors a client can legitimately cause or wait out. */
-export function asDomainError(error: unknown): DomainError | null {
-  if (error instanceof DomainError) return error;
+/**
+ * Recognises every error a client can cause or wait out: domain errors, edge errors, the gate's
+ * refusals, and a few infrastructure errors (a busy or unreachable database). Anything else is null:
+ * a bug, answered as INTERNAL and logged.
+ */
+export function describeError(error: unknown): KnownError | null {
+  if (error instanceof DomainError || error instanceof HttpError || error instanceof RateLimitRefusal) {
+    const known: KnownError = { code: error.code, message: error.message, status: statusOf(error.code), headers: 'headers' in error ? error.headers : {} };
+    const details = 'details' in error ? error.details : undefined;
+    if (details?.length) known.details = details;
+    return known;
+  }
   const name = (error as { name?: string; code?: string } | null)?.name;
   const code = (error as { code?: string } | null)?.code;
   // SQLite busy after the busy timeout, or a PostgreSQL serialization/lock timeout: retryable.
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || name === 'LockWaitTimeoutException' || name === 'DeadlockException') {
-    return new EdgeError('UNAVAILABLE', 'The database is busy; retry shortly.', { 'Retry-After': '1' });
+    return describeError(new HttpError('UNAVAILABLE', 'The database is busy; retry shortly.', { 'Retry-After': '1' }));
+  }
+  // SQLite could not grow the file (disk or quota full): nothing was written; retry once space is freed.
+  if (code === 'SQLITE_FULL') {
+    return describeError(new HttpError('UNAVAILABLE', 'The database has no space left; retry later.', { 'Retry-After': '30' }));
   }
   if (name === 'ConnectionException') {
-    return new EdgeError('UNAVAILABLE', 'The database is unreachable; retry shortly.', { 'Retry-After': '5' });
+    return describeError(new HttpError('UNAVAILABLE', 'The database is unreachable; retry shortly.', { 'Retry-After': '5' }));
   }
   return null;
 }
+
+/** Converts anything thrown into the public error shape; unknown errors become INTERNAL (never leaked). */
+export function toErrorBody(error: unknown, requestId: string | undefined): { body: ErrorBody; headers: Record<string, string>; expected: boolean } {
+  const known = describeError(error);
+  if (known) {
+    const body: ErrorBody = { code: known.code, message: known.message, status: known.status, requestId };
+    if (known.details) body.details = known.details;
+    return { body, headers: known.headers, expected: true };
+  }
+  return { body: internalErrorBody(requestId), headers: {}, expected: false };
+}
+
+export const internalErrorBody = (requestId: string | undefined): ErrorBody => ({ code: 'INTERNAL', message: INTERNAL_MESSAGE, status: 500, requestId });

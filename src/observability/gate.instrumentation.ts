@@ -1,7 +1,5 @@
-import type { RateLimitGate } from '../rate-limit/index.js';
+import { RateLimitRefusal, type RateLimitGate } from '../rate-limit/index.js';
 import type { Metrics } from './metrics.js';
-
-const REFUSALS = new Set(['RATE_LIMITED', 'API_KEY_BANNED']);
 
 /**
  * The same gate, counting its refusals by plan (`anonymous` for the per-address limiter that guards
@@ -9,8 +7,7 @@ const REFUSALS = new Set(['RATE_LIMITED', 'API_KEY_BANNED']);
  */
 export function instrumentGate(gate: RateLimitGate, metrics: Metrics): RateLimitGate {
   const count = (plan: string, error: unknown) => {
-    const code = (error as { code?: unknown } | null)?.code;
-    if (typeof code === 'string' && REFUSALS.has(code)) metrics.rateLimitRefused(plan, code);
+    if (error instanceof RateLimitRefusal) metrics.rateLimitRefused(plan, error.code);
   };
   return {
     ...gate,

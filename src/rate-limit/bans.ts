@@ -1,6 +1,6 @@
-import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterRes } from 'rate-limiter-flexible';
 import type { BanRegistry } from '../domain/index.js';
-import type { LimiterStore } from './store.js';
+import type { Counter, LimiterStore } from './store.js';
 import { secondsUntil } from './headers.js';
 
 /**
@@ -16,11 +16,12 @@ const LOCAL_LIMIT = 10_000;
  * window that refused them, so a client that waits `Retry-After` collects at most one refusal per
  * window and is never banned; one that sends more than `threshold` while limited is banned for
  * `banSeconds`, in the shared store (every instance refuses it) and in this process's memory (a
- * banned key does not touch the store).
+ * banned key does not touch the store). The gate also records the ban on the key in the database
+ * (`GateOptions.recordBan`), the copy that outlives the store.
  */
 export class KeyBans implements BanRegistry {
-  private readonly banned: RateLimiterAbstract;
-  private readonly refusals: RateLimiterAbstract;
+  private readonly banned: Counter;
+  private readonly refusals: Counter;
   private readonly local = new Map<number, { until: number; checkedAt: number }>();
 
   constructor(

@@ -17,7 +17,7 @@ export interface RateLimitStatus {
 
 /**
  * The one guard in front of both facades (SPEC §6). Each facade computes the cost of a request and
- * calls `charge`; the gate answers with the headers to send, or throws an EdgeError (429
+ * calls `charge`; the gate answers with the headers to send, or throws a RateLimitRefusal (429
  * RATE_LIMITED / API_KEY_BANNED) that carries them, Retry-After included.
  */
 export interface RateLimitGate {
@@ -25,14 +25,16 @@ export interface RateLimitGate {
   charge(actor: Actor, cost: number): Promise<Record<string, string>>;
   /**
    * For a request without a valid key: the per-address limiter's headers. `failedAuth` counts a
-   * failure, and past `AUTH_FAILURES_PER_MINUTE` throws a 429 RATE_LIMITED EdgeError.
+   * failure, and past `AUTH_FAILURES_PER_MINUTE` throws a 429 RATE_LIMITED RateLimitRefusal.
    */
   anonymous(address: string, failedAuth: boolean): Promise<Record<string, string>>;
   /**
-   * True while the address is refused for failed authentication: its keys, valid or not, are not
-   * even looked up (otherwise a refused guesser would still learn which key is valid). Memory only.
+   * True while the address has no failed authentication left in this window: an unknown key from it
+   * is refused (429) without a database lookup, while its valid keys are still served. Memory only.
    */
   isAddressBlocked(address: string): boolean;
+  /** How many client addresses the failed-authentication limiter tracks (bounded by `AUTH_FAILURES_MAX_ADDRESSES`). */
+  trackedAddresses(): number;
   /** Both windows, for `GET /rate_limit` and `rateLimit`; costs nothing. */
   status(actor: Actor): Promise<RateLimitStatus>;
   bans: BanRegistry;
@@ -40,36 +42,9 @@ export interface RateLimitGate {
    * Readiness of the limiter store. A Redis outage is reported (`redis: 'down'`) but stays `ok`:
    * the insurance limiters keep the instance serving, so it must not leave the load balancer.
    */
-  ready(): Promise<{ ok: boolean; store: 'memory' | 'redis'; redis?: 'up' | 'down' }>;
+  ready(): Promise<{ ok: boolean; store: 'memory' | 'redis'; redis?: 'up' | 'down'; degraded?: boolean }>;
   close(): Promise<void>;
 }
 
 export type { Limits };
 
-/** Headers the browser may read (CORS), on every API response. */
-export const EXPOSED_HEADERS = [
-  'X-Request-Id',
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'X-RateLimit-Resource',
-  'RateLimit-Policy',
-  'RateLimit',
-  'Retry-After',
-  'Link',
-  'Location',
-  'Deprecation',
-  'Sunset',
-  'Idempotent-Replayed',
-];
-
-/**
- * What a request costs (SPEC §6), one policy for both facades: a REST request 1, a GraphQL request 1
- * per executed root field. Reading one's own rate limit, public documents and introspection are free.
- */
-export const FREE_GRAPHQL_ROOT_FIELDS: ReadonlySet<string> = new Set(['__schema', '__type', '__typename', 'rateLimit']);
-const FREE_REST_OPERATIONS: ReadonlySet<string> = new Set(['getRateLimit']);
-
-export function restCost(operation: { operationId: string; public: boolean } | null): number {
-  return operation && (operation.public || FREE_REST_OPERATIONS.has(operation.operationId)) ? 0 : 1;
-}

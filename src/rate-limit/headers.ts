@@ -27,7 +27,10 @@ export function nearestExhaustion(windows: WindowState[]): WindowState {
   });
 }
 
-/** The headers of a keyed response (SPEC §6), describing `shown` among the account's `windows`. */
+/** Every header the gate sets, keyed or not (for CORS). */
+export const RATE_LIMIT_HEADER_NAMES = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-RateLimit-Resource', 'RateLimit-Policy', 'RateLimit'] as const;
+
+/** The headers of a keyed response, describing `shown` among the account's `windows`. */
 export function keyedHeaders(windows: WindowState[], shown: WindowState, now = Date.now()): Record<string, string> {
   const remaining = remainingOf(shown);
   return {

@@ -1,29 +1,36 @@
-import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config.js';
 import type { Actor } from '../domain/index.js';
 import { PLANS, type PlanName } from '../domain/entities/index.js';
 import { limitsFor, PLAN_LIMITS } from '../domain/plans.js';
-import { EdgeError } from '../http/errors.js';
+import { RateLimitRefusal } from './refusal.js';
 import type { RateLimitGate } from './gate.js';
 import { KeyBans } from './bans.js';
+import { AddressLimiter } from './address-limiter.js';
 import { addressHeaders, keyedHeaders, nearestExhaustion, secondsUntil, toUsage, type Resource, type WindowState } from './headers.js';
-import { memoryStore, redisStore, type LimiterStore, type StoreLogger } from './store.js';
+import { memoryStore, redisStore, type Counter, type LimiterStore, type StoreLogger } from './store.js';
 
 export interface GateOptions {
   /** Store transitions (Redis lost / back) are logged here. */
   logger?: StoreLogger;
   /** Called when a refusal bans a key (metrics). */
   onBan?: (plan: PlanName) => void;
+  /** Window lengths in seconds (default 60 and 86,400); only tests shorten them. */
+  windows?: { minute: number; day: number };
+  /**
+   * Records a ban durably (on the key in the database), so it outlives the store: the gate also
+   * refuses a key whose `actor.bannedUntil` (read with the key) is in the future.
+   */
+  recordBan?: (keyId: number, until: Date) => Promise<void>;
 }
 
 /** Upper bounds of an enterprise account's own quotas (the domain validates the same bounds). */
 const ENTERPRISE_CEILING = { perMinute: 1_000_000, perDay: 100_000_000 };
-const BLOCKED_ADDRESSES_LIMIT = 10_000;
 const REFUND_MIN_MS = 100;
 
 interface PlanLimiter {
-  minute: RateLimiterAbstract;
-  day: RateLimiterAbstract;
+  minute: Counter;
+  day: Counter;
 }
 
 /**
@@ -38,7 +45,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
   const store: LimiterStore = config.redisUrl
     ? await redisStore(config.redisUrl, config.rateLimitKeyPrefix, options.logger)
     : memoryStore();
-  const { minute: minuteSeconds, day: daySeconds } = config.windows;
+  const { minute: minuteSeconds, day: daySeconds } = options.windows ?? { minute: 60, day: 86_400 };
 
   const plans = Object.fromEntries(
     PLANS.map((plan) => {
@@ -52,9 +59,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
   ) as Record<PlanName, PlanLimiter>;
 
   const bans = new KeyBans(store, config.banThreshold, config.banSeconds, minuteSeconds);
-  const authFailures = store.counter({ name: 'auth-failures', points: config.authFailuresPerMinute, duration: minuteSeconds });
-  /** Addresses refused for failed authentication, until when: checked before a key is even looked up. */
-  const blockedAddresses = new Map<string, number>();
+  const addresses = new AddressLimiter(config.authFailuresPerMinute, minuteSeconds * 1000, config.authFailuresMaxAddresses);
 
   const windowsOf = (actor: Actor, minute: RateLimiterRes | null, day: RateLimiterRes | null, now: number): WindowState[] => {
     const limits = limitsFor(actor.plan, actor.limits);
@@ -72,7 +77,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       { resource: 'day', limit: limits.perDay, used: limits.perDay, resetAt: until, windowSeconds: daySeconds },
     ];
     const wait = secondsUntil(until);
-    return new EdgeError('API_KEY_BANNED', `This API key kept sending requests while rate limited and is banned; retry in ${wait} seconds.`, {
+    return new RateLimitRefusal('API_KEY_BANNED', `This API key kept sending requests while rate limited and is banned; retry in ${wait} seconds.`, {
       ...keyedHeaders(policy, policy[0]!),
       'Retry-After': String(wait),
     });
@@ -89,7 +94,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
         return keyedHeaders(windows, nearestExhaustion(windows));
       }
 
-      const remembered = bans.remembered(actor.keyId);
+      const remembered = bans.remembered(actor.keyId) ?? (actor.bannedUntil && actor.bannedUntil > Date.now() ? actor.bannedUntil : null);
       if (remembered) throw bannedError(actor, remembered);
 
       const [banUntil, minute, day] = await Promise.all([
@@ -119,42 +124,33 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       const bannedUntil = hopeless ? null : await bans.refused(actor.keyId, shown.resetAt);
       if (bannedUntil) {
         options.onBan?.(actor.plan);
+        // Best effort: the store and this process already hold the ban; a failed write is logged, not answered.
+        await options.recordBan?.(actor.keyId, new Date(bannedUntil)).catch((error: Error) =>
+          options.logger?.warn({ keyId: actor.keyId, err: error.message }, 'rate limiter: could not record a ban in the database'),
+        );
         throw bannedError(actor, bannedUntil);
       }
       const wait = secondsUntil(shown.resetAt, now);
       const message = hopeless
         ? `This request costs ${cost}, more than the ${shown.resource} limit of ${shown.limit}; split it into smaller requests.`
         : `Rate limit exceeded (${shown.limit} per ${shown.resource}); retry in ${wait} seconds.`;
-      throw new EdgeError('RATE_LIMITED', message, { ...keyedHeaders(windows, shown, now), 'Retry-After': String(wait) });
+      throw new RateLimitRefusal('RATE_LIMITED', message, { ...keyedHeaders(windows, shown, now), 'Retry-After': String(wait) });
     },
 
     async anonymous(address, failedAuth) {
-      const limit = config.authFailuresPerMinute;
       const now = Date.now();
-      if (!failedAuth) {
-        const res = await authFailures.get(address);
-        const live = res && res.msBeforeNext > 0 ? res : null;
-        return addressHeaders(limit, live?.consumedPoints ?? 0, resetAt(live, minuteSeconds, now));
-      }
-      const res = await authFailures.penalty(address, 1);
-      const reset = resetAt(res, minuteSeconds, now);
-      const headers = addressHeaders(limit, res.consumedPoints, reset);
-      if (res.consumedPoints <= limit) return headers;
-      rememberBlocked(blockedAddresses, address, reset, now);
-      const wait = secondsUntil(reset, now);
-      throw new EdgeError('RATE_LIMITED', `Too many failed authentications from your address; retry in ${wait} seconds.`, {
+      const window = failedAuth ? addresses.fail(address, now) : addresses.peek(address, now);
+      const headers = addressHeaders(addresses.limit, window.used, window.resetAt);
+      if (!failedAuth || window.used <= addresses.limit) return headers;
+      const wait = secondsUntil(window.resetAt, now);
+      throw new RateLimitRefusal('RATE_LIMITED', `Too many failed authentications from your address; retry in ${wait} seconds.`, {
         ...headers,
         'Retry-After': String(wait),
       });
     },
 
-    isAddressBlocked(address) {
-      const until = blockedAddresses.get(address);
-      if (until === undefined) return false;
-      if (until > Date.now()) return true;
-      blockedAddresses.delete(address);
-      return false;
-    },
+    isAddressBlocked: (address) => addresses.exhausted(address),
+    trackedAddresses: () => addresses.size,
 
     async status(actor) {
       const account = String(actor.accountId);
@@ -178,12 +174,4 @@ function resetAt(res: RateLimiterRes | null, windowSeconds: number, now: number)
 function windowState(resource: Resource, limit: number, windowSeconds: number, res: RateLimiterRes | null, now: number): WindowState {
   const live = res && res.msBeforeNext > 0 ? res : null;
   return { resource, limit, used: live?.consumedPoints ?? 0, resetAt: resetAt(live, windowSeconds, now), windowSeconds };
-}
-
-function rememberBlocked(map: Map<string, number>, address: string, until: number, now: number) {
-  if (map.size >= BLOCKED_ADDRESSES_LIMIT) {
-    for (const [a, u] of map) if (u <= now) map.delete(a);
-    if (map.size >= BLOCKED_ADDRESSES_LIMIT) map.clear();
-  }
-  map.set(address, until);
 }

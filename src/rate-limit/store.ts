@@ -1,5 +1,8 @@
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+
+/** What the gate uses of a counter: it only counts (`penalty`/`reward`), reads, blocks and deletes. */
+export type Counter = Pick<RateLimiterAbstract, 'get' | 'penalty' | 'reward' | 'block' | 'delete'>;
 
 /** A counter kept in the limiter store: `points` is informative only, the gate decides from the counts. */
 export interface CounterSpec {
@@ -14,12 +17,14 @@ export interface StoreHealth {
   store: 'memory' | 'redis';
   /** With Redis: whether it answers right now (when down, the insurance limiters serve). */
   redis?: 'up' | 'down';
+  /** With Redis: true while the per-instance insurance limiters serve instead (Redis down, hung or slow). */
+  degraded?: boolean;
 }
 
 /** Where the counters live: this process, or Redis shared by every instance. */
 export interface LimiterStore {
   kind: 'memory' | 'redis';
-  counter(spec: CounterSpec): RateLimiterAbstract;
+  counter(spec: CounterSpec): Counter;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;
 }
@@ -33,6 +38,10 @@ export interface StoreLogger {
 const REDIS_COMMAND_TIMEOUT_MS = 500;
 /** At start, how long to wait for Redis before serving on the insurance limiters. */
 const REDIS_CONNECT_WAIT_MS = 2000;
+/** Consecutive failed Redis calls that open the circuit: from then on the insurance limiters answer at once. */
+const FAILURES_TO_OPEN = 3;
+/** While the circuit is open, how often a background PING asks whether Redis answers again. */
+const PROBE_INTERVAL_MS = 1000;
 
 export function memoryStore(): LimiterStore {
   return {
@@ -85,25 +94,104 @@ export async function redisStore(url: string, keyPrefix: string, logger?: StoreL
     client.once('error', done);
   });
   if (!up) logger?.warn({ store: 'redis' }, 'rate limiter: Redis is not reachable at start; serving on per-instance insurance limiters');
+  const breaker = new CircuitBreaker(() => client.ping().then(() => undefined), logger);
   return {
     kind: 'redis',
     counter: ({ name, points, duration }) =>
-      new RateLimiterRedis({
-        storeClient: client,
-        keyPrefix: `${keyPrefix}:${name}`,
-        points,
-        duration,
-        rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory({ keyPrefix: `insurance:${name}`, points, duration }),
-      }),
+      guarded(
+        new RateLimiterRedis({ storeClient: client, keyPrefix: `${keyPrefix}:${name}`, points, duration, rejectIfRedisNotReady: true }),
+        new RateLimiterMemory({ keyPrefix: `insurance:${name}`, points, duration }),
+        breaker,
+      ),
     async health() {
-      const answered = client.status === 'ready' && (await client.ping().then(() => true, () => false));
+      // While the circuit is open Redis is known not to answer: no PING that would wait for its timeout.
+      const answered = !breaker.isOpen && client.status === 'ready' && (await client.ping().then(() => true, () => false));
       // Degraded, not unready: the insurance limiters keep this instance serving.
-      return { ok: true, store: 'redis', redis: answered ? 'up' : 'down' };
+      return { ok: true, store: 'redis', redis: answered ? 'up' : 'down', degraded: !answered };
     },
     async close() {
+      breaker.stop();
       if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
       else client.disconnect();
     },
   };
+}
+
+/**
+ * A Redis counter behind the circuit breaker, insured by an in-memory twin: while the circuit is
+ * closed a call goes to Redis and, if it fails (down, or no answer within the command timeout),
+ * is answered by the twin; once the circuit is open every call goes to the twin at once, so a hung
+ * Redis costs nothing per request instead of the command timeout.
+ */
+function guarded(redis: RateLimiterRedis, insurance: RateLimiterMemory, breaker: CircuitBreaker): Counter {
+  const call = async <T>(use: (limiter: Counter) => Promise<T>): Promise<T> => {
+    if (breaker.isOpen) return use(insurance);
+    try {
+      const result = await use(redis);
+      breaker.succeeded();
+      return result;
+    } catch (error) {
+      if (error instanceof RateLimiterRes) throw error;
+      breaker.failed();
+      return use(insurance);
+    }
+  };
+  return {
+    get: (key, options) => call((l) => l.get(key, options)),
+    penalty: (key, points, options) => call((l) => l.penalty(key, points, options)),
+    reward: (key, points, options) => call((l) => l.reward(key, points, options)),
+    block: (key, seconds, options) => call((l) => l.block(key, seconds, options)),
+    delete: (key, options) => call((l) => l.delete(key, options)),
+  };
+}
+
+/**
+ * Opens after `FAILURES_TO_OPEN` consecutive failures; while open, probes every `PROBE_INTERVAL_MS`
+ * in the background and closes on the first probe that succeeds (Redis answers again).
+ */
+class CircuitBreaker {
+  private failures = 0;
+  private probe: NodeJS.Timeout | undefined;
+  private probing = false;
+
+  constructor(
+    private readonly ping: () => Promise<void>,
+    private readonly logger?: StoreLogger,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.probe !== undefined;
+  }
+
+  succeeded(): void {
+    this.failures = 0;
+  }
+
+  failed(): void {
+    this.failures += 1;
+    if (this.failures < FAILURES_TO_OPEN || this.isOpen) return;
+    this.logger?.warn({ store: 'redis', failures: this.failures }, 'rate limiter: Redis keeps failing; circuit open, serving on per-instance insurance limiters');
+    this.probe = setInterval(() => void this.tryClose(), PROBE_INTERVAL_MS);
+    this.probe.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.probe);
+    this.probe = undefined;
+  }
+
+  private async tryClose(): Promise<void> {
+    if (this.probing) return;
+    this.probing = true;
+    try {
+      await this.ping();
+      this.stop();
+      this.failures = 0;
+      this.logger?.info({ store: 'redis' }, 'rate limiter: Redis answers again; circuit closed');
+    } catch {
+      // Still down: the next probe tries again.
+    } finally {
+      this.probing = false;
+    }
+  }
 }

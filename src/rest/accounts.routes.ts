@@ -3,12 +3,10 @@ import type { RateLimitGate } from '../rate-limit/gate.js';
 import * as out from './serialize.js';
 
 export interface AccountsRoutesOptions {
-  gate: RateLimitGate;
-  /** Called after a change to accounts or keys, so cached authentications are dropped. */
-  onAccountsChanged: () => void;
+  gate: Pick<RateLimitGate, 'status'>;
 }
 
-export function accountsRoutes({ gate, onAccountsChanged }: AccountsRoutesOptions): RestHandlers {
+export function accountsRoutes({ gate }: AccountsRoutesOptions): RestHandlers {
   return {
     getViewer: async (_input, { domain, actor }) => {
       const viewer = await domain.accounts.viewer(actor);
@@ -25,11 +23,7 @@ export function accountsRoutes({ gate, onAccountsChanged }: AccountsRoutesOption
     listAccounts: async ({ query }, { domain, actor, url }) =>
       out.page(await domain.accounts.listAccounts(actor, { limit: query.limit, cursor: query.cursor }), out.account, url),
 
-    updateAccount: async ({ params, body }, { domain, actor }) => {
-      const updated = await domain.accounts.updateAccount(actor, params.accountId, body);
-      onAccountsChanged();
-      return { body: out.account(updated) };
-    },
+    updateAccount: async ({ params, body }, { domain, actor }) => ({ body: out.account(await domain.accounts.updateAccount(actor, params.accountId, body)) }),
 
     listApiKeys: async ({ params }, { domain, actor }) => ({
       body: (await domain.accounts.listApiKeys(actor, params.accountId)).map(out.apiKey),
@@ -42,7 +36,6 @@ export function accountsRoutes({ gate, onAccountsChanged }: AccountsRoutesOption
 
     revokeApiKey: async ({ params }, { domain, actor }) => {
       await domain.accounts.revokeApiKey(actor, params.keyId);
-      onAccountsChanged();
       return { status: 204 };
     },
 

@@ -1,5 +1,6 @@
 import type { RestDeprecations, RestHandlers } from './router.js';
-import { EdgeError } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
+import { DECIMAL_ID } from '../domain/validate.js';
 import * as out from './serialize.js';
 
 export interface PetsRoutesOptions {
@@ -20,7 +21,7 @@ export function petsDeprecations({ sunset, deprecatedSince }: PetsRoutesOptions)
   const since = Math.min(deprecatedSince.getTime(), sunset.getTime());
   return {
     getPet: (params) => {
-      const id = /^\d{1,16}$/.test(params.petId ?? '') ? params.petId : undefined;
+      const id = DECIMAL_ID.test(params.petId ?? '') ? params.petId : undefined;
       return {
         Deprecation: `@${Math.floor(since / 1000)}`,
         Sunset: httpDate(sunset),
@@ -50,7 +51,7 @@ export function petsRoutes({ sunset }: Pick<PetsRoutesOptions, 'sunset'>): RestH
       // The Deprecation/Sunset/Link headers are set by the router on every answer (see `petsDeprecations`).
       if (Date.now() >= sunset.getTime()) {
         const retired = sunset.toISOString().slice(0, 10);
-        throw new EdgeError('OPERATION_SUNSET', `GET /v1/pets/{petId} was retired on ${retired}; use GET /v1/pets?ids=${params.petId}.`);
+        throw new HttpError('OPERATION_SUNSET', `GET /v1/pets/{petId} was retired on ${retired}; use GET /v1/pets?ids=${params.petId}.`);
       }
       return { body: out.pet(await domain.catalog.getPet(params.petId)) };
     },

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { DomainError, validationFailed } from '../domain/errors.js';
 import type { Actor, Domain } from '../domain/index.js';
-import { EdgeError } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
 import { readJsonBody } from '../http/body.js';
 import type { AppState } from '../http/context.js';
 import { compileOperations, toDetails, type CompiledOperation, type OpenApiDocument } from './openapi.js';
@@ -82,7 +82,7 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
       const allowed = templates.filter((t) => t.pattern.test(ctx.path)).map((t) => t.method);
       if (allowed.length) {
         if (allowed.includes('GET')) allowed.push('HEAD');
-        throw new EdgeError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; use ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
+        throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; use ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
       }
       throw new DomainError('NOT_FOUND', `No operation at ${ctx.method} ${ctx.path}. See /v1/openapi.json.`);
     });

@@ -1,6 +1,6 @@
 import type { RestHandlers } from './router.js';
 import { ReplayedDomainError } from '../domain/index.js';
-import { EdgeError } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
 import * as out from './serialize.js';
 
 export function storeRoutes(): RestHandlers {
@@ -14,7 +14,7 @@ export function storeRoutes(): RestHandlers {
     placeOrder: async ({ body, headers }, { domain, actor }) => {
       const { order, replayed } = await domain.store.placeOrder(actor, body, headers['idempotency-key']).catch((error: unknown) => {
         // A replayed refusal is marked like a replayed success.
-        if (error instanceof ReplayedDomainError) throw new EdgeError(error.code, error.message, { 'Idempotent-Replayed': 'true' }, error.details);
+        if (error instanceof ReplayedDomainError) throw new HttpError(error.code, error.message, { 'Idempotent-Replayed': 'true' }, error.details);
         throw error;
       });
       const responseHeaders: Record<string, string> = { Location: `/v1/store/orders/${order.id}` };

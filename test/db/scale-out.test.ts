@@ -22,9 +22,10 @@ describe('scale-out: two instances on one PostgreSQL database and one Redis', as
     const url = await createDatabase(pg!, name);
     const env = { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: `petstore-scale-${randomBytes(4).toString('hex')}` };
     // Both start at once on the empty database: migrations and the first-start bootstrap run once.
+    const adminKey = `psk_${randomBytes(24).toString('base64url')}`;
     [a, b] = await Promise.all([
-      startApp({ databaseUrl: url, env: { ...env, ADMIN_API_KEY: `psk_${'A'.repeat(32)}` } }),
-      startApp({ databaseUrl: url, env: { ...env, ADMIN_API_KEY: `psk_${'A'.repeat(32)}` } }),
+      startApp({ databaseUrl: url, env: { ...env, ADMIN_API_KEY: adminKey } }),
+      startApp({ databaseUrl: url, env: { ...env, ADMIN_API_KEY: adminKey } }),
     ]);
   });
   after(async () => {

@@ -41,7 +41,7 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
     const env = {
       REDIS_URL: redis!,
       RATE_LIMIT_KEY_PREFIX: `petstore-hooks-${randomBytes(4).toString('hex')}`,
-      ADMIN_API_KEY: `psk_${'H'.repeat(32)}`,
+      ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
       WEBHOOK_ALLOW_PRIVATE: 'true',
       // Polls are a minute apart: what arrives here was woken by PostgreSQL NOTIFY at commit.
       WEBHOOK_POLL_MS: '60000',

@@ -1,9 +1,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { parse, type OperationDefinitionNode } from 'graphql';
+import { readFileSync } from 'node:fs';
+import { buildSchema, parse, type OperationDefinitionNode } from 'graphql';
 import Database from 'libsql';
 import { startApp, createAccount, type TestApp } from '../helpers/app.js';
-import { operationCost } from '../../src/graphql/rate-limit.plugin.js';
+import { operationShape } from '../../src/graphql/operation-shape.js';
+import { projectPath } from '../../src/project-path.js';
+import { graphqlCost } from '../../src/rate-limit/index.js';
 import { assertGraphQLError, dataOf, gql } from './support.js';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
@@ -24,6 +27,15 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     assert.match(html, /src="https:\/\/embeddable-sandbox\.cdn\.apollographql\.com\/[^"]*embeddable-sandbox\.umd/);
     assert.match(html, /"sharedHeaders":\{"X-API-Key":""\}/);
     assert.match(html, /"includeCookies":false/);
+  });
+
+  it('when a query uses @include and @skip with variables (as Apollo Client does), then the fields follow them', async () => {
+    const res = await t.admin.graphql('query($withName: Boolean!, $noRole: Boolean!) { viewer { name @include(if: $withName) role @skip(if: $noRole) plan } }', {
+      withName: false,
+      noRole: false,
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.data, { viewer: { role: 'staff', plan: 'business' } });
   });
 
   it('when a browser opens GET /graphql in production, then it gets the production landing page, not Sandbox', async () => {
@@ -56,7 +68,7 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     const query = encodeURIComponent('{ categories { edges { node { id } } } }');
     const res = await t.admin.get(`/graphql?query=${query}`, { headers: { 'apollo-require-preflight': 'true' } });
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { data: { categories: { edges: [] } } });
+    assert.deepEqual(res.body, { data: { categories: { edges: [] } }, extensions: { cost: { requested: 1, charged: 1 } } });
   });
 
   it('when a GET carries no preflight header, then CSRF prevention refuses it (400 VALIDATION_FAILED)', async () => {
@@ -204,12 +216,14 @@ describe('GraphQL: a database busy under a resolver (SQLite)', { skip: process.e
 });
 
 describe('GraphQL cost: 1 per root field of the executed operation', () => {
+  const schema = buildSchema(readFileSync(projectPath('schema/schema.graphql'), 'utf8'));
   const cost = (source: string, operationName?: string) => {
     const document = parse(source);
     const operation = document.definitions.find(
       (d): d is OperationDefinitionNode => d.kind === 'OperationDefinition' && (!operationName || d.name?.value === operationName),
     )!;
-    return operationCost(operation, document);
+    const shape = operationShape(schema, document, operation, {});
+    return { cost: graphqlCost(shape), needsKey: shape.needsKey };
   };
 
   it('when root fields are aliased, then each alias counts', () => {

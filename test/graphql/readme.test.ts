@@ -1,55 +1,28 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { projectPath } from '../../src/project-path.js';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { runGraphqlWalkthrough, runRestWalkthrough } from '../helpers/readme.js';
 
-interface Step {
-  role: 'staff' | 'customer';
-  document: string;
-  expected: string;
-}
-
-/** The README's GraphQL walkthrough: each operation, the key it runs with, and the `# → ` line after it. */
-function graphqlWalkthrough(readme: string): Step[] {
-  const block = readme.split('<!-- graphql-walkthrough:start -->')[1]?.split('<!-- graphql-walkthrough:end -->')[0];
-  assert.ok(block, 'README has a graphql-walkthrough block');
-  const code = block.split('```graphql\n')[1]!.split('```')[0]!;
-  const steps: Step[] = [];
-  let role: Step['role'] | undefined;
-  let lines: string[] = [];
-  for (const line of code.split('\n')) {
-    if (/^# As staff\b/.test(line)) role = 'staff';
-    else if (/^# As the customer\b/.test(line)) role = 'customer';
-    else if (line.startsWith('# → ')) {
-      assert.ok(role, `README: no "# As …" line before ${lines.join(' ')}`);
-      steps.push({ role, document: lines.join('\n'), expected: line.slice('# → '.length) });
-      lines = [];
-    } else if (line.trim() && !line.startsWith('#')) lines.push(line);
-  }
-  return steps;
-}
-
-const pattern = (expected: string) =>
-  new RegExp(`^${expected.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-
-describe('README: the GraphQL walkthrough works as written', () => {
+describe('README: the GraphQL walkthrough, then the REST one, on one database', () => {
   let t: TestApp;
-  let customer: Client;
+  let customerKey: string;
   before(async () => {
     t = await startApp({ env: { SEED_DEMO: 'true' } });
-    const key = /demo customer[\s\S]*?X-API-Key: (psk_[\w-]+)/.exec(t.announced.join('\n'))?.[1];
-    assert.ok(key, 'the demo customer key is announced');
-    customer = new Client(t.url, key);
+    customerKey = /demo customer[\s\S]*?X-API-Key: (psk_[\w-]+)/.exec(t.announced.join('\n'))?.[1] ?? '';
+    assert.ok(customerKey, 'the demo customer key is announced');
   });
   after(() => t.close());
 
-  it('when each operation of the GraphQL walkthrough runs against a fresh service, then it answers what the README shows', async () => {
-    const steps = graphqlWalkthrough(readFileSync(projectPath('README.md'), 'utf8'));
-    assert.ok(steps.length >= 6, 'the walkthrough has its steps');
-    for (const step of steps) {
-      const res = await (step.role === 'staff' ? t.admin : customer).graphql(step.document);
-      assert.match(res.text.trim(), pattern(step.expected), `README step as ${step.role}:\n${step.document}`);
-    }
+  it('when each operation of the GraphQL walkthrough runs against a fresh service, with the variables the README says to set, then it answers what the README shows', async () => {
+    const customer = new Client(t.url, customerKey);
+    const steps = await runGraphqlWalkthrough(async (role, document, variables) =>
+      (await (role === 'staff' ? t.admin : customer).graphql(document, variables)).text,
+    );
+    assert.ok(steps >= 8, 'the walkthrough has its steps');
+  });
+
+  it('when the REST walkthrough runs next, on the same database, then every command still prints what the README shows', async () => {
+    const steps = await runRestWalkthrough({ BASE: `${t.url}/v1`, STAFF: t.adminKey, CUSTOMER: customerKey });
+    assert.ok(steps >= 7, 'the walkthrough has its steps');
   });
 });

@@ -5,6 +5,8 @@ import { assertNoLeak } from '../rest/support.js';
 export interface GraphQLBody<T = any> {
   data?: T | null;
   errors?: Array<{ message: string; path?: Array<string | number>; extensions?: Record<string, any> }>;
+  /** `cost: {requested, charged}` on every executed operation. */
+  extensions?: Record<string, any>;
 }
 
 /** POST /graphql; fails the test unless the body is a GraphQL response. */

@@ -83,7 +83,9 @@ export interface TestApp {
 export interface StartOptions {
   /** Environment variables for loadConfig (strings, as a user would set them). */
   env?: Record<string, string>;
-  /** Direct config overrides after parsing (e.g. short windows). */
+  /** Rate-limit window lengths in seconds (short windows for tests). */
+  windows?: { minute: number; day: number };
+  /** Direct config overrides after parsing. */
   config?: Partial<Config>;
   /** Reuse an existing database URL (multi-instance tests) instead of a fresh one. */
   databaseUrl?: string;
@@ -128,8 +130,8 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     ...options.env,
   });
   const announced: string[] = [];
-  Object.assign(config, { announce: (line: string) => announced.push(line) }, options.config);
-  const app = await createApp(config, { logStream: options.logStream });
+  Object.assign(config, options.config);
+  const app = await createApp(config, { logStream: options.logStream, announce: (line) => announced.push(line), windows: options.windows });
   const { url } = await app.listen(0, '127.0.0.1');
   let closed = false;
   return {

@@ -18,7 +18,7 @@ function assertGraphQLRefused(res: TestResponse, code: string, status: number, m
   if (message) assert.ok(res.body.errors.some((e: { message: string }) => message.test(e.message)), res.text);
 }
 
-describe('ops: GraphQL document limits (defaults: depth 8, aliases 15, cost 20000), refused before any resolver runs', () => {
+describe('ops: GraphQL document limits (defaults: depth 8, aliases 15, result size 20000), refused before any resolver runs', () => {
   let t: TestApp;
   before(async () => {
     t = await startApp();
@@ -58,12 +58,14 @@ describe('ops: GraphQL document limits (defaults: depth 8, aliases 15, cost 2000
     await refusedWithoutEffect(aliased(16, 'Alias over'), /aliases limit of 15/i);
   });
 
-  it('when a mutation asks one page of 100 pets with their relations, then it runs; three such pages, then 400 naming the cost limit and nothing is created', async () => {
+  it('when a mutation asks one page of 100 pets with their relations, then it runs; thirteen such pages (over 20000 result fields), then 400 naming the size limit and nothing is created', async () => {
+    // 2 + 100 × 16 = 1602 result fields a page: 12 pages fit under 20000, 13 do not.
     const page = (alias: string) =>
-      `${alias}: pets(first: 100) { edges { node { id name status category { id name description } inventory { quantity status petId } } } }`;
+      `${alias}: pets(first: 100) { edges { cursor node { id name status category { id name description } inventory { quantity status petId pet { id name } } } } }`;
     const ok = await t.admin.graphql(`mutation { createCategory(input: {name: "Cost ok"}) { ${page('a')} } }`);
     assert.equal(ok.status, 200, ok.text);
-    await refusedWithoutEffect(`mutation { createCategory(input: {name: "Cost over"}) { ${page('a')} ${page('b')} ${page('c')} } }`, /cost limit of 20000/i);
+    const pages = (n: number) => Array.from({ length: n }, (_, i) => page(`p${i}`)).join(' ');
+    await refusedWithoutEffect(`mutation { createCategory(input: {name: "Cost over"}) { ${pages(13)} } }`, /size limit of 20000/i);
   });
 
   it('when a field name is misspelt, then the error suggests no field names', async () => {

@@ -1,72 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { projectPath } from '../../src/project-path.js';
-import { RawConnection } from './support.js';
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-
-interface Service {
-  child: ChildProcess;
-  url: string;
-  key: string;
-  output: () => string;
-  /** Resolves with the first JSON log line whose msg starts with `msg`. */
-  logLine(msg: string): Promise<Record<string, any>>;
-  exited: Promise<number | null>;
-  cleanup(): void;
-}
-
-/** `node dist/src/main.js` on a fresh SQLite file and a free port, as an operator would run it. */
-async function startService(env: Record<string, string>): Promise<Service> {
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-shutdown-'));
-  const port = await freePort();
-  const key = `psk_${randomBytes(24).toString('base64url')}`;
-  const child = spawn(process.execPath, [projectPath('dist/src/main.js')], {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: `sqlite:${join(dir, 'petstore.db')}`,
-      ADMIN_API_KEY: key,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const logLine = async (msg: string) => {
-    for (;;) {
-      for (const line of out.split('\n')) {
-        if (!line.startsWith('{')) continue;
-        const record = JSON.parse(line);
-        if (typeof record.msg === 'string' && record.msg.startsWith(msg)) return record;
-      }
-      if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}):\n${out}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
-  await logLine('petstore listening');
-  return { child, url: `http://127.0.0.1:${port}`, key, output: () => out, logLine, exited, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
+import { connect } from 'node:net';
+import { heldRequest, RawConnection, startService, type Service } from './support.js';
 
 async function api(s: Service, method: string, path: string, body?: unknown) {
   const res = await fetch(s.url + path, {
@@ -75,17 +10,6 @@ async function api(s: Service, method: string, path: string, body?: unknown) {
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as any };
-}
-
-/** Headers sent, body held back: the server has the request (it answered 100 Continue) and waits for the rest. */
-async function heldRequest(s: Service, path: string, body: string): Promise<{ conn: RawConnection; rest: string }> {
-  const conn = await RawConnection.open(s.url);
-  const split = Math.floor(body.length / 2);
-  conn.send(
-    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${s.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, split)}`,
-  );
-  await conn.until('100 Continue');
-  return { conn, rest: body.slice(split) };
 }
 
 const refusesConnections = (url: string) =>
@@ -113,18 +37,29 @@ describe('ops: graceful shutdown of the real process', () => {
         '/graphql',
         JSON.stringify({ query: `mutation { placeOrder(input: {petId: "${pet.body.id}", quantity: 1}) { id quantity complete } }` }),
       );
+      // A readiness probe whose headers are still arriving when the signal comes.
+      const probe = await RawConnection.open(s.url);
+      probe.send('GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
 
       s.child.kill('SIGTERM');
       await s.logLine('shutdown: readiness 503');
       assert.equal(await refusesConnections(s.url), true, 'a new connection was accepted after SIGTERM');
 
-      // The REST order finishes; a readiness probe pipelined behind it on the same connection sees 503.
-      rest.conn.send(`${rest.rest}GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-      const [order, ready] = await rest.conn.responses(2);
+      // The REST order finishes. (A request pipelined behind it is no longer answered: during the drain
+      // every response carries `Connection: close`, so the connection ends after this one.)
+      rest.conn.send(rest.rest);
+      const [order] = await rest.conn.responses(1);
       assert.equal(order!.status, 201, order!.body);
       assert.equal(JSON.parse(order!.body).quantity, 2);
+      assert.equal(order!.headers.connection, 'close');
+      await rest.conn.untilClosed();
+
+      // The readiness probe sees 503.
+      probe.send('\r\n');
+      const [ready] = await probe.responses(1);
       assert.equal(ready!.status, 503);
       assert.equal(JSON.parse(ready!.body).status, 'shutting-down');
+      assert.equal(ready!.headers.connection, 'close');
 
       gql.conn.send(gql.rest);
       const [placed] = await gql.conn.responses(1);

@@ -1,4 +1,10 @@
-import { connect, type Socket } from 'node:net';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { projectPath } from '../../src/project-path.js';
 
 /** Collects an app's log lines (pino JSON) for assertions. */
 export class LogCapture {
@@ -54,6 +60,11 @@ export class RawConnection {
       const socket = connect({ host: hostname, port: Number(port) }, () => resolve(new RawConnection(socket)));
       socket.once('error', reject);
     });
+  }
+
+  /** Forgets what was received so far (the next response() reads what comes after). */
+  discard() {
+    this.data = '';
   }
 
   send(text: string | Buffer) {
@@ -131,4 +142,81 @@ function parseResponse(data: string, ended = false) {
   if (length !== undefined && Buffer.byteLength(body) < Number(length)) return undefined;
   if (length === undefined && !ended && headers['transfer-encoding']) return undefined;
   return { status: Number(statusLine!.split(' ')[1]), headers, body };
+}
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+export interface Service {
+  child: ChildProcess;
+  url: string;
+  key: string;
+  output: () => string;
+  /** Resolves with the first JSON log line whose msg starts with `msg`. */
+  logLine(msg: string): Promise<Record<string, any>>;
+  exited: Promise<number | null>;
+  cleanup(): void;
+}
+
+export interface ServiceOptions {
+  /** A database to (re)use, such as the one of a killed instance; default a fresh SQLite file. */
+  databaseUrl?: string;
+  /** The staff key (ADMIN_API_KEY, used on an empty database); default a new one. */
+  key?: string;
+}
+
+/** `node dist/src/main.js` on a fresh SQLite file (or the given database) and a free port, as an operator would run it. */
+export async function startService(env: Record<string, string>, options: ServiceOptions = {}): Promise<Service> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-service-'));
+  const port = await freePort();
+  const key = options.key ?? `psk_${randomBytes(24).toString('base64url')}`;
+  const child = spawn(process.execPath, [projectPath('dist/src/main.js')], {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: options.databaseUrl ?? `sqlite:${join(dir, 'petstore.db')}`,
+      ADMIN_API_KEY: key,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const logLine = async (msg: string) => {
+    for (;;) {
+      for (const line of out.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        const record = JSON.parse(line);
+        if (typeof record.msg === 'string' && record.msg.startsWith(msg)) return record;
+      }
+      if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}):\n${out}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await logLine('petstore listening');
+  return { child, url: `http://127.0.0.1:${port}`, key, output: () => out, logLine, exited, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Headers sent, body held back: the server has the request (it answered 100 Continue) and waits for the rest. */
+export async function heldRequest(s: Pick<Service, 'url' | 'key'>, path: string, body: string): Promise<{ conn: RawConnection; rest: string }> {
+  const conn = await RawConnection.open(s.url);
+  const split = Math.floor(body.length / 2);
+  conn.send(
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${s.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, split)}`,
+  );
+  await conn.until('100 Continue');
+  return { conn, rest: body.slice(split) };
 }

@@ -1,10 +1,10 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { connect as createConnection, createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { Client, createAccount, startApp, type TestApp } from '../helpers/app.js';
 import { redisUrl, skipUnless } from '../helpers/services.js';
 import { assertKeyed, freshPrefix, sleep, startOn, statusCounts } from './support.js';
+import { freePort, startRedis, stopRedis, waitFor } from './redis-server.js';
 
 /** Redis as the shared store (SPEC §6, §10): one budget across instances, and outages that degrade, never fail. */
 const redis = await redisUrl();
@@ -115,46 +115,3 @@ describe('rate limits on Redis: outages degrade to per-instance limits', { skip 
     });
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** A private redis-server on `port` (never the shared one), ready when this resolves. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  await waitFor(
-    () =>
-      new Promise<boolean>((resolve) => {
-        const probe = createConnection(port);
-        probe.once('connect', () => {
-          probe.destroy();
-          resolve(true);
-        });
-        probe.once('error', () => resolve(false));
-      }),
-  );
-  return child;
-}
-
-async function stopRedis(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  throw new Error('condition not met in time');
-}

@@ -17,11 +17,11 @@ export const freshPrefix = () => `petstore-rl-test-${randomBytes(6).toString('he
 export function startOn(
   store: StoreKind,
   redis: string | undefined,
-  options: { env?: Record<string, string>; windows?: Config['windows']; prefix?: string; databaseUrl?: string } = {},
+  options: { env?: Record<string, string>; windows?: { minute: number; day: number }; prefix?: string; databaseUrl?: string } = {},
 ): Promise<TestApp> {
   const storeEnv: Record<string, string> = store === 'redis' ? { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: options.prefix ?? freshPrefix() } : { REDIS_URL: '' };
   const start: StartOptions = { env: { ...storeEnv, ...options.env }, databaseUrl: options.databaseUrl };
-  if (options.windows) start.config = { windows: options.windows };
+  if (options.windows) start.windows = options.windows;
   return startApp(start);
 }
 

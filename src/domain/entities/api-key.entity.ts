@@ -24,6 +24,10 @@ export class ApiKey {
   @Property({ type: 'datetime', nullable: true })
   revokedAt: Date | null = null;
 
+  /** Until when the key is banned for sending while rate limited (SPEC §6); the durable record of the ban. */
+  @Property({ type: 'datetime', nullable: true })
+  bannedUntil: Date | null = null;
+
   constructor(account: Account, prefix: string, hash: string) {
     this.account = account;
     this.prefix = prefix;

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261126040457 extends Migration {
+export class Migration20261126050000 extends Migration {
 
   override async up(): Promise<void> {
     this.addSql(`create table "events" ("id" bigserial primary key, "type" varchar(64) not null, "data" text not null, "account_id" bigint null, "created_at" timestamptz not null);`);

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261126040921 extends Migration {
+export class Migration20261126050100 extends Migration {
 
   override async up(): Promise<void> {
     this.addSql(`create table \`event_relays\` (\`name\` text not null, \`last_event_id\` bigint not null, primary key (\`name\`));`);

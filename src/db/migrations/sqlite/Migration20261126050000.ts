@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261126040457 extends Migration {
+export class Migration20261126050000 extends Migration {
 
   override async up(): Promise<void> {
     this.addSql(`create table \`events\` (\`id\` integer not null primary key autoincrement, \`type\` text not null, \`data\` text not null, \`account_id\` bigint null, \`created_at\` datetime not null);`);

@@ -85,8 +85,8 @@ describe('REST edge: text is valid Unicode, and responses never echo a client-ch
     assert.deepEqual(
       res.body.map((k: { id: number; prefix: string; revokedAt: string | null }) => [k.id, k.prefix, k.revokedAt !== null]),
       [
-        [first.id, first.key.slice(0, 12), true],
-        [second.id, second.key.slice(0, 12), false],
+        [first.id, first.key.slice(0, 8), true],
+        [second.id, second.key.slice(0, 8), false],
       ],
     );
     assert.doesNotMatch(res.text, new RegExp(`${first.key}|${second.key}`));
@@ -140,9 +140,8 @@ describe('startup failure', () => {
       const { createApp } = await import(${JSON.stringify(app)});
       const { loadConfig } = await import(${JSON.stringify(config)});
       const c = loadConfig({ DATABASE_URL: 'sqlite:' + join(mkdtempSync(join(tmpdir(), 'petstore-fail-')), 'p.db'), LOG_LEVEL: 'silent', NODE_ENV: 'test' });
-      c.announce = () => {};
       const failing = new Proxy({}, { ownKeys: () => { throw new Error('gate broken'); } });
-      await createApp(c, { gate: failing }).then(() => process.exit(3), (e) => console.log('rejected: ' + e.message));`;
+      await createApp(c, { gate: failing, announce: () => {} }).then(() => process.exit(3), (e) => console.log('rejected: ' + e.message));`;
     const result = await new Promise<{ code: number | null; killed: boolean; stdout: string }>((resolve) => {
       const child = execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 }, (error, stdout) =>
         resolve({ code: child.exitCode, killed: Boolean(error && (error as { killed?: boolean }).killed), stdout }),

@@ -1,0 +1,83 @@
+/**
+ * The ladder between L0 and the service: minimal servers that each add one layer of the project's own
+ * stack to a bare `node:http` floor, so the benchmark measures how far the service is from what its
+ * stack can do at best (not only from L0). Usage (by bench/run.ts):
+ *
+ *   RUNG=koa   BODY_FILE=… node dist/bench/ladder-server.js          Koa + @koa/router with every route of the OpenAPI document
+ *   RUNG=gate  BODY_FILE=… KEY=… node dist/bench/ladder-server.js    + API key looked up in a Map, rate-limiter-flexible (memory), 5 headers
+ *   RUNG=floor DATABASE=… KEY=… node dist/bench/ladder-server.js     + the 10-id read as one cached libsql prepared statement:
+ *                                                                     F, the floor of this stack for a keyed read
+ * Prints `listening PORT`.
+ */
+import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import Koa, { type Context } from 'koa';
+import Router from '@koa/router';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { parse } from 'yaml';
+import Database from 'libsql';
+import { projectPath } from '../src/project-path.js';
+
+const rung = process.env.RUNG ?? 'koa';
+const body = process.env.BODY_FILE ? readFileSync(process.env.BODY_FILE) : Buffer.alloc(0);
+
+const doc = parse(readFileSync(projectPath('schema/openapi.yaml'), 'utf8')) as { paths: Record<string, Record<string, unknown>> };
+const router = new Router({ prefix: '/v1' });
+const fixed = (ctx: Context) => {
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.body = body;
+};
+let routes = 0;
+for (const [path, item] of Object.entries(doc.paths)) {
+  for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
+    if (!item[method]) continue;
+    routes++;
+    router[method](path.replace(/\{(\w+)\}/g, ':$1'), fixed);
+  }
+}
+
+const koa = new Koa();
+if (rung === 'gate' || rung === 'floor') {
+  const keys = new Map([[process.env.KEY ?? '', { accountId: 1, plan: 'enterprise' }]]);
+  const minute = new RateLimiterMemory({ points: 1_000_000, duration: 60, keyPrefix: 'm' });
+  const day = new RateLimiterMemory({ points: 100_000_000, duration: 86_400, keyPrefix: 'd' });
+  koa.use(async (ctx, next) => {
+    const actor = keys.get(ctx.get('x-api-key'));
+    if (!actor) {
+      ctx.status = 401;
+      ctx.body = { code: 'INVALID_API_KEY', message: 'unknown key', status: 401 };
+      return;
+    }
+    const [m] = await Promise.all([minute.consume(actor.accountId), day.consume(actor.accountId)]);
+    ctx.set({
+      'X-RateLimit-Limit': '1000000',
+      'X-RateLimit-Remaining': String(m.remainingPoints),
+      'X-RateLimit-Reset': String(Math.ceil((Date.now() + m.msBeforeNext) / 1000)),
+      'X-RateLimit-Resource': 'minute',
+      'X-Request-Id': String(ctx.get('x-request-id') || Date.now()),
+    });
+    await next();
+  });
+}
+if (rung === 'floor') {
+  const db = new Database(process.env.DATABASE ?? '', { readonly: true });
+  const statements = new Map<number, ReturnType<typeof db.prepare>>();
+  router.stack.find((layer) => layer.path === '/v1/pets' && layer.methods.includes('GET'))!.stack.splice(0, 1, async (ctx: Context) => {
+    const ids = String(ctx.query.ids ?? '').split(',').map(Number);
+    let statement = statements.get(ids.length);
+    if (!statement) {
+      statement = db.prepare(`select id, name, category_id, status from pets where id in (${ids.map(() => '?').join(',')}) order by id`);
+      statements.set(ids.length, statement);
+    }
+    const rows = (statement.all as (...args: number[]) => unknown)(...ids) as Array<{ id: number; name: string; category_id: number; status: string }>;
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = JSON.stringify(rows.map((r) => ({ id: r.id, name: r.name, categoryId: r.category_id, status: r.status })));
+  });
+}
+koa.use(router.routes());
+
+const server = createServer(koa.callback());
+server.keepAliveTimeout = 65_000;
+server.listen(0, '127.0.0.1', () => process.stdout.write(`listening ${(server.address() as AddressInfo).port} (${rung}, ${routes} routes)\n`));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

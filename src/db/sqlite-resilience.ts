@@ -1,0 +1,104 @@
+/**
+ * SQLite under a foreign write lock or a full disk. The libsql driver is synchronous: a statement that
+ * waits for a lock (busy_timeout) blocks the whole event loop, so every request stalls behind one
+ * waiting write. Instead the connection's busy_timeout is tiny and a statement or transaction that
+ * finds the file locked is retried asynchronously, with backoff, until the budget (DB_BUSY_TIMEOUT_MS)
+ * is spent; between attempts the connection goes back to the pool and reads (WAL: never blocked by a
+ * writer) and /healthz carry on. A write that still cannot get the lock fails with SQLITE_BUSY, which
+ * the error envelope answers 503 UNAVAILABLE with Retry-After.
+ *
+ * A full disk (SQLITE_FULL) is remembered: readiness then probes whether a write could allocate a
+ * page again, and turns 503 until it can.
+ */
+import { statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Orm } from './orm.js';
+
+/** How long one attempt may block the event loop waiting for the lock (SQLite's own busy wait). */
+export const SQLITE_ATTEMPT_BUSY_MS = 10;
+const MAX_BACKOFF_MS = 200;
+/** Below this much free space on the database's file system, a database that reported full stays not ready. */
+const MIN_FREE_BYTES = 1024 * 1024;
+
+type Call = (...args: any[]) => Promise<unknown>;
+interface PatchableConnection {
+  begin: Call;
+  execute: Call;
+  commit: Call;
+}
+
+interface SqliteState {
+  path: string;
+  /** Set by a SQLITE_FULL; cleared once a readiness probe finds room again. */
+  full: boolean;
+}
+const states = new WeakMap<Orm, SqliteState>();
+
+const codeOf = (error: unknown) => (error as { code?: string } | null)?.code ?? '';
+export const isSqliteBusy = (error: unknown) =>
+  codeOf(error) === 'SQLITE_BUSY' || codeOf(error) === 'SQLITE_LOCKED' || (error as Error | null)?.name === 'LockWaitTimeoutException';
+export const isSqliteFull = (error: unknown) => codeOf(error) === 'SQLITE_FULL';
+
+/**
+ * Retries top-level transactions and statements outside a transaction while the file is locked by
+ * another connection, for at most `budgetMs`; remembers a full disk for readiness.
+ */
+export function makeSqliteResilient(orm: Orm, path: string, budgetMs: number): void {
+  const state: SqliteState = { path, full: false };
+  states.set(orm, state);
+  const connection = orm.em.getConnection() as unknown as PatchableConnection;
+  const begin = connection.begin.bind(connection);
+  const execute = connection.execute.bind(connection);
+  const commit = connection.commit.bind(connection);
+  const guarded = <T>(attempt: () => Promise<T>) =>
+    whileBusy(attempt, budgetMs).catch((error: unknown) => {
+      if (isSqliteFull(error)) state.full = true;
+      throw error;
+    });
+  // Inside a transaction the write lock is already held (BEGIN IMMEDIATE): only the outermost step waits.
+  connection.begin = (options: { ctx?: unknown } = {}) => (options.ctx ? begin(options) : guarded(() => begin(options)));
+  connection.execute = (query: unknown, params: unknown, method: unknown, ctx: unknown, loggerContext: unknown) =>
+    ctx ? execute(query, params, method, ctx, loggerContext).catch(noteFull) : guarded(() => execute(query, params, method, ctx, loggerContext));
+  // In WAL mode a full disk can also surface when the commit writes the log.
+  connection.commit = (...args: unknown[]) => commit(...args).catch(noteFull);
+  function noteFull(error: unknown): never {
+    if (isSqliteFull(error)) state.full = true;
+    throw error;
+  }
+}
+
+async function whileBusy<T>(attempt: () => Promise<T>, budgetMs: number): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let delay = 5; ; delay = Math.min(delay * 2, MAX_BACKOFF_MS)) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const left = deadline - Date.now();
+      if (!isSqliteBusy(error) || left <= 0) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
+    }
+  }
+}
+
+class ProbeDone extends Error {}
+
+/**
+ * Readiness of the database for writes: false after a SQLITE_FULL until a probe transaction can
+ * allocate a page again (it creates a table and rolls back) and the file system has room.
+ */
+export async function sqliteWritable(orm: Orm): Promise<boolean> {
+  const state = states.get(orm);
+  if (!state?.full) return true;
+  const fs = await statfs(dirname(state.path)).catch(() => undefined);
+  if (fs && fs.bavail * fs.bsize < MIN_FREE_BYTES) return false;
+  try {
+    await orm.em.fork().transactional(async (em) => {
+      await em.execute('create table readiness_probe (x integer)');
+      throw new ProbeDone();
+    });
+  } catch (error) {
+    if (!(error instanceof ProbeDone)) return false;
+  }
+  state.full = false;
+  return true;
+}

@@ -1,0 +1,60 @@
+/**
+ * `GET /graphiql`: a GraphQL explorer that works without internet (Apollo Sandbox at `GET /graphql` loads
+ * from Apollo's CDN). GraphiQL 3 ships a ready UMD build that needs only React 18's UMD builds, so the
+ * three npm packages' files are served from here as `/docs` serves Swagger UI's: no CDN, no bundler.
+ * Outside production only, like the Sandbox. Public: no key, not rate limited (queries need a key).
+ */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { Context, Middleware, Next } from 'koa';
+import { projectPath } from '../project-path.js';
+import { escapeHtml, requireRead, serveAsset, servePage, type Asset } from './docs.routes.js';
+
+const packageDir = (name: string) => dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
+const script = 'text/javascript; charset=utf-8';
+
+/** Koa middleware answering `/graphiql` and `/graphiql/assets/*`; passes everything else on. */
+export function graphiqlRoutes(options: { endpoint?: string } = {}): Middleware {
+  const endpoint = options.endpoint ?? '/graphql';
+  const assets: Record<string, Asset> = {
+    'react.production.min.js': { file: join(packageDir('react'), 'umd', 'react.production.min.js'), type: script },
+    'react-dom.production.min.js': { file: join(packageDir('react-dom'), 'umd', 'react-dom.production.min.js'), type: script },
+    'graphiql.min.js': { file: join(packageDir('graphiql'), 'graphiql.min.js'), type: script },
+    'graphiql.min.css': { file: join(packageDir('graphiql'), 'graphiql.min.css'), type: 'text/css; charset=utf-8' },
+    'petstore-graphiql.js': { file: projectPath('src/docs/assets/petstore-graphiql.js'), type: script },
+  };
+  const page = Buffer.from(renderPage(endpoint));
+
+  return async (ctx: Context, next: Next) => {
+    if (ctx.path !== '/graphiql' && !ctx.path.startsWith('/graphiql/')) return next();
+    requireRead(ctx, 'the explorer');
+    if (ctx.path === '/graphiql/') return ctx.redirect('/graphiql');
+    if (ctx.path === '/graphiql') return servePage(ctx, page);
+    const asset = ctx.path.startsWith('/graphiql/assets/') ? assets[ctx.path.slice('/graphiql/assets/'.length)] : undefined;
+    if (!asset) return next();
+    serveAsset(ctx, asset);
+  };
+}
+
+function renderPage(endpoint: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Petstore GraphQL explorer</title>
+  <link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
+  <link rel="stylesheet" href="/graphiql/assets/graphiql.min.css">
+  <style>html, body, #graphiql { height: 100%; margin: 0; }</style>
+</head>
+<body>
+  <div id="graphiql" data-endpoint="${escapeHtml(endpoint)}">Loading the GraphQL explorer…</div>
+  <noscript>The explorer needs JavaScript. The API reference is at <a href="/docs">/docs</a>.</noscript>
+  <script src="/graphiql/assets/react.production.min.js"></script>
+  <script src="/graphiql/assets/react-dom.production.min.js"></script>
+  <script src="/graphiql/assets/graphiql.min.js"></script>
+  <script src="/graphiql/assets/petstore-graphiql.js"></script>
+</body>
+</html>
+`;
+}

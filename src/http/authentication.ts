@@ -1,0 +1,115 @@
+import type { Context, Middleware, Next } from 'koa';
+import type { Actor, Domain } from '../domain/index.js';
+import { hashApiKey, KEY_PREFIX } from '../domain/accounts.service.js';
+import type { RateLimitGate } from '../rate-limit/gate.js';
+import type { AppState } from './context.js';
+import { HttpError } from './errors.js';
+
+const CACHE_LIMIT = 10_000;
+/** How long the index of valid keys is trusted before it is read again (when next consulted). */
+const INDEX_TTL_MS = 5000;
+/** Hex characters of a key's hash kept in the index: 64 bits, a collision only costs a lookup. */
+const INDEX_HASH_CHARS = 16;
+
+const wellFormed = (rawKey: string) => rawKey.startsWith(KEY_PREFIX) && rawKey.length <= 200;
+
+export interface KeyStore {
+  /** Looks a raw key up: the domain's `accounts.authenticate`, over a fresh EntityManager. */
+  lookup(rawKey: string): Promise<Actor | null>;
+  /** The hashes of every unrevoked key (`accounts.activeKeyHashes`). */
+  activeKeyHashes(): Promise<string[]>;
+}
+
+/**
+ * Resolves API keys to callers with a short-lived cache: a hot key costs no query, and a revoked key
+ * or a changed plan takes effect within `ttlMs` on every instance (at once on this one, see `forget`,
+ * which the domain triggers after such a change).
+ */
+export class ApiKeyAuthenticator {
+  private readonly cache = new Map<string, { actor: Actor | null; expires: number }>();
+  private index: { hashes: Set<string>; loadedAt: number } | null = null;
+  private loading: Promise<Set<string>> | null = null;
+
+  constructor(
+    private readonly keys: KeyStore,
+    private readonly ttlMs = 1000,
+  ) {}
+
+  async authenticate(rawKey: string): Promise<Actor | null> {
+    const id = hashApiKey(rawKey);
+    const now = Date.now();
+    const hit = this.cache.get(id);
+    if (hit && hit.expires > now) return hit.actor;
+    const actor = wellFormed(rawKey) ? await this.keys.lookup(rawKey) : null;
+    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
+    this.cache.set(id, { actor, expires: now + this.ttlMs });
+    return actor;
+  }
+
+  /**
+   * Whether the key may be valid, answered without looking the key up: from the cache, or from an
+   * index of the hashes of every unrevoked key (read at most every few seconds, and again after this
+   * instance changes a key or an account). Consulted only for an address over the failed-authentication
+   * limit: a key not in the index is refused without a database lookup, a valid key is served, even
+   * one this instance has never seen.
+   */
+  async mayBeValid(rawKey: string): Promise<boolean> {
+    if (!wellFormed(rawKey)) return false;
+    const id = hashApiKey(rawKey);
+    const hit = this.cache.get(id);
+    if (hit && hit.expires > Date.now()) return hit.actor !== null;
+    return (await this.validHashes()).has(id.slice(0, INDEX_HASH_CHARS));
+  }
+
+  /** Drops every cached key and the index: called after this instance changes an account or a key. */
+  forget(): void {
+    this.cache.clear();
+    this.index = null;
+  }
+
+  private async validHashes(): Promise<Set<string>> {
+    if (this.index && Date.now() - this.index.loadedAt < INDEX_TTL_MS) return this.index.hashes;
+    this.loading ??= (async () => {
+      try {
+        const loadedAt = Date.now();
+        const hashes = new Set((await this.keys.activeKeyHashes()).map((h) => h.slice(0, INDEX_HASH_CHARS)));
+        this.index = { hashes, loadedAt };
+        return hashes;
+      } finally {
+        this.loading = null;
+      }
+    })();
+    return this.loading;
+  }
+}
+
+/**
+ * Per request: the lazily created domain services, and who is calling (`state.actor`, or why not in
+ * `state.authFailure`). Nothing is refused here: each facade decides once it knows the operation
+ * (public operations and introspection need no key), and charges the per-address limiter.
+ */
+export function authentication({ authenticator, gate, domain }: { authenticator: ApiKeyAuthenticator; gate: Pick<RateLimitGate, 'isAddressBlocked'>; domain: () => Domain }): Middleware {
+  return async (ctx: Context, next: Next) => {
+    const state = ctx.state as AppState;
+    let services: Domain | undefined;
+    Object.defineProperty(state, 'domain', { get: () => (services ??= domain()), configurable: true });
+    const key = ctx.get('x-api-key');
+    if (!key) state.authFailure = 'UNAUTHENTICATED';
+    // An address over the failed-authentication limit: an unknown key is refused (429) without a
+    // database lookup; a valid key is served as usual.
+    else if (gate.isAddressBlocked(ctx.ip) && !(await authenticator.mayBeValid(key))) state.authFailure = 'INVALID_API_KEY';
+    else {
+      const actor = await authenticator.authenticate(key);
+      if (actor) state.actor = actor;
+      else state.authFailure = 'INVALID_API_KEY';
+    }
+    await next();
+  };
+}
+
+/** The refusal of a request that needs a key and has none that is valid. */
+export function authError(failure: AppState['authFailure']): HttpError {
+  return failure === 'INVALID_API_KEY'
+    ? new HttpError('INVALID_API_KEY', 'The API key is unknown or revoked.')
+    : new HttpError('UNAUTHENTICATED', 'Send your API key in the X-API-Key header.');
+}

@@ -1,0 +1,49 @@
+import type { Context, Middleware, Next } from 'koa';
+
+export interface HealthSources {
+  /** Whether the database answers a trivial query (and, on SQLite after a full disk, could write again). */
+  database(): Promise<boolean>;
+  /** The limiter store's readiness (a Redis outage is reported but stays ok: the insurance limiter serves). */
+  limiter(): Promise<{ ok: boolean; store: string; redis?: string; degraded?: boolean }>;
+  shuttingDown(): boolean;
+  /** The Prometheus exposition, or undefined when metrics are off. */
+  metrics?: () => Promise<{ contentType: string; body: string }>;
+}
+
+/** `/healthz` (alive), `/readyz` (database and limiter store; 503 while shutting down) and `/metrics`: public, not rate limited. */
+export function healthRoutes(sources: HealthSources): Middleware {
+  const readiness = async () => {
+    const database = await sources.database().catch(() => false);
+    const limiter = await sources.limiter().catch(() => ({ ok: false, store: 'unknown', redis: undefined, degraded: undefined }));
+    return {
+      database,
+      limiter: limiter.ok,
+      limiterStore: limiter.store,
+      ...(limiter.redis ? { redis: limiter.redis } : {}),
+      // Serving on the per-instance insurance limiters (Redis down or hung): still ready.
+      ...(limiter.degraded ? { limiterDegraded: true } : {}),
+    };
+  };
+  return async (ctx: Context, next: Next) => {
+    if (ctx.path === '/healthz') {
+      ctx.body = { status: 'ok' };
+      return;
+    }
+    if (ctx.path === '/metrics' && sources.metrics) {
+      const { contentType, body } = await sources.metrics();
+      ctx.set('Cache-Control', 'no-store');
+      ctx.type = contentType;
+      ctx.body = body;
+      return;
+    }
+    if (ctx.path === '/readyz') {
+      const checks = await readiness();
+      const shuttingDown = sources.shuttingDown();
+      const ok = !shuttingDown && checks.database && checks.limiter;
+      ctx.status = ok ? 200 : 503;
+      ctx.body = { status: shuttingDown ? 'shutting-down' : ok ? 'ready' : 'unavailable', checks };
+      return;
+    }
+    return next();
+  };
+}

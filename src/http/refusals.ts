@@ -1,0 +1,42 @@
+/**
+ * Answers the HTTP server writes itself, outside Koa, in the documented Error shape: requests Node's
+ * parser refuses (oversized headers, a slow client, bytes that are not HTTP) and requests a shutdown
+ * could not finish within its grace period.
+ */
+import { randomUUID } from 'node:crypto';
+import { facadeOf } from './context.js';
+import type { ErrorRenderers } from './error-envelope.js';
+import { HttpError, toErrorBody } from './errors.js';
+import type { ErrorCode } from './error-status.js';
+
+/** A complete answer: status, headers and the JSON text of the body (what `src/server.ts` writes). */
+type Refusal = { status: number; headers: Record<string, string>; body: string };
+
+function refusal(error: HttpError, requestId: string, path: string, renderers: ErrorRenderers): Refusal {
+  const { body, headers } = toErrorBody(error, requestId);
+  const render = renderers[facadeOf(path)];
+  return {
+    status: body.status,
+    headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'X-Request-Id': requestId, Connection: 'close' },
+    body: JSON.stringify(render ? render(body) : body),
+  };
+}
+
+/** Node's parser errors, by `error.code`: what Node would answer with an empty body (431, 408, 413, 400). */
+const PARSER_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
+  HPE_HEADER_OVERFLOW: { code: 'HEADERS_TOO_LARGE', message: 'The request headers are too large (at most 16 KiB).' },
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'REQUEST_TIMEOUT', message: 'The request was not received in time.' },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: { code: 'PAYLOAD_TOO_LARGE', message: 'The chunk extensions are too large.' },
+};
+
+/** The answer to a request the parser refused (no request exists yet: a fresh request id, REST's shape). */
+export function parserRefusal(errorCode: string | undefined): Refusal {
+  const known = PARSER_ERRORS[errorCode ?? ''] ?? { code: 'VALIDATION_FAILED', message: 'The request is not valid HTTP/1.1.' };
+  return refusal(new HttpError(known.code, known.message), randomUUID(), '/', {});
+}
+
+/** The answer to a request still unanswered when the shutdown's grace period ends: 503, retry elsewhere. */
+export function shutdownRefusal(requestId: string | undefined, path: string, renderers: ErrorRenderers): Refusal {
+  const error = new HttpError('UNAVAILABLE', 'The service is shutting down; retry the request.', { 'Retry-After': '1' });
+  return refusal(error, requestId ?? randomUUID(), path, renderers);
+}

@@ -1,0 +1,26 @@
+/**
+ * What a request costs (SPEC §6), one policy for both facades. A REST request costs 1; a GraphQL
+ * request costs what the same data costs through REST: 1 per executed root field (aliases count like
+ * fields), plus, for each nested connection (such as `Category.pets`), 1 per parent it is resolved
+ * for — the REST list request a client would send per parent. Reading one's own rate limit, public
+ * documents and introspection are free.
+ */
+export const FREE_GRAPHQL_ROOT_FIELDS: ReadonlySet<string> = new Set(['__schema', '__type', '__typename', 'rateLimit']);
+const FREE_REST_OPERATIONS: ReadonlySet<string> = new Set(['getRateLimit']);
+
+export function restCost(operation: { operationId: string; public: boolean } | null): number {
+  return operation && (operation.public || FREE_REST_OPERATIONS.has(operation.operationId)) ? 0 : 1;
+}
+
+/** What the GraphQL facade reads off an operation, its sizes taken with the request's variables and defaults. */
+export interface GraphQLOperationShape {
+  /** Field names of the executed root fields, one per response key (`a: pets b: pets` is two). */
+  rootFields: readonly string[];
+  /** For each nested connection in the result, how many parents it is resolved for (at most). */
+  nestedConnectionParents: readonly number[];
+}
+
+export function graphqlCost({ rootFields, nestedConnectionParents }: GraphQLOperationShape): number {
+  const roots = rootFields.filter((name) => !FREE_GRAPHQL_ROOT_FIELDS.has(name)).length;
+  return nestedConnectionParents.reduce((sum, parents) => sum + parents, roots);
+}

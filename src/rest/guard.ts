@@ -1,0 +1,23 @@
+import type { Context } from 'koa';
+import { authError } from '../http/authentication.js';
+import type { AppState } from '../http/context.js';
+import { restCost, type RateLimitGate } from '../rate-limit/index.js';
+import type { CompiledOperation } from './openapi.js';
+import type { RestGuard } from './router.js';
+
+/**
+ * Before every /v1 handler, routed or not: a keyed caller is charged the operation's cost; a caller
+ * without a valid key goes through the per-address limiter and, unless the operation is public, is
+ * refused with 401. Either way the rate-limit headers are on the response.
+ */
+export function restGuard(gate: Pick<RateLimitGate, 'charge' | 'anonymous'>): RestGuard {
+  return async (ctx: Context, op: CompiledOperation | null) => {
+    const state = ctx.state as AppState;
+    if (state.actor) {
+      ctx.set(await gate.charge(state.actor, restCost(op)));
+      return;
+    }
+    ctx.set(await gate.anonymous(ctx.ip, state.authFailure === 'INVALID_API_KEY'));
+    if (op && !op.public) throw authError(state.authFailure);
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * The HTTP server around the app's request handler: timeouts, listening, answers to what Node's parser
+ * refuses, and the graceful close that drains keep-alive clients: no new connections, idle keep-alive
+ * sockets closed at once, `Connection: close` on every answer, in-flight requests finish up to the grace
+ * period and the rest are refused before the app's resources close.
+ */
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+
+export interface HttpServer {
+  /** Starts listening; port 0 picks a free port. Resolves with the base URL. */
+  listen(port: number, host: string): Promise<{ url: string; server: Server }>;
+  /**
+   * Stops accepting connections, closes idle keep-alive sockets, marks every answer `Connection: close`,
+   * and waits for in-flight requests up to the grace period; those still unanswered then get the
+   * shutdown refusal (503) and every connection closes. Resolves when no request is left.
+   */
+  close(): Promise<void>;
+}
+
+/** A complete answer the server writes itself. */
+export interface Refusal {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The answers the server writes outside the app, in the app's error shape (src/http/refusals.ts). */
+export interface Refusals {
+  /** A request Node's parser refused, by the error's code (oversized headers, timeout, not HTTP). */
+  parser(errorCode: string | undefined): Refusal;
+  /** A request unanswered when the grace period ends. */
+  shutdown(requestId: string | undefined, path: string): Refusal;
+}
+
+type ServerConfig = Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'shutdownGraceMs'>;
+
+export function createHttpServer(handler: RequestListener, config: ServerConfig, logger: Logger, refusals: Refusals): HttpServer {
+  let server: Server | undefined;
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  let closing: Promise<void> | undefined;
+
+  /** The grace period is over: what has no answer yet is refused, then every connection closes. */
+  async function refuseLeftovers(s: Server) {
+    const unanswered = [...inFlight].filter((res) => !res.headersSent && !res.writableEnded);
+    await Promise.all(
+      unanswered.map(
+        (res) =>
+          new Promise<void>((resolve) => {
+            const requestId = res.getHeader('x-request-id');
+            const refusal = refusals.shutdown(typeof requestId === 'string' ? requestId : undefined, (res.req.url ?? '/').split('?')[0]!);
+            res.writeHead(refusal.status, { ...refusal.headers, 'Content-Length': Buffer.byteLength(refusal.body) });
+            res.end(refusal.body, () => resolve());
+            setTimeout(resolve, 1000).unref();
+          }),
+      ),
+    );
+    if (unanswered.length) logger.warn({ refused: unanswered.length }, 'shutdown: grace period over, unfinished requests refused with 503');
+    s.closeAllConnections();
+  }
+
+  return {
+    async listen(port, host) {
+      server = createServer(
+        {
+          requestTimeout: config.requestTimeoutMs,
+          headersTimeout: config.headersTimeoutMs,
+          // How often Node checks those timeouts (default 30 s, too coarse for a short headersTimeout).
+          connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
+          // Idle keep-alive sockets stay open longer than a load balancer's idle timeout (often 60 s), so
+          // the server never closes a socket a client or proxy is about to reuse (Node's 5 s default
+          // races with them and surfaces as reset connections).
+          keepAliveTimeout: 65_000,
+        },
+        (req: IncomingMessage, res: ServerResponse) => {
+          inFlight.add(res);
+          res.once('close', () => inFlight.delete(res));
+          // During a drain a keep-alive client gets its answer and is told to go elsewhere for the next one.
+          if (draining) res.setHeader('Connection', 'close');
+          handler(req, res);
+        },
+      );
+      server.keepAliveTimeout = config.keepAliveTimeoutMs;
+      server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, refusals, logger));
+      const s = server;
+      await new Promise<void>((resolve, reject) => {
+        s.once('error', reject);
+        s.listen(port, host, () => resolve());
+      });
+      const address = s.address() as AddressInfo;
+      const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      return { url: `http://${shownHost}:${address.port}`, server: s };
+    },
+    close() {
+      if (!server) return Promise.resolve();
+      const s = server;
+      closing ??= new Promise<void>((resolve) => {
+        draining = true;
+        for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+        const timer = setTimeout(() => void refuseLeftovers(s), config.shutdownGraceMs);
+        timer.unref();
+        s.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        s.closeIdleConnections();
+        logger.info({ graceMs: config.shutdownGraceMs }, 'shutdown: readiness 503, no new connections, draining in-flight requests');
+      });
+      return closing;
+    },
+  };
+}
+
+/**
+ * What Node would answer with an empty body (400, 408, 431) gets the Error shape and a request id, as
+ * long as no answer has started on the connection; otherwise the connection just closes.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, refusals: Refusals, logger: Logger) {
+  const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || current?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const refusal = refusals.parser(error.code);
+  const headers = { ...refusal.headers, 'Content-Length': String(Buffer.byteLength(refusal.body)) };
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head}\r\n${refusal.body}`);
+  logger.info({ requestId: refusal.headers['X-Request-Id'], status: refusal.status, reason: error.code }, 'request refused by the HTTP parser');
+}

@@ -1,0 +1,101 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { startApp, type TestApp } from '../helpers/app.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+const skip = !haveChromium && process.env.REQUIRE_SERVICES !== '1' ? `no Chromium at ${CHROMIUM} (apt-get install -y chromium)` : false;
+
+/** The headers editor: the visible one of the two in the tools pane (variables and headers). */
+const HEADERS = '.graphiql-editor-tool .graphiql-editor:not(.hidden)';
+
+/** The CodeMirror editor inside `selector` (GraphiQL 3's editors are CodeMirror 5 instances). */
+const editorValue = (selector: string, value?: string) =>
+  `(() => { const cm = document.querySelector(${JSON.stringify(`${selector} .CodeMirror`)}).CodeMirror;` +
+  `${value === undefined ? '' : `cm.setValue(${JSON.stringify(value)});`} return cm.getValue(); })()`;
+
+describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless Chromium (issue 13, item 5)', { skip }, () => {
+  let t: TestApp;
+  let browser: Browser;
+  before(async () => {
+    t = await startApp({ env: { SEED_DEMO: 'true' } });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('when the network beyond the service is cut and a key is put in the headers pane, then a query run in /graphiql shows data', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => /Refused to|Content Security Policy/i.test(m.text()) && problems.push(`console: ${m.text()}`));
+    // The network is cut: every request not to the service is aborted and recorded.
+    const offOrigin: string[] = [];
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(t.url) || url.startsWith('data:')) return route.continue();
+      offOrigin.push(url);
+      return route.abort();
+    });
+
+    // On load GraphiQL asks for the schema, still without a key (a 401 it shows in the result pane): let that
+    // answer arrive first, or on a busy machine it can land after the query's and overwrite it.
+    const schemaAsked = page.waitForResponse((r) => r.url() === `${t.url}/graphql` && /IntrospectionQuery/.test(r.request().postData() ?? ''));
+    const response = await page.goto(`${t.url}/graphiql`);
+    assert.equal(response?.status(), 200);
+    await page.locator('.graphiql-container .graphiql-query-editor .CodeMirror').waitFor();
+    await schemaAsked;
+    // The headers pane is open, waiting for a key.
+    assert.deepEqual(JSON.parse(await page.evaluate<string>(editorValue(HEADERS))), { 'X-API-Key': '' });
+
+    await page.evaluate(editorValue(HEADERS, JSON.stringify({ 'X-API-Key': t.adminKey })));
+    await page.evaluate(editorValue('.graphiql-query-editor', 'query Names { pets(first: 3) { edges { node { name } } } viewer { role } }'));
+    // Run it. A click that lands while GraphiQL re-renders can be lost on a busy machine, so click again when
+    // nothing came back and no request is running (the button reads "Stop query" then): at most 4 clicks.
+    let shownText = '';
+    const button = page.locator('.graphiql-execute-button');
+    for (let attempt = 0; attempt < 4 && !/"role"/.test(shownText); attempt++) {
+      if (!/stop/i.test((await button.getAttribute('aria-label')) ?? '')) await button.click();
+      for (let poll = 0; poll < 25 && !/"role"/.test(shownText); poll++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        shownText = await page.evaluate<string>(editorValue('.graphiql-response'));
+      }
+    }
+    assert.match(shownText, /"role"/, `the result pane shows the answer; it shows: ${shownText}`);
+    const shown = JSON.parse(shownText);
+    assert.equal(shown.errors, undefined, JSON.stringify(shown));
+    assert.equal(shown.data.viewer.role, 'staff');
+    assert.equal(shown.data.pets.edges.length, 3);
+
+    assert.deepEqual(offOrigin, [], 'everything the explorer needs comes from the service');
+    assert.deepEqual(problems, [], 'the page runs without errors under its security headers');
+    await page.close();
+  });
+
+  it('when /docs is opened, then it links to the explorer', async () => {
+    const page = await browser.newPage();
+    await page.route('**/*', (route) => (route.request().url().startsWith(t.url) ? route.continue() : route.abort()));
+    await page.goto(`${t.url}/docs`);
+    assert.equal(await page.locator('header a[href="/graphiql"]').count(), 1);
+    await page.close();
+  });
+});
+
+describe('GraphQL: the GraphiQL explorer in production', () => {
+  it('when NODE_ENV=production, then /graphiql is not served (like the Sandbox), and its files neither', async () => {
+    const t = await startApp({ env: { NODE_ENV: 'production' } });
+    try {
+      for (const path of ['/graphiql', '/graphiql/assets/graphiql.min.js']) {
+        const res = await t.anonymous.get(path);
+        assert.equal(res.status, 404, path);
+        assert.equal(res.body.code, 'NOT_FOUND');
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * Requests Node's HTTP parser refuses before the app sees them (oversized headers, a slow client,
+ * bytes that are not HTTP) answer the Error shape with a request id, like every other refusal.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { STATUS_OF } from '../../src/http/error-status.js';
+import { RawConnection } from './support.js';
+
+/** Everything the server sent before closing, parsed as one response. */
+async function refusal(conn: RawConnection) {
+  const sent = await conn.untilClosed();
+  const end = sent.indexOf('\r\n\r\n');
+  assert.ok(end > 0, `no response: ${JSON.stringify(sent.slice(0, 200))}`);
+  const [statusLine, ...lines] = sent.slice(0, end).split('\r\n');
+  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  const status = Number(statusLine!.split(' ')[1]);
+  assert.match(headers['content-type'] ?? '', /^application\/json/, sent);
+  const body = JSON.parse(sent.slice(end + 4));
+  assert.deepEqual(Object.keys(body).sort(), ['code', 'message', 'requestId', 'status']);
+  assert.equal(body.status, status);
+  assert.equal(STATUS_OF[body.code as keyof typeof STATUS_OF], status, 'the code is in the catalogue with this status');
+  assert.equal(body.requestId, headers['x-request-id']);
+  assert.equal(headers.connection, 'close');
+  return { status, body };
+}
+
+describe('ops: refusals by the HTTP parser answer the Error shape', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp({ env: { HEADERS_TIMEOUT_MS: '300', REQUEST_TIMEOUT_MS: '600' } });
+  });
+  after(() => t.close());
+
+  it('when the request headers are too large, then the answer is 431 HEADERS_TOO_LARGE with a request id', async () => {
+    const conn = await RawConnection.open(t.url);
+    conn.send(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const { status, body } = await refusal(conn);
+    assert.deepEqual([status, body.code], [431, 'HEADERS_TOO_LARGE']);
+  });
+
+  it('when a client never finishes its headers, then the answer is 408 REQUEST_TIMEOUT with a request id', async () => {
+    const conn = await RawConnection.open(t.url);
+    conn.send('GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+    const { status, body } = await refusal(conn);
+    assert.deepEqual([status, body.code], [408, 'REQUEST_TIMEOUT']);
+  });
+
+  it('when a client never finishes its body, then the answer is 408 REQUEST_TIMEOUT and nothing is created', async () => {
+    const before = (await t.admin.get('/v1/categories')).body.length;
+    const conn = await RawConnection.open(t.url);
+    const body = JSON.stringify({ name: 'Never finished' });
+    conn.send(
+      `POST /v1/categories HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.adminKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    const answer = await refusal(conn);
+    assert.deepEqual([answer.status, answer.body.code], [408, 'REQUEST_TIMEOUT']);
+    assert.equal((await t.admin.get('/v1/categories')).body.length, before);
+  });
+
+  it('when the bytes are not HTTP, then the answer is 400 VALIDATION_FAILED with a request id', async () => {
+    const conn = await RawConnection.open(t.url);
+    conn.send('HELLO THERE\r\n\r\n');
+    const { status, body } = await refusal(conn);
+    assert.deepEqual([status, body.code], [400, 'VALIDATION_FAILED']);
+  });
+
+  it('when a keep-alive connection already served a request and then sends garbage, then the garbage still gets the Error shape', async () => {
+    const conn = await RawConnection.open(t.url);
+    conn.send('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    const ok = await conn.response();
+    assert.equal(ok.status, 200);
+    conn.discard();
+    conn.send('GET / HTTP/9.9.9\r\n\r\n');
+    const { status } = await refusal(conn);
+    assert.equal(status, 400);
+  });
+});

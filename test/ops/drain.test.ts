@@ -1,0 +1,156 @@
+/**
+ * Shutdown drains keep-alive clients (SPEC §10): on SIGTERM idle keep-alive sockets close at once,
+ * every response carries `Connection: close`, in-flight work finishes or is refused with 503
+ * UNAVAILABLE before the database closes, never a 500, and nothing is half-written.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent } from 'undici';
+import { encodeCursor } from '../../src/domain/pagination.js';
+import { heldRequest, RawConnection, startService, type Service } from './support.js';
+
+interface Answer {
+  status: number;
+  connection: string | undefined;
+  body: any;
+}
+
+async function send(agent: Agent, s: Service, method: string, path: string, body?: unknown, key = s.key): Promise<Answer> {
+  const { origin } = new URL(s.url);
+  const res = await agent.request({
+    origin,
+    path,
+    method: method as 'GET',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.body.text();
+  const connection = res.headers.connection;
+  return { status: res.statusCode, connection: Array.isArray(connection) ? connection.join(',') : connection, body: text ? JSON.parse(text) : undefined };
+}
+
+async function ok(agent: Agent, s: Service, method: string, path: string, body?: unknown) {
+  const r = await send(agent, s, method, path, body);
+  assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** Resolves true when `done` settles first, false after `ms` (a bound for the test, not a speed check). */
+const within = (done: Promise<unknown>, ms: number) =>
+  Promise.race([done.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+
+describe('ops: SIGTERM drains keep-alive clients', () => {
+  it('when SIGTERM arrives, then idle keep-alive sockets close at once while a request is still in flight, and its answer carries Connection: close', async () => {
+    const s = await startService({ SHUTDOWN_GRACE_MS: '60000' });
+    const agent = new Agent({ connections: 4, keepAliveTimeout: 60_000, pipelining: 1 });
+    let disconnects = 0;
+    agent.on('disconnect', () => disconnects++);
+    try {
+      // Four keep-alive sockets in the agent's pool, and one raw one, all idle.
+      const warm = await Promise.all([0, 1, 2, 3].map(() => send(agent, s, 'GET', '/v1/categories')));
+      assert.ok(warm.every((r) => r.status === 200 && r.connection === 'keep-alive'));
+      const idle = await RawConnection.open(s.url);
+      idle.send('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      assert.equal((await idle.response()).headers.connection, 'keep-alive');
+      const held = await heldRequest(s, '/v1/categories', JSON.stringify({ name: 'Drained' }));
+
+      s.child.kill('SIGTERM');
+      await s.logLine('shutdown: readiness 503');
+      // The grace period is a minute and a request is in flight: the idle sockets still close now.
+      assert.ok(await within(idle.untilClosed(), 10_000), 'the idle keep-alive socket stayed open during the drain');
+      for (let i = 0; i < 200 && disconnects < warm.length; i++) await new Promise((r) => setTimeout(r, 25));
+      assert.equal(disconnects, warm.length, 'pooled keep-alive sockets stayed open during the drain');
+      assert.equal(s.child.exitCode, null, 'the process should still be draining the held request');
+
+      held.conn.send(held.rest);
+      const [created] = await held.conn.responses(1);
+      assert.equal(created!.status, 201, created!.body);
+      assert.equal(created!.headers.connection, 'close');
+      assert.equal(await s.exited, 0, s.output());
+    } finally {
+      await agent.close().catch(() => undefined);
+      s.child.kill('SIGKILL');
+      s.cleanup();
+    }
+  });
+
+  it('when keep-alive load continues past SHUTDOWN_GRACE_MS, then no answer is a 500, answers during the drain carry Connection: close, the unfinished request gets 503 UNAVAILABLE, and nothing is half-written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-drain-'));
+    const databaseUrl = `sqlite:${join(dir, 'petstore.db')}`;
+    const s = await startService({ SHUTDOWN_GRACE_MS: '1000' }, { databaseUrl });
+    const agent = new Agent({ connections: 8, keepAliveTimeout: 60_000, pipelining: 1 });
+    let restarted: Service | undefined;
+    try {
+      const category = await ok(agent, s, 'POST', '/v1/categories', { name: 'Load' });
+      const pet = await ok(agent, s, 'POST', '/v1/pets', { name: 'Busy', categoryId: category.id });
+      await ok(agent, s, 'PUT', `/v1/store/inventory/${pet.id}`, { quantity: 100_000 });
+      const account = await ok(agent, s, 'POST', '/v1/accounts', {
+        name: 'Load shop',
+        role: 'customer',
+        plan: 'enterprise',
+        limits: { perMinute: 1_000_000, perDay: 10_000_000 },
+      });
+      const shopKey = account.apiKey.key as string;
+
+      let shutdownSeen = false;
+      const answers: Array<Answer & { sentAfterShutdown: boolean }> = [];
+      const worker = async (w: number) => {
+        for (let i = 0; i < 1000; i++) {
+          const sentAfterShutdown = shutdownSeen;
+          try {
+            const r =
+              (w + i) % 2 === 0
+                ? await send(agent, s, 'POST', '/v1/store/orders', { petId: pet.id, quantity: 1 + (i % 3) }, shopKey)
+                : await send(agent, s, 'GET', '/v1/categories', undefined, shopKey);
+            answers.push({ ...r, sentAfterShutdown });
+          } catch {
+            return; // the server no longer takes connections
+          }
+        }
+      };
+      const load = Array.from({ length: 8 }, (_, w) => worker(w));
+      // A request that never completes keeps the drain busy past the grace period.
+      const stuck = await heldRequest(s, '/v1/store/orders', JSON.stringify({ petId: pet.id, quantity: 1 }));
+      await new Promise((r) => setTimeout(r, 300));
+      s.child.kill('SIGTERM');
+      await s.logLine('shutdown: readiness 503');
+      shutdownSeen = true;
+      await Promise.all(load);
+      const [refused] = await stuck.conn.responses(1);
+      assert.equal(await s.exited, 0, s.output());
+
+      assert.ok(answers.length > 0);
+      assert.deepEqual(answers.filter((a) => a.status >= 500), [], 'a request was answered 5xx');
+      const late = answers.filter((a) => a.sentAfterShutdown);
+      assert.deepEqual(late.filter((a) => a.connection !== 'close'), [], 'an answer during the drain kept the connection alive');
+      assert.equal(refused!.status, 503, refused!.body);
+      const body = JSON.parse(refused!.body);
+      assert.deepEqual([body.code, body.status], ['UNAVAILABLE', 503]);
+      assert.equal(body.requestId, refused!.headers['x-request-id']);
+      assert.ok(refused!.headers['retry-after']);
+
+      // Nothing half-written: every order answered 201 exists, and the stock matches the orders.
+      restarted = await startService({}, { databaseUrl, key: s.key });
+      const orders: Array<{ id: number; quantity: number }> = [];
+      for (let after = 0, page = 0; page < 200; page++) {
+        const batch = (await ok(agent, restarted, 'GET', `/v1/store/orders?limit=100${after ? `&cursor=${encodeURIComponent(encodeCursor(after))}` : ''}`)) as typeof orders;
+        orders.push(...batch);
+        if (batch.length < 100) break;
+        after = batch[batch.length - 1]!.id;
+      }
+      const ids = new Set(orders.map((o) => o.id));
+      for (const a of answers.filter((x) => x.status === 201)) assert.ok(ids.has(a.body.id), `order ${a.body.id} was answered 201 but is not stored`);
+      const stock = await ok(agent, restarted, 'GET', `/v1/store/inventory/${pet.id}`);
+      assert.equal(stock.quantity, 100_000 - orders.reduce((sum, o) => sum + o.quantity, 0));
+    } finally {
+      await agent.close().catch(() => undefined);
+      for (const x of [s, restarted]) x?.child.kill('SIGKILL');
+      s.cleanup();
+      restarted?.cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
