@@ -5,26 +5,15 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { projectPath } from '../../src/project-path.js';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
 import { postgresUrl, redisUrl, skipUnless } from '../helpers/services.js';
+import { startService } from '../ops/support.js';
 import { eventually, startReceiver, subscribe, verified, wsClient, type Receiver } from './support.js';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 describe('webhooks: two instances on one PostgreSQL database', async () => {
   const pg = await postgresUrl();
@@ -104,8 +93,7 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
 describe('webhooks: an instance killed mid-delivery loses no event', () => {
   it('when the instance making an attempt is killed (SIGKILL) before the receiver answers, then another instance delivers the event after the lease', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'petstore-hook-kill-'));
-    const port = await freePort();
-    const key = `psk_${randomBytes(24).toString('base64url')}`;
+    const database = `sqlite:${join(dir, 'petstore.db')}`;
     const env = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '500' };
     const receiver = await startReceiver();
     let survivor: TestApp | undefined;
@@ -117,30 +105,16 @@ describe('webhooks: an instance killed mid-delivery loses no event', () => {
       res.statusCode = 200;
       res.end();
     };
-    const child = spawn(process.execPath, [projectPath('dist/src/main.js')], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH ?? '',
-        NODE_ENV: 'production',
-        LOG_LEVEL: 'warn',
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        DATABASE_URL: `sqlite:${join(dir, 'petstore.db')}`,
-        ADMIN_API_KEY: key,
-        ...env,
-      },
-      stdio: 'ignore',
-    });
-    const exited = new Promise((resolve) => child.on('exit', resolve));
+    const service = await startService(env, { databaseUrl: database });
+    const { child, key } = service;
     try {
-      const victim = new Client(`http://127.0.0.1:${port}`, key);
-      await eventually('the service to listen', () => victim.get('/v1/account', { skipContract: true }).then((r) => r.status === 200).catch(() => false), 50, 200);
+      const victim = new Client(service.url, key);
       const hook = (await victim.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
       const category = (await victim.post('/v1/categories', { name: 'Survives' })).body;
       await held;
       child.kill('SIGKILL');
-      await exited;
-      survivor = await startApp({ databaseUrl: `sqlite:${join(dir, 'petstore.db')}`, env: { ...env, ADMIN_API_KEY: key } });
+      await service.exited;
+      survivor = await startApp({ databaseUrl: database, env: { ...env, ADMIN_API_KEY: key } });
       const second = await eventually('the attempt made again', () => receiver.received[1], 100, 150);
       assert.equal(second.headers['webhook-id'], receiver.received[0]!.headers['webhook-id']);
       assert.deepEqual(verified(hook.secret, second).data, category);
@@ -153,6 +127,7 @@ describe('webhooks: an instance killed mid-delivery loses no event', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await survivor?.close();
       await receiver.close();
+      service.cleanup();
       rmSync(dir, { recursive: true, force: true });
     }
   });

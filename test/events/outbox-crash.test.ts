@@ -4,42 +4,23 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { projectPath } from '../../src/project-path.js';
 import { Client, startApp } from '../helpers/app.js';
 import { walk } from '../rest/support.js';
+import { startService } from '../ops/support.js';
 import { eventually } from './support.js';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 describe('outbox: a crash never separates a change from its event', () => {
   it('when the service is killed (SIGKILL) while orders are placed, then after a restart every order has its order.placed event and every event its order', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'petstore-outbox-kill-'));
-    const port = await freePort();
-    const key = `psk_${randomBytes(24).toString('base64url')}`;
     const database = `sqlite:${join(dir, 'petstore.db')}`;
-    const child = spawn(process.execPath, [projectPath('dist/src/main.js')], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: database, ADMIN_API_KEY: key },
-      stdio: 'ignore',
-    });
-    const exited = new Promise((resolve) => child.on('exit', resolve));
+    const service = await startService({}, { databaseUrl: database });
+    const { child, key } = service;
     let restarted: Awaited<ReturnType<typeof startApp>> | undefined;
     try {
-      const staff = new Client(`http://127.0.0.1:${port}`, key);
-      await eventually('the service to listen', () => staff.get('/v1/account', { skipContract: true }).then((r) => r.status === 200).catch(() => false), 50, 200);
+      const staff = new Client(service.url, key);
       const cat = (await staff.post('/v1/categories', { name: 'Crash' })).body;
       const pets: number[] = [];
       for (let i = 0; i < 4; i++) {
@@ -58,7 +39,7 @@ describe('outbox: a crash never separates a change from its event', () => {
       });
       await eventually('orders under way', () => placed >= 40, 10, 1000);
       child.kill('SIGKILL');
-      await exited;
+      await service.exited;
       await Promise.all(clients);
 
       restarted = await startApp({ databaseUrl: database, env: { ADMIN_API_KEY: key } });
@@ -71,6 +52,7 @@ describe('outbox: a crash never separates a change from its event', () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await restarted?.close();
+      service.cleanup();
       rmSync(dir, { recursive: true, force: true });
     }
   });
