@@ -13,7 +13,7 @@ import { sqliteWritable } from './db/sqlite-resilience.js';
 import { domainFactory, AccountsService } from './domain/index.js';
 import { seedDemoCatalog } from './domain/seed.js';
 import { ApiKeyAuthenticator, authentication } from './http/authentication.js';
-import { clientAddress } from './http/client-address.js';
+import { clientAddress, clientAddressResolver } from './http/client-address.js';
 import { corsPolicy } from './http/cors.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { healthRoutes } from './http/health.routes.js';
@@ -176,7 +176,8 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         gate,
         domain,
         events: eventStream,
-        authenticate: (key) => authenticator.authenticate(key),
+        authenticator,
+        clientAddress: clientAddressResolver(config.trustProxy),
         logger,
         ...queryLimits(config.graphqlLimits),
       });

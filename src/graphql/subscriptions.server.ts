@@ -6,7 +6,7 @@
  * events pushed cost nothing, and each plan caps the concurrent subscriptions of an account on an instance.
  */
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { GraphQLError, getOperationAST, parse, validate, type DocumentNode, type GraphQLSchema, type ParseOptions, type ValidationRule } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import { DomainError, type Actor, type Domain, type EventSubscriptions } from '../domain/index.js';
 import type { PlanName } from '../domain/entities/index.js';
 import { describeError } from '../http/errors.js';
+import type { ApiKeyAuthenticator } from '../http/authentication.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
 import { createLoaders } from './data.loaders.js';
 import { formatError } from './error.mapping.js';
@@ -29,7 +30,10 @@ export interface SubscriptionServerOptions {
   /** Domain services over a fresh EntityManager fork, per call. */
   domain: () => Domain;
   events: EventSubscriptions;
-  authenticate(key: string): Promise<Actor | null>;
+  /** The API key cache of the HTTP pipeline (src/http/authentication.ts). */
+  authenticator: Pick<ApiKeyAuthenticator, 'authenticate' | 'mayBeValid'>;
+  /** The client's address, as the HTTP pipeline computes it (TRUST_PROXY). */
+  clientAddress(request: IncomingMessage): string;
   logger: Logger;
   parseOptions: ParseOptions;
   validationRules: ValidationRule[];
@@ -77,8 +81,15 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         const headers = (typeof params.headers === 'object' && params.headers ? params.headers : {}) as Record<string, unknown>;
         const key = params['X-API-Key'] ?? params['x-api-key'] ?? headers['X-API-Key'] ?? headers['x-api-key'];
         if (typeof key !== 'string' || !key) return false;
-        const actor = await options.authenticate(key).catch(() => null);
-        if (!actor) return false;
+        // The failed-authentication limiter of the HTTP pipeline guards this door too: an address over
+        // it gets no lookup for unknown keys, and every unknown key counts against it.
+        const address = options.clientAddress(ctx.extra.request);
+        if (options.gate.isAddressBlocked(address) && !(await options.authenticator.mayBeValid(key))) return false;
+        const actor = await options.authenticator.authenticate(key).catch(() => null);
+        if (!actor) {
+          await options.gate.anonymous(address, true).catch(() => undefined);
+          return false;
+        }
         actors.set(ctx.extra, actor);
         return true;
       },
@@ -124,7 +135,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           },
           actor,
           loaders,
-          clientAddress: ctx.extra.request.socket.remoteAddress ?? '',
+          clientAddress: options.clientAddress(ctx.extra.request),
           requestId,
           observed: {},
           events: options.events,

@@ -143,3 +143,24 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     assert.deepEqual((badId.results[0]?.errors ?? badId.errors[0])[0].extensions, { code: 'VALIDATION_FAILED', status: 400, details: [{ path: 'petId', message: 'must be an id' }] });
   });
 });
+
+describe('subscriptions: unknown keys in connection_init count against the failed-authentication limiter', () => {
+  it('when an address sends unknown keys over WebSocket past AUTH_FAILURES_PER_MINUTE, then its unknown keys are refused on HTTP too, and a valid key still works', async () => {
+    const t = await startApp({ env: { AUTH_FAILURES_PER_MINUTE: '3' } });
+    try {
+      for (let i = 0; i < 4; i++) {
+        const { client, closed } = wsClient(t.url, `psk_guess-${i}-${'x'.repeat(30)}`);
+        const dispose = client.subscribe({ query: 'subscription { events { id } }' }, { next: () => undefined, error: () => undefined, complete: () => undefined });
+        assert.equal((await closed).code, 4403);
+        dispose();
+        await client.dispose();
+      }
+      const guessed = await t.anonymous.get('/v1/account', { key: `psk_guess-http-${'x'.repeat(30)}` });
+      assert.equal(guessed.status, 429, guessed.text);
+      assert.equal(guessed.body.code, 'RATE_LIMITED');
+      assert.equal((await t.admin.get('/v1/account')).status, 200);
+    } finally {
+      await t.close();
+    }
+  });
+});
