@@ -46,6 +46,8 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
   const instance = randomUUID();
   const sqlite = orm.em.getPlatform() instanceof BaseSqlitePlatform;
   let stopped = false;
+  // Stopping cuts in-flight attempts short; their claims are released for another instance (or the next start).
+  const shutdown = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> = Promise.resolve();
   let ticks = 0;
@@ -121,7 +123,11 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
         'webhook-timestamp': String(timestamp),
         'webhook-signature': secrets.map((s) => signature(s, id, timestamp, body)).join(' '),
       };
-      result = { ...(await sendWebhook(endpoint.url, headers, body, options)), final: false };
+      result = { ...(await sendWebhook(endpoint.url, headers, body, { ...options, signal: shutdown.signal })), final: false };
+      if (result.aborted) {
+        await em.nativeUpdate(WebhookDelivery, { id: delivery.id, claimedBy: token }, { claimedBy: null, claimedUntil: null });
+        return;
+      }
     }
     await em.transactional(async (tx) => {
       const recorded = await tx.nativeUpdate(
@@ -193,6 +199,7 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
     },
     async stop() {
       stopped = true;
+      shutdown.abort();
       clearTimeout(timer);
       await current;
     },

@@ -23,9 +23,13 @@ export function signature(secret: string, id: string, timestamp: number, body: s
 export interface SendOptions {
   allowPrivate: boolean;
   timeoutMs: number;
+  /** Aborting ends the attempt at once (the instance is shutting down); the result says `aborted`. */
+  signal?: AbortSignal;
 }
 
 export interface SendResult {
+  /** The attempt was cut short by `signal`: it says nothing about the receiver. */
+  aborted?: boolean;
   ok: boolean;
   status: number | null;
   durationMs: number;
@@ -81,6 +85,12 @@ export function sendWebhook(target: string, headers: Record<string, string>, bod
       finish(done(false, null, `no answer within ${options.timeoutMs} ms`));
       req.destroy();
     }, options.timeoutMs);
+    const abort = () => {
+      finish({ ...done(false, null, 'the sending instance shut down'), aborted: true });
+      req?.destroy();
+    };
+    if (options.signal?.aborted) return abort();
+    options.signal?.addEventListener('abort', abort, { once: true });
     req = send(
       url,
       {

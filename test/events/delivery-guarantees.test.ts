@@ -132,3 +132,46 @@ describe('webhooks: an instance killed mid-delivery loses no event', () => {
     }
   });
 });
+
+describe('webhooks: an instance that shuts down mid-delivery hands the attempt over', () => {
+  it('when the app closes while a receiver holds an attempt, then the attempt is cut short without counting as failed, and the next instance makes it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-hook-close-'));
+    const database = `sqlite:${join(dir, 'petstore.db')}`;
+    // A claim lasts the timeout + 5 s: 65 s here, far beyond this test, so only a released claim lets B deliver.
+    const env = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '60000' };
+    const receiver = await startReceiver();
+    let heldClosed = false;
+    let firstHeld: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (firstHeld = resolve));
+    receiver.answer = (n, res) => {
+      if (n === 1) {
+        res.on('close', () => (heldClosed = true));
+        return firstHeld();
+      }
+      res.statusCode = 200;
+      res.end();
+    };
+    const a = await startApp({ databaseUrl: database, env });
+    let b: TestApp | undefined;
+    try {
+      const hook = (await a.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+      await a.admin.post('/v1/categories', { name: 'Handed over' });
+      await held;
+      await a.close();
+      await eventually('the held request cut by the closing instance', () => heldClosed);
+      b = await startApp({ databaseUrl: database, env: { ...env, ADMIN_API_KEY: a.adminKey } });
+      const second = await eventually('the attempt made by the next instance', () => receiver.received[1], 50, 200);
+      assert.equal(verified(hook.secret, second).data.name, 'Handed over');
+      const log = await eventually('the attempt recorded', async () => {
+        const body = (await b!.admin.get(`/v1/webhooks/${hook.id}/deliveries`)).body;
+        return body[0]?.status === 'succeeded' ? body : null;
+      });
+      assert.deepEqual(log.map((d: any) => [d.attempt, d.status]), [[1, 'succeeded']], 'the cut attempt is not logged as a failure');
+    } finally {
+      await a.close();
+      await b?.close();
+      await receiver.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
