@@ -83,7 +83,13 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   if (config.migrateOnStart) await migrate(orm, () => bootstrap(orm, config, announce));
 
   let shuttingDown = false;
-  const metrics = createMetrics({ pool: () => poolState(orm), limiterStore: () => rawGate.ready(), shuttingDown: () => shuttingDown });
+  let subscriptions: SubscriptionServer | undefined;
+  const metrics = createMetrics({
+    pool: () => poolState(orm),
+    limiterStore: () => rawGate.ready(),
+    shuttingDown: () => shuttingDown,
+    subscriptions: () => subscriptions?.active() ?? 0,
+  });
   const rawGate =
     options.gate ??
     (await createRateLimitGate(config, {
@@ -112,7 +118,11 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   // Events (src/events): the outbox's purge, the webhook worker and the reader that feeds GraphQL subscriptions.
   const stopOutboxUpkeep = startOutboxUpkeep(orm, logger);
   opened(stopOutboxUpkeep);
-  const webhooks = startWebhookDispatcher(orm, logger, config.webhooks);
+  const webhooks = startWebhookDispatcher(orm, logger, {
+    ...config.webhooks,
+    onAttempt: (outcome, lagSeconds) => metrics.webhookAttempt(outcome, lagSeconds),
+    onEndpointDisabled: () => metrics.webhookEndpointDisabled(),
+  });
   opened(() => webhooks.stop());
   const eventStream = new EventStream(orm, logger, config.subscriptionPollMs);
   opened(() => eventStream.close());
@@ -159,7 +169,6 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     parser: parserRefusal,
     shutdown: (requestId, path) => shutdownRefusal(requestId, path, { graphql: toGraphQLErrorBody }),
   });
-  let subscriptions: SubscriptionServer | undefined;
   let closing: Promise<void> | undefined;
   return {
     koa,

@@ -32,6 +32,9 @@ export interface WebhookDispatcherOptions {
   retryScale: number;
   pollMs: number;
   timeoutMs: number;
+  /** Told of each attempt made (metrics); `lagSeconds` from the event's commit, on success. */
+  onAttempt?(outcome: 'succeeded' | 'failed', lagSeconds?: number): void;
+  onEndpointDisabled?(): void;
 }
 
 export interface WebhookDispatcher {
@@ -144,7 +147,9 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
         },
       );
       // The lease ran out and another instance took the attempt over: its outcome counts.
-      if (!recorded || result.ok || result.final) return;
+      if (!recorded) return;
+      options.onAttempt?.(result.ok ? 'succeeded' : 'failed', result.ok && event ? (Date.now() - event.createdAt.getTime()) / 1000 : undefined);
+      if (result.ok || result.final) return;
       if (delivery.attempt <= RETRY_SCHEDULE_S.length) {
         const next = new Date(Date.now() + retryDelayMs(delivery.attempt, options.retryScale));
         tx.persist(new WebhookDelivery(tx.getReference(WebhookEndpoint, endpoint.id), delivery.eventId, delivery.eventType, delivery.attempt + 1, next));
@@ -152,6 +157,7 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
       } else {
         const reason = `Disabled at ${new Date().toISOString()}: all ${delivery.attempt} attempts to deliver event ${delivery.eventId} failed (last: ${result.error}). Fix the receiver, then PATCH {"enabled": true}; missed events are in GET /v1/events.`;
         await tx.nativeUpdate(WebhookEndpoint, { id: endpoint.id }, { enabled: false, disabledReason: reason });
+        options.onEndpointDisabled?.();
         logger.warn({ webhookId: endpoint.id, eventId: delivery.eventId }, 'webhooks: endpoint disabled after its retry schedule was spent');
       }
     });

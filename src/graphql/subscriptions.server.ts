@@ -40,6 +40,8 @@ export interface SubscriptionServerOptions {
 }
 
 export interface SubscriptionServer {
+  /** Subscriptions open on this instance (metrics). */
+  active(): number;
   close(): Promise<void>;
 }
 
@@ -164,6 +166,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
   );
 
   return {
+    active: () => [...active.values()].reduce((sum, n) => sum + n, 0),
     async close() {
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { Client as WsClient } from 'graphql-ws';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
 import { eventually, subscribe, wsClient } from './support.js';
+import { sample } from '../ops/support.js';
 
 describe('subscriptions: graphql-ws on /graphql', () => {
   let t: TestApp;
@@ -44,6 +45,8 @@ describe('subscriptions: graphql-ws on /graphql', () => {
       subscribe(connect(bob.key).client, query),
       subscribe(connect(t.adminKey).client, query),
     ]);
+    const metrics = (await t.anonymous.get('/metrics', { skipContract: true })).text;
+    assert.equal(sample(metrics, 'petstore_graphql_subscriptions'), 3, 'the open subscriptions are a gauge');
     const petId = await petInStock(5);
     const hers = (await alice.client.post('/v1/store/orders', { petId, quantity: 1 })).body;
     const his = (await bob.client.post('/v1/store/orders', { petId, quantity: 2 })).body;

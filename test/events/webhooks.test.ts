@@ -13,6 +13,7 @@ import { createAjv, loadOpenApiDocument } from '../../src/rest/openapi.js';
 import { sendWebhook } from '../../src/events/webhook-sender.js';
 import { RETRY_SCHEDULE_S } from '../../src/events/webhook-dispatcher.js';
 import { eventually, startReceiver, verified, type Receiver, type Received } from './support.js';
+import { sample } from '../ops/support.js';
 
 const SCALE = 0.01;
 
@@ -89,6 +90,9 @@ describe('webhooks: signed deliveries with retries to a receiver on 127.0.0.1', 
       durationMs: 0,
       error: null,
     });
+    const metrics = (await t.anonymous.get('/metrics', { skipContract: true })).text;
+    assert.ok((sample(metrics, 'petstore_webhook_attempts_total', { outcome: 'succeeded' }) ?? 0) >= 1, 'the attempt is counted');
+    assert.ok((sample(metrics, 'petstore_webhook_delivery_lag_seconds_count') ?? 0) >= 1, 'and its lag observed');
     assert.equal((await buyer.delete(`/v1/webhooks/${created.body.id}`)).status, 204);
   });
 
@@ -238,6 +242,9 @@ describe('webhooks: an endpoint that keeps failing is disabled with the reason',
       assert.equal(receiver.received.length, RETRY_SCHEDULE_S.length + 1);
       const log = (await walk(t.admin, `/v1/webhooks/${hook.id}/deliveries`)).items;
       assert.deepEqual(log.map((d) => d.attempt), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      const metrics = (await t.anonymous.get('/metrics', { skipContract: true })).text;
+      assert.equal(sample(metrics, 'petstore_webhook_attempts_total', { outcome: 'failed' }), 10);
+      assert.equal(sample(metrics, 'petstore_webhook_endpoints_disabled_total'), 1);
       const enabled = await t.admin.patch(`/v1/webhooks/${hook.id}`, { enabled: true });
       assert.deepEqual([enabled.body.enabled, enabled.body.disabledReason], [true, null]);
     } finally {
