@@ -69,8 +69,9 @@ function validProxy(entry: string): boolean {
 
 /**
  * The randomness of a secret, estimated from its characters: length × the Shannon entropy of their
- * frequencies. A random base64url string of 32 characters scores about 145 bits; `AAAA…`, `abcabc…`
- * or a word padded with digits score far below 128. It cannot prove randomness, only refuse the obviously weak.
+ * frequencies. It cannot prove randomness, only refuse the obviously weak: a random base64url string
+ * of 32 characters scores about 145 bits (never below ~120: the estimate is capped by its length),
+ * while `AAAA…`, `abcabc…` or a word padded with digits score far below 100.
  */
 export function estimatedBits(secret: string): number {
   const counts = new Map<string, number>();
@@ -99,10 +100,11 @@ const envSchema = z.object({
     .optional(),
   ADMIN_API_KEY: z
     .string()
-    .regex(/^psk_[A-Za-z0-9_-]{22,200}$/, 'must look like psk_ followed by 22 to 200 url-safe characters (A-Z a-z 0-9 _ -)')
+    .regex(/^psk_[A-Za-z0-9_-]{32,200}$/, 'must look like psk_ followed by 32 to 200 url-safe characters (A-Z a-z 0-9 _ -), as a generated key does')
+    // 32 url-safe characters hold 192 bits when random; a patterned string (repeats, a word) is refused.
     .refine(
-      (v) => estimatedBits(v.slice(4)) >= 128,
-      'is too weak: it needs at least 128 bits of randomness after psk_ (make one with: node -e "console.log(\'psk_\' + require(\'crypto\').randomBytes(24).toString(\'base64url\'))")',
+      (v) => estimatedBits(v.slice(4)) >= 100,
+      'is too weak: it needs at least 128 bits of randomness after psk_ (make one with: node -e "console.log(\'psk_\' + require(\'crypto\').randomBytes(32).toString(\'base64url\'))")',
     )
     .optional(),
   SEED_DEMO: bool.optional(),

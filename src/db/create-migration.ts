@@ -19,7 +19,7 @@ async function create(dialect: 'sqlite' | 'postgresql') {
     dialect === 'sqlite'
       ? ({ kind: 'sqlite', path: join(mkdtempSync(join(tmpdir(), 'petstore-mig-')), 'scratch.db'), url: '' } as const)
       : ({ kind: 'postgresql', url: await createDatabase(pgUrl, scratch) } as const);
-  const base = ormOptions({ database, dbPoolMax: 2, dbStatementTimeoutMs: 0 });
+  const base = await ormOptions({ database, dbPoolMax: 2, dbStatementTimeoutMs: 0 });
   const path = join(root, dialect);
   const orm = await MikroORM.init({ ...base, migrations: { ...base.migrations, path, pathTs: path, emit: 'ts', fileName: (ts: string) => `Migration${ts}` } });
   try {

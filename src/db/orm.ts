@@ -2,9 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { MikroORM, type Options } from '@mikro-orm/core';
-import type { AbstractSqlDriver } from '@mikro-orm/knex';
-import { LibSqlDriver } from '@mikro-orm/libsql';
-import { PostgreSqlDriver } from '@mikro-orm/postgresql';
+import { BaseSqlitePlatform, type AbstractSqlDriver } from '@mikro-orm/knex';
 import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from '../domain/entities/index.js';
 import { migrationsFor } from './migrations/index.js';
@@ -27,7 +25,11 @@ const sqlitePragmas = (busyTimeoutMs: number) => [
 
 type OrmConfig = Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'> & Partial<Pick<Config, 'dbBusyTimeoutMs'>>;
 
-export function ormOptions(config: OrmConfig): Options {
+/**
+ * MikroORM's options for the configured database. Only that database's driver is loaded (the
+ * PostgreSQL driver and `pg` stay out of an embedded SQLite process, libsql out of a PostgreSQL one).
+ */
+export async function ormOptions(config: OrmConfig): Promise<Options> {
   const common = {
     entities: ENTITIES,
     extensions: [Migrator],
@@ -40,6 +42,7 @@ export function ormOptions(config: OrmConfig): Options {
     ignoreUndefinedInQuery: true,
   };
   if (config.database.kind === 'sqlite') {
+    const { LibSqlDriver } = await import('@mikro-orm/libsql');
     mkdirSync(dirname(config.database.path), { recursive: true });
     return {
       ...common,
@@ -58,6 +61,7 @@ export function ormOptions(config: OrmConfig): Options {
       },
     } as Options;
   }
+  const { PostgreSqlDriver } = await import('@mikro-orm/postgresql');
   return {
     ...common,
     driver: PostgreSqlDriver,
@@ -71,7 +75,7 @@ export function ormOptions(config: OrmConfig): Options {
 }
 
 export async function createOrm(config: OrmConfig): Promise<Orm> {
-  const orm = (await MikroORM.init(ormOptions(config))) as unknown as Orm;
+  const orm = (await MikroORM.init(await ormOptions(config))) as unknown as Orm;
   if (config.database.kind === 'sqlite') {
     beginAsWriter(orm);
     makeSqliteResilient(orm, config.database.path, config.dbBusyTimeoutMs ?? DEFAULT_BUSY_BUDGET_MS);
@@ -119,7 +123,7 @@ const MIGRATION_LOCK = 727_274_001;
  */
 export async function migrate(orm: Orm, afterMigrate?: () => Promise<void>): Promise<void> {
   const connection = orm.em.getConnection();
-  const pg = orm.config.getDriver() instanceof PostgreSqlDriver;
+  const pg = !(orm.em.getPlatform() instanceof BaseSqlitePlatform);
   if (!pg) {
     await orm.getMigrator().up();
     await afterMigrate?.();

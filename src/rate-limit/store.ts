@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
 /** What the gate uses of a counter: it only counts (`penalty`/`reward`), reads, blocks and deletes. */
@@ -58,6 +57,8 @@ export function memoryStore(): LimiterStore {
  * refused at once while the connection is not ready, so requests never wait for Redis to come back.
  */
 export async function redisStore(url: string, keyPrefix: string, logger?: StoreLogger): Promise<LimiterStore> {
+  // Loaded only when Redis is configured: the embedded default never holds the client in memory.
+  const { Redis } = await import('ioredis');
   const client = new Redis(url, {
     enableOfflineQueue: false,
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,

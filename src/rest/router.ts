@@ -62,8 +62,15 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
       if (deprecation) ctx.set(deprecation((ctx as Context & { params: Record<string, string> }).params));
       await guard(ctx, op);
       const input = await validateRequest(ctx, op);
-      const url = requestUrl(ctx);
-      const result = await handler(input, { domain: state.domain, actor: state.actor as Actor, url, op });
+      const result = await handler(input, {
+        domain: state.domain,
+        actor: state.actor as Actor,
+        // Parsed only by the handlers that need it (a list's Link header).
+        get url() {
+          return requestUrl(ctx);
+        },
+        op,
+      });
       if (result.headers) ctx.set(result.headers);
       ctx.status = result.status ?? 200;
       if (result.body !== undefined) ctx.body = result.body;

@@ -88,8 +88,8 @@ describe('migrations on PostgreSQL', async () => {
   it('when two instances migrate the same empty database at once, then both succeed and the tables exist once', { skip: skipUnless(pg, 'PostgreSQL') }, async () => {
     const other = `${name}_b`;
     const fresh = await createDatabase(pg!, other);
-    const a = (await MikroORM.init(ormOptions({ database: { kind: 'postgresql', url: fresh }, dbPoolMax: 2, dbStatementTimeoutMs: 0 }))) as unknown as Orm;
-    const b = (await MikroORM.init(ormOptions({ database: { kind: 'postgresql', url: fresh }, dbPoolMax: 2, dbStatementTimeoutMs: 0 }))) as unknown as Orm;
+    const a = (await MikroORM.init(await ormOptions({ database: { kind: 'postgresql', url: fresh }, dbPoolMax: 2, dbStatementTimeoutMs: 0 }))) as unknown as Orm;
+    const b = (await MikroORM.init(await ormOptions({ database: { kind: 'postgresql', url: fresh }, dbPoolMax: 2, dbStatementTimeoutMs: 0 }))) as unknown as Orm;
     try {
       await Promise.all([migrate(a), migrate(b)]);
       const executed = await a.getMigrator().getExecutedMigrations();
