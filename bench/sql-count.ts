@@ -48,7 +48,8 @@ export async function countStatements(file: string, scenarios: Scenario[], keys:
         const status = await send(key, r);
         if (status !== scenario.expect) throw new Error(`${scenario.id}: ${r.path} answered ${status}, expected ${scenario.expect}`);
       }
-      const statements = [...seen];
+      // Without the webhook worker's background checks (its own tables), which share the connection pool.
+      const statements = seen.filter((sql) => !/\b(event_relays|webhook_endpoints|webhook_deliveries)\b/.test(sql));
       counts.set(scenario.id, {
         total: statements.length,
         transactionControl: statements.filter((s) => /^\s*(begin|commit|rollback|savepoint|release)/i.test(s)).length,

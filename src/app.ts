@@ -13,7 +13,7 @@ import { sqliteWritable } from './db/sqlite-resilience.js';
 import { domainFactory, AccountsService } from './domain/index.js';
 import { seedDemoCatalog } from './domain/seed.js';
 import { ApiKeyAuthenticator, authentication } from './http/authentication.js';
-import { clientAddress } from './http/client-address.js';
+import { clientAddress, clientAddressResolver } from './http/client-address.js';
 import { corsPolicy } from './http/cors.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { healthRoutes } from './http/health.routes.js';
@@ -32,6 +32,12 @@ import { createMetrics, type Metrics } from './observability/metrics.js';
 import { observeRequests } from './observability/request-observer.js';
 import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
+import { startOutboxUpkeep } from './events/outbox-upkeep.js';
+import { startWebhookDispatcher } from './events/webhook-dispatcher.js';
+import { EventStream } from './events/event-stream.js';
+import { listenForEvents } from './events/outbox-notifier.js';
+import { attachSubscriptionServer, type SubscriptionServer } from './graphql/subscriptions.server.js';
+import { queryLimits } from './graphql/query-limits.js';
 
 export interface App {
   koa: Koa;
@@ -77,7 +83,13 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   if (config.migrateOnStart) await migrate(orm, () => bootstrap(orm, config, announce));
 
   let shuttingDown = false;
-  const metrics = createMetrics({ pool: () => poolState(orm), limiterStore: () => rawGate.ready(), shuttingDown: () => shuttingDown });
+  let subscriptions: SubscriptionServer | undefined;
+  const metrics = createMetrics({
+    pool: () => poolState(orm),
+    limiterStore: () => rawGate.ready(),
+    shuttingDown: () => shuttingDown,
+    subscriptions: () => subscriptions?.active() ?? 0,
+  });
   const rawGate =
     options.gate ??
     (await createRateLimitGate(config, {
@@ -100,7 +112,29 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     onAccountsChanged: () => authenticator.forget(),
     // An idempotency claim whose request died (crash, kill, cut off at shutdown) frees its key after the request timeout.
     idempotencyClaimMs: config.requestTimeoutMs || undefined,
+    webhooks: config.webhooks,
   });
+
+  // Events (src/events): the outbox's purge, the webhook worker and the reader that feeds GraphQL subscriptions.
+  const stopOutboxUpkeep = startOutboxUpkeep(orm, logger);
+  opened(stopOutboxUpkeep);
+  const webhooks = startWebhookDispatcher(orm, logger, {
+    ...config.webhooks,
+    onAttempt: (outcome, lagSeconds) => metrics.webhookAttempt(outcome, lagSeconds),
+    onEndpointDisabled: () => metrics.webhookEndpointDisabled(),
+  });
+  opened(() => webhooks.stop());
+  const eventStream = new EventStream(orm, logger, config.subscriptionPollMs);
+  opened(() => eventStream.close());
+  // PostgreSQL: committed events wake the outbox readers of every instance at once (they poll otherwise).
+  const notifier =
+    config.database.kind === 'postgresql'
+      ? listenForEvents(config.database.url, logger, () => {
+          eventStream.wake();
+          webhooks.wake();
+        })
+      : undefined;
+  if (notifier) opened(() => notifier.close());
 
   const graphql = await createGraphQLFacade({ config, gate, logger });
   opened(() => graphql.stop());
@@ -143,12 +177,31 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     logger,
     metrics,
     config,
-    listen: (port = config.port, host = config.host) => server.listen(port, host),
+    async listen(port = config.port, host = config.host) {
+      const listening = await server.listen(port, host);
+      // GraphQL subscriptions: graphql-ws over a WebSocket upgrade of /graphql (src/graphql/subscriptions.server.ts).
+      subscriptions = attachSubscriptionServer(listening.server, {
+        schema: graphql.schema,
+        gate,
+        domain,
+        events: eventStream,
+        authenticator,
+        clientAddress: clientAddressResolver(config.trustProxy),
+        logger,
+        ...queryLimits(config.graphqlLimits),
+      });
+      return listening;
+    },
     close() {
       closing ??= (async () => {
         shuttingDown = true;
+        await subscriptions?.close();
         await server.close();
         await graphql.stop();
+        await stopOutboxUpkeep();
+        await notifier?.close();
+        await webhooks.stop();
+        await eventStream.close();
         await gate.close();
         await orm.close(true);
       })();

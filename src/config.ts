@@ -134,6 +134,16 @@ const envSchema = z.object({
   GRAPHQL_MAX_COST: int(1, 10_000_000).default('20000'),
   TRUST_PROXY: trustProxy.default('false'),
   AUTH_FAILURES_MAX_ADDRESSES: int(100, 10_000_000).default('10000'),
+  WEBHOOK_ALLOW_PRIVATE: bool.default('false'),
+  WEBHOOK_RETRY_SCALE: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'must be a positive number such as 1 or 0.001')
+    .transform(Number)
+    .pipe(z.number().positive().max(1000))
+    .default('1'),
+  WEBHOOK_POLL_MS: int(10, 60_000).default('200'),
+  WEBHOOK_TIMEOUT_MS: int(100, 60_000).default('10000'),
+  SUBSCRIPTION_POLL_MS: int(5, 60_000).default('50'),
 });
 
 export interface Config {
@@ -172,6 +182,10 @@ export interface Config {
   trustProxy: TrustProxy;
   /** How many client addresses the failed-authentication limiter tracks at most (least recently seen dropped first). */
   authFailuresMaxAddresses: number;
+  /** Webhooks: allow http and private addresses; retry schedule factor; how often instances look for work; per-attempt timeout. */
+  webhooks: { allowPrivate: boolean; retryScale: number; pollMs: number; timeoutMs: number };
+  /** While GraphQL subscriptions are open, how often the instance reads new events from the outbox. */
+  subscriptionPollMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -223,5 +237,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     graphqlLimits: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxAliases: e.GRAPHQL_MAX_ALIASES, maxTokens: e.GRAPHQL_MAX_TOKENS, maxCost: e.GRAPHQL_MAX_COST },
     trustProxy: e.TRUST_PROXY,
     authFailuresMaxAddresses: e.AUTH_FAILURES_MAX_ADDRESSES,
+    subscriptionPollMs: e.SUBSCRIPTION_POLL_MS,
+    webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, retryScale: e.WEBHOOK_RETRY_SCALE, pollMs: e.WEBHOOK_POLL_MS, timeoutMs: e.WEBHOOK_TIMEOUT_MS },
   };
 }

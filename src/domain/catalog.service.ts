@@ -7,6 +7,7 @@ import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './p
 import * as v from './validate.js';
 import type { Id } from './validate.js';
 import type { CategoryView, PetView } from './views.js';
+import { recordCategoryEvent, recordInventoryChanged, recordPetEvent } from './events.service.js';
 
 export interface PetFilter {
   status?: PetStatus;
@@ -164,6 +165,7 @@ export class CatalogService {
       em.persist(pet);
       em.persist(new InventoryItem(pet, 1));
       await em.flush();
+      await recordPetEvent(em, 'pet.created', toPetView(pet));
       return toPetView(pet);
     }));
   }
@@ -187,10 +189,13 @@ export class CatalogService {
           throw new DomainError('INSUFFICIENT_STOCK', 'A pet without stock cannot be made available; set its inventory first.');
         }
       }
+      const statusBefore = pet.status;
       pet.name = name;
       pet.category = category;
       if (status) pet.status = status;
       await em.flush();
+      await recordPetEvent(em, 'pet.updated', toPetView(pet));
+      if (pet.status !== statusBefore) await recordInventoryChanged(em, petId);
       return toPetView(pet);
     }));
   }
@@ -221,6 +226,7 @@ export class CatalogService {
       await em.nativeDelete(InventoryItem, { pet: petId });
       await em.nativeUpdate(Order, { pet: petId }, { pet: null });
       await em.nativeDelete(Pet, { id: petId });
+      await recordPetEvent(em, 'pet.deleted', toPetView(pet));
     });
   }
 
@@ -261,7 +267,7 @@ export class CatalogService {
     requireStaff(actor);
     const { name, description } = this.categoryFields(input);
     const category = new Category(name, description);
-    await this.saveCategory(this.em, category);
+    await this.saveCategory(this.em, category, 'category.created');
     return toCategoryView(category);
   }
 
@@ -274,7 +280,7 @@ export class CatalogService {
     category.name = name;
     category.nameKey = name.toLowerCase();
     category.description = description;
-    await this.saveCategory(this.em, category);
+    await this.saveCategory(this.em, category, 'category.updated');
     return toCategoryView(category);
   }
 
@@ -287,6 +293,7 @@ export class CatalogService {
         if (!category) throw notFound('Category', categoryId);
         if (await em.count(Pet, { category: categoryId })) throw this.categoryInUse();
         await em.nativeDelete(Category, { id: categoryId });
+        await recordCategoryEvent(em, 'category.deleted', toCategoryView(category));
       });
     } catch (error) {
       // A pet created in the meantime by another instance: the foreign key refuses the delete.
@@ -306,10 +313,13 @@ export class CatalogService {
     return { name, description };
   }
 
-  private async saveCategory(em: EntityManager, category: Category) {
+  private async saveCategory(em: EntityManager, category: Category, event: 'category.created' | 'category.updated') {
     try {
-      em.persist(category);
-      await em.flush();
+      await em.transactional(async (tx) => {
+        tx.persist(category);
+        await tx.flush();
+        await recordCategoryEvent(tx, event, toCategoryView(category));
+      });
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException) {
         em.clear();

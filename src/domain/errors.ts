@@ -16,6 +16,8 @@ export const DOMAIN_ERROR_CODES = [
   'PET_HAS_OPEN_ORDERS',
   'IDEMPOTENCY_KEY_IN_FLIGHT',
   'LAST_STAFF_KEY',
+  'PLAN_LIMIT_REACHED',
+  'EVENT_EXPIRED',
   'IDEMPOTENCY_KEY_REUSED',
 ] as const;
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

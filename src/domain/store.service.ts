@@ -9,6 +9,7 @@ import { IdempotencyService } from './idempotency.service.js';
 import * as v from './validate.js';
 import type { Id } from './validate.js';
 import type { InventoryView, OrderView } from './views.js';
+import { recordInventoryChanged, recordOrderEvent } from './events.service.js';
 
 export interface OrderFilter {
   complete?: boolean;
@@ -104,6 +105,8 @@ export class StoreService {
     const order = new Order(em.getReference(Pet, petId), em.getReference(Account, actor.accountId), quantity, shipDate);
     em.persist(order);
     await em.flush();
+    await recordOrderEvent(em, 'order.placed', toOrderView(order));
+    await recordInventoryChanged(em, petId);
     return toOrderView(order);
   }
 
@@ -126,6 +129,7 @@ export class StoreService {
       if (!changed) throw this.orderNotOpen(orderId);
       if (order.pet) await this.settleStatus(em, order.pet.id);
       await em.refresh(order);
+      await recordOrderEvent(em, 'order.completed', toOrderView(order));
       return toOrderView(order);
     });
   }
@@ -142,6 +146,8 @@ export class StoreService {
         await em.nativeUpdate(InventoryItem, { pet: order.pet.id }, { quantity: raw('quantity + ?', [order.quantity]) });
         await em.nativeUpdate(Pet, { id: order.pet.id }, { status: 'available' });
       }
+      await recordOrderEvent(em, 'order.cancelled', toOrderView(order));
+      if (order.pet) await recordInventoryChanged(em, order.pet.id);
     });
   }
 
@@ -159,6 +165,7 @@ export class StoreService {
     const stock = await em.findOne(InventoryItem, { pet: petId }, { fields: ['quantity'] });
     if (stock && stock.quantity === 0 && !(await em.count(Order, { pet: petId, complete: false }))) {
       await em.nativeUpdate(Pet, { id: petId }, { status: 'sold' });
+      await recordInventoryChanged(em, petId);
     }
   }
 
@@ -196,6 +203,7 @@ export class StoreService {
       if (!changed) throw notFound('Inventory entry for pet', id);
       const status = n > 0 ? 'available' : (await em.count(Order, { pet: id, complete: false })) ? 'pending' : 'sold';
       await em.nativeUpdate(Pet, { id }, { status });
+      await recordInventoryChanged(em, id);
       return { petId: id, quantity: n, status };
     });
   }

@@ -49,3 +49,38 @@ export interface NewApiKeyView extends ApiKeyView {
   /** The full secret: returned once, at creation, never stored. */
   key: string;
 }
+export interface EventView {
+  id: number;
+  type: string;
+  createdAt: Date;
+  /** The resource as the REST facade shows it. */
+  data: Record<string, unknown>;
+  /** The order's account for order events; null for events every account may see. */
+  accountId: number | null;
+}
+export interface WebhookEndpointView {
+  id: number;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  /** Why the service disabled it; null while enabled. */
+  disabledReason: string | null;
+  createdAt: Date;
+}
+export interface WebhookEndpointWithSecretView extends WebhookEndpointView {
+  /** `whsec_…`: returned at creation and rotation only. */
+  secret: string;
+}
+export interface WebhookDeliveryView {
+  id: number;
+  webhookId: number;
+  eventId: number;
+  eventType: string;
+  attempt: number;
+  status: 'pending' | 'succeeded' | 'failed';
+  scheduledAt: Date;
+  attemptedAt: Date | null;
+  responseStatus: number | null;
+  durationMs: number | null;
+  error: string | null;
+}

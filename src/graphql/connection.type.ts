@@ -57,8 +57,8 @@ export class PageArgs {
 }
 
 /** A domain page as a Relay connection; cursors are the same keyset cursors REST puts in `Link`. */
-export function toConnection<T>(page: Page<T>, idOf: (node: T) => number, after?: string | null): Connection<T> {
-  const edges = page.items.map((node) => ({ node, cursor: encodeCursor(idOf(node)) }));
+export function toConnection<T>(page: Page<T>, idOf: (node: T) => number, after?: string | null, cursorOf: (id: number) => string = encodeCursor): Connection<T> {
+  const edges = page.items.map((node) => ({ node, cursor: cursorOf(idOf(node)) }));
   return {
     edges,
     pageInfo: {
@@ -76,7 +76,12 @@ const ARGUMENT_OF: Record<string, string> = { limit: 'first', cursor: 'after' };
  * Loads one page through the domain and returns it as a connection. The domain names the page
  * parameters as REST does (`limit`, `cursor`); its validation details are renamed to `first`/`after`.
  */
-export async function paged<T>(args: PageArgs, load: (page: PageRequest) => Promise<Page<T>>, idOf: (node: T) => number): Promise<Connection<T>> {
+export async function paged<T>(
+  args: PageArgs,
+  load: (page: PageRequest) => Promise<Page<T>>,
+  idOf: (node: T) => number,
+  cursorOf?: (id: number) => string,
+): Promise<Connection<T>> {
   let page: Page<T>;
   try {
     page = await load({ limit: args.first ?? DEFAULT_PAGE_SIZE, cursor: args.after ?? null });
@@ -86,5 +91,5 @@ export async function paged<T>(args: PageArgs, load: (page: PageRequest) => Prom
     }
     throw error;
   }
-  return toConnection(page, idOf, args.after);
+  return toConnection(page, idOf, args.after, cursorOf);
 }

@@ -1,4 +1,4 @@
-import type { Actor, Domain } from '../domain/index.js';
+import type { Actor, Domain, EventSubscriptions } from '../domain/index.js';
 import { authError } from '../http/authentication.js';
 import type { Loaders } from './data.loaders.js';
 import { parseId } from '../domain/validate.js';
@@ -20,6 +20,8 @@ export interface GraphQLContext {
   readonly requestId: string;
   /** What the facade reports back to the request log and metrics. */
   readonly observed: { operationName?: string; operation?: string };
+  /** Committed events as they happen: set on subscription operations (over graphql-ws) only. */
+  readonly events?: EventSubscriptions;
 }
 
 export const domainOf = (ctx: GraphQLContext): Domain => ctx.domain;

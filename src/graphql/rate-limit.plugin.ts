@@ -32,7 +32,7 @@ export function rateLimitPlugin(gate: RateLimitGate, { maxNodes }: { maxNodes: n
           if (!operation) return;
           // The schema has no subscriptions; without this check graphql-js fails at execution (a 500).
           if (operation.operation === 'subscription') {
-            throw toRequestError(validationFailed('Subscriptions are not supported; use queries and mutations.'));
+            throw toRequestError(validationFailed('Subscriptions run over the graphql-ws protocol (a WebSocket to /graphql, key in connection_init); use POST for queries and mutations.'));
           }
           const coerced = coerceVariables(schema, operation, request.variables);
           // Variables that do not fit the operation: execution refuses the request with their errors (400)

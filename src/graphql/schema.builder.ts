@@ -10,6 +10,9 @@ import { OrderResolver } from './order.resolver.js';
 import { InventoryResolver } from './inventory.resolver.js';
 import { AccountResolver } from './account.resolver.js';
 import { RateLimitResolver } from './rate-limit.resolver.js';
+import { EventResolver } from './event.resolver.js';
+import { WebhookResolver } from './webhook.resolver.js';
+import { SubscriptionResolver } from './subscription.resolver.js';
 
 export const SCHEMA_FILE = 'schema/schema.graphql';
 
@@ -24,7 +27,7 @@ const unavailable: ResolverServices = {
 
 /** The executable schema, built from the type-graphql classes of this folder. */
 export function buildGraphQLSchema(services: ResolverServices = unavailable): Promise<GraphQLSchema> {
-  const resolvers = [PetResolver, CategoryResolver, OrderResolver, InventoryResolver, AccountResolver, RateLimitResolver] as const;
+  const resolvers = [PetResolver, CategoryResolver, OrderResolver, InventoryResolver, AccountResolver, RateLimitResolver, EventResolver, WebhookResolver, SubscriptionResolver] as const;
   // One instance per resolver class for the app's lifetime; constructors receive their services.
   const instances = new Map<Function, object>([[RateLimitResolver, new RateLimitResolver(services.gate)]]);
   return buildSchema({
@@ -32,6 +35,14 @@ export function buildGraphQLSchema(services: ResolverServices = unavailable): Pr
     // The standard directives (@skip, @include, @deprecated, @specifiedBy) and ours: a list given here replaces the defaults.
     directives: [...specifiedDirectives, stabilityDirective],
     validate: false,
+    // Every subscription brings its own `subscribe` (reading the outbox, src/graphql/subscription.resolver.ts);
+    // type-graphql still wants a PubSub to exist, and none is used.
+    pubSub: {
+      publish: () => undefined,
+      subscribe: () => {
+        throw new Error('Subscriptions here have their own subscribe function.');
+      },
+    } as unknown as NonNullable<Parameters<typeof buildSchema>[0]['pubSub']>,
     container: {
       get: (cls: new () => object) => {
         let instance = instances.get(cls);

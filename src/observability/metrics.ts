@@ -25,6 +25,8 @@ export interface MetricsSources {
   /** The limiter store: which one, and for Redis whether it answers. */
   limiterStore(): Promise<{ store: 'memory' | 'redis'; redis?: 'up' | 'down' }>;
   shuttingDown(): boolean;
+  /** GraphQL subscriptions open on this instance. */
+  subscriptions?(): number;
 }
 
 export interface Metrics {
@@ -34,6 +36,10 @@ export interface Metrics {
   rateLimitRefused(plan: string, code: string): void;
   /** A key that has just been banned. */
   keyBanned(plan: string): void;
+  /** A webhook attempt's outcome; for a success, the seconds from the event's commit to the receiver's answer. */
+  webhookAttempt(outcome: 'succeeded' | 'failed', lagSeconds?: number): void;
+  /** An endpoint disabled after its retry schedule was spent. */
+  webhookEndpointDisabled(): void;
   /** The Prometheus text exposition and its content type. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -93,6 +99,31 @@ export function createMetrics(sources: MetricsSources): Metrics {
       this.set({ store: state.store }, state.store === 'memory' || state.redis === 'up' ? 1 : 0);
     },
   });
+  const webhookAttempts = new Counter({
+    name: 'petstore_webhook_attempts_total',
+    help: 'Webhook delivery attempts made by this instance, by outcome (succeeded: a 2xx answer; failed: anything else).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const webhookLag = new Histogram({
+    name: 'petstore_webhook_delivery_lag_seconds',
+    help: "From an event's commit to the receiver's 2xx answer, for deliveries that succeeded (retries included).",
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600, 3600, 86_400],
+    registers: [registry],
+  });
+  const webhookDisabled = new Counter({
+    name: 'petstore_webhook_endpoints_disabled_total',
+    help: 'Webhook endpoints disabled after their retry schedule was spent.',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'petstore_graphql_subscriptions',
+    help: 'GraphQL subscriptions open on this instance (graphql-ws).',
+    registers: [registry],
+    collect() {
+      this.set(sources.subscriptions?.() ?? 0);
+    },
+  });
   new Gauge({
     name: 'petstore_shutting_down',
     help: '1 once a graceful shutdown has started (readiness is 503).',
@@ -114,6 +145,13 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     keyBanned(plan) {
       bans.inc({ plan });
+    },
+    webhookAttempt(outcome, lagSeconds) {
+      webhookAttempts.inc({ outcome });
+      if (lagSeconds !== undefined) webhookLag.observe(lagSeconds);
+    },
+    webhookEndpointDisabled() {
+      webhookDisabled.inc();
     },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };

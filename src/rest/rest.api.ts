@@ -9,6 +9,7 @@ import { categoriesRoutes } from './categories.routes.js';
 import { storeRoutes } from './store.routes.js';
 import { accountsRoutes } from './accounts.routes.js';
 import { metaRoutes } from './meta.routes.js';
+import { eventsRoutes } from './events.routes.js';
 
 /** When GET /pets/{petId} was deprecated (the `Deprecation` header). */
 const GET_PET_DEPRECATED_SINCE = new Date('2026-11-01T00:00:00Z');
@@ -28,6 +29,7 @@ export function restApi({ config, gate }: { config: Pick<Config, 'petsGetSunset'
       ...storeRoutes(),
       ...accountsRoutes({ gate }),
       ...metaRoutes(openApiText, openApiDoc),
+      ...eventsRoutes(),
     },
     restGuard(gate),
     petsDeprecations({ sunset: config.petsGetSunset, deprecatedSince: GET_PET_DEPRECATED_SINCE }),

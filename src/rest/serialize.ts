@@ -1,19 +1,12 @@
-import type { AccountView, ApiKeyView, CategoryView, InventoryView, NewApiKeyView, OrderView, Page, PetView } from '../domain/index.js';
+import type { AccountView, ApiKeyView, NewApiKeyView, Page } from '../domain/index.js';
 
-/** Domain read models → the JSON shapes of schema/openapi.yaml. */
-export const pet = (p: PetView) => ({ id: p.id, name: p.name, categoryId: p.categoryId, status: p.status });
-
-export const category = (c: CategoryView) => (c.description === null ? { id: c.id, name: c.name } : { id: c.id, name: c.name, description: c.description });
-
-export const order = (o: OrderView) => ({
-  id: o.id,
-  petId: o.petId,
-  quantity: o.quantity,
-  shipDate: o.shipDate ? o.shipDate.toISOString() : null,
-  complete: o.complete,
-});
-
-export const inventory = (i: InventoryView) => ({ petId: i.petId, quantity: i.quantity, status: i.status });
+/** Domain read models → the JSON shapes of schema/openapi.yaml (the resources' shapes live in the domain, which events share). */
+export {
+  petRepresentation as pet,
+  categoryRepresentation as category,
+  orderRepresentation as order,
+  inventoryRepresentation as inventory,
+} from '../domain/representations.js';
 
 export const account = (a: AccountView) => ({
   id: a.id,

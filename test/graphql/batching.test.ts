@@ -32,11 +32,14 @@ describe('GraphQL relations are batched (no N+1)', () => {
   });
   after(() => t.close());
 
-  /** Statements the query ran, without the (cached, per key) authentication lookup. */
+  /**
+   * Statements the query ran, without the (cached, per key) authentication lookup and without what
+   * the webhook worker runs on the same connection pool in the background (its idle check reads its own tables).
+   */
   async function measure(query: string) {
     statements = [];
     const res = await gql(t.admin, query);
-    const ran = statements.filter((sql) => !/\bapi_keys\b/.test(sql));
+    const ran = statements.filter((sql) => !/\bapi_keys\b/.test(sql) && !/\b(event_relays|webhook_endpoints|webhook_deliveries)\b/.test(sql));
     statements = null;
     return { data: dataOf(res), ran };
   }

@@ -53,6 +53,15 @@ const TWIN: Record<string, string> = {
   listApiKeys: 'Query.apiKeys',
   revokeApiKey: 'Mutation.revokeApiKey',
   liftBan: 'Mutation.liftBan',
+  listEvents: 'Query.events',
+  listWebhooks: 'Query.webhooks',
+  createWebhook: 'Mutation.createWebhook',
+  getWebhook: 'Query.webhook',
+  updateWebhook: 'Mutation.updateWebhook',
+  deleteWebhook: 'Mutation.deleteWebhook',
+  rotateWebhookSecret: 'Mutation.rotateWebhookSecret',
+  listWebhookDeliveries: 'Query.webhookDeliveries',
+  redeliverWebhookDelivery: 'Mutation.redeliverWebhookDelivery',
 };
 const WITHOUT_TWIN = new Set(['getOpenApiJson', 'getOpenApiYaml']);
 

@@ -1,0 +1,36 @@
+import { Entity, Index, PrimaryKey, Property, BigIntType } from '@mikro-orm/core';
+
+/**
+ * One row of the transactional outbox: written in the same transaction as the change it describes,
+ * read by the event feed, the webhook dispatcher and the subscription relay. Kept 30 days.
+ */
+@Entity({ tableName: 'events' })
+@Index({ name: 'events_created_at_index', properties: ['createdAt'] })
+export class Event {
+  /** Monotonic in commit order: writers of events are serialised (see EventsService.record). */
+  @PrimaryKey({ type: new BigIntType('number'), autoincrement: true })
+  id!: number;
+
+  @Property({ type: 'string', length: 64 })
+  type: string;
+
+  /** The resource as `GET /v1/…` shows it (JSON text); a deleted resource's last state. */
+  @Property({ type: 'text' })
+  data: string;
+
+  /**
+   * The account whose order the event is about; null for catalogue and inventory events, which
+   * every account may see. Not a foreign key: the event outlives a deleted account's rows.
+   */
+  @Property({ type: new BigIntType('number'), nullable: true })
+  accountId: number | null;
+
+  @Property({ type: 'datetime' })
+  createdAt: Date = new Date();
+
+  constructor(type: string, data: string, accountId: number | null) {
+    this.type = type;
+    this.data = data;
+    this.accountId = accountId;
+  }
+}

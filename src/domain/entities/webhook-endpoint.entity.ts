@@ -1,0 +1,53 @@
+import { Entity, Index, ManyToOne, PrimaryKey, Property, BigIntType } from '@mikro-orm/core';
+import { Account } from './account.entity.js';
+
+/** Where an account wants its events pushed (a webhook), with the secret that signs each delivery. */
+@Entity({ tableName: 'webhook_endpoints' })
+export class WebhookEndpoint {
+  @PrimaryKey({ type: new BigIntType('number'), autoincrement: true })
+  id!: number;
+
+  @Index({ name: 'webhook_endpoints_account_id_index' })
+  @ManyToOne({ entity: () => Account, deleteRule: 'cascade' })
+  account: Account;
+
+  @Property({ type: 'string', length: 2048 })
+  url: string;
+
+  /** The event types it receives (JSON array); families such as `order.*` are stored expanded. */
+  @Property({ type: 'text' })
+  events: string;
+
+  /** `whsec_…`: kept in full, since signing needs it; shown to the client only at creation and rotation. */
+  @Property({ type: 'string', length: 100 })
+  secret: string;
+
+  /** The secret before the last rotation, still signing deliveries until `previousSecretExpiresAt`. */
+  @Property({ type: 'string', length: 100, nullable: true })
+  previousSecret: string | null = null;
+
+  @Property({ type: 'datetime', nullable: true })
+  previousSecretExpiresAt: Date | null = null;
+
+  @Property({ type: 'boolean' })
+  enabled: boolean = true;
+
+  /** Why the service disabled it (its deliveries kept failing); null while enabled. */
+  @Property({ type: 'text', nullable: true })
+  disabledReason: string | null = null;
+
+  /** Only events with a greater id are delivered: an endpoint gets what happens after it is created. */
+  @Property({ type: new BigIntType('number') })
+  startAfterEventId: number;
+
+  @Property({ type: 'datetime' })
+  createdAt: Date = new Date();
+
+  constructor(account: Account, url: string, events: string, secret: string, startAfterEventId: number) {
+    this.account = account;
+    this.url = url;
+    this.events = events;
+    this.secret = secret;
+    this.startAfterEventId = startAfterEventId;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * One webhook attempt over HTTP(S): Standard Webhooks signature, no redirects, a timeout, a cap on the
+ * response read, and (unless private addresses are allowed) a refusal to connect to any address that
+ * is not public, checked when the connection is made (a name that resolved to a public address at
+ * registration may resolve to 127.0.0.1 or 169.254.169.254 now: DNS rebinding).
+ */
+import { createHmac } from 'node:crypto';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest, type ClientRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { isPublicAddress } from '../domain/webhooks.service.js';
+
+/** How much of a receiver's answer is read (it is only kept as an excerpt in the delivery log). */
+export const RESPONSE_READ_CAP = 64 * 1024;
+
+/** `v1,<base64 HMAC-SHA256(secret, id.timestamp.body)>` (Standard Webhooks); the secret's key is the base64 after `whsec_`. */
+export function signature(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+export interface SendOptions {
+  allowPrivate: boolean;
+  timeoutMs: number;
+  /** Aborting ends the attempt at once (the instance is shutting down); the result says `aborted`. */
+  signal?: AbortSignal;
+}
+
+export interface SendResult {
+  /** The attempt was cut short by `signal`: it says nothing about the receiver. */
+  aborted?: boolean;
+  ok: boolean;
+  status: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** dns.lookup that fails for any address that is not public. */
+function publicOnlyLookup(hostname: string, options: { all?: boolean; family?: number }, callback: LookupCallback) {
+  dnsLookup(hostname, { family: options.family ?? 0, all: true }, (err, addresses) => {
+    if (err) return callback(err, '');
+    const blocked = addresses.find((a) => !isPublicAddress(a.address));
+    if (blocked || addresses.length === 0) {
+      return callback(Object.assign(new Error(`${hostname} resolves to ${blocked?.address ?? 'nothing'}, which is not a public address`), { code: 'EADDRNOTPUBLIC' }), '');
+    }
+    if (options.all) return callback(null, addresses);
+    callback(null, addresses[0]!.address, addresses[0]!.family);
+  });
+}
+
+export function sendWebhook(target: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendResult> {
+  const started = performance.now();
+  const done = (ok: boolean, status: number | null, error: string | null): SendResult => ({
+    ok,
+    status,
+    durationMs: Math.round(performance.now() - started),
+    error,
+  });
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return Promise.resolve(done(false, null, 'the URL is not valid'));
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!options.allowPrivate) {
+    if (url.protocol !== 'https:') return Promise.resolve(done(false, null, 'only https URLs are delivered to'));
+    // A literal address is connected to without a lookup, so it is checked here.
+    if (isIP(host) && !isPublicAddress(host)) return Promise.resolve(done(false, null, `${host} is not a public address`));
+  }
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (result: SendResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    let req: ClientRequest;
+    const timer = setTimeout(() => {
+      finish(done(false, null, `no answer within ${options.timeoutMs} ms`));
+      req.destroy();
+    }, options.timeoutMs);
+    const abort = () => {
+      finish({ ...done(false, null, 'the sending instance shut down'), aborted: true });
+      req?.destroy();
+    };
+    if (options.signal?.aborted) return abort();
+    options.signal?.addEventListener('abort', abort, { once: true });
+    req = send(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        agent: false,
+        ...(options.allowPrivate ? {} : { lookup: publicOnlyLookup as never }),
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        let read = 0;
+        const settle = () => {
+          if (status >= 200 && status < 300) finish(done(true, status, null));
+          else if (status >= 300 && status < 400) finish(done(false, status, `redirect${res.headers.location ? ` to ${res.headers.location}` : ''} not followed; give the final URL`));
+          else finish(done(false, status, `the receiver answered HTTP ${status}`));
+        };
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > RESPONSE_READ_CAP) {
+            settle();
+            res.destroy();
+          }
+        });
+        res.on('end', settle);
+        res.on('error', settle);
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => finish(done(false, null, describe(err))));
+    req.end(body);
+  });
+}
+
+function describe(err: NodeJS.ErrnoException): string {
+  if (err.code === 'EADDRNOTPUBLIC') return err.message;
+  if (err.code === 'ECONNREFUSED') return 'connection refused';
+  if (err.code === 'ENOTFOUND') return 'the host name does not resolve';
+  if (err.code === 'ECONNRESET') return 'the connection was reset';
+  return err.code ? `connection failed (${err.code})` : 'connection failed';
+}

@@ -1,0 +1,177 @@
+/**
+ * Delivery guarantees with real processes: several instances on one PostgreSQL database deliver each
+ * event exactly once to a healthy receiver, and an instance killed (SIGKILL) in the middle of a
+ * delivery loses nothing: another instance makes the attempt when the dead one's lease ends.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
+import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { postgresUrl, redisUrl, skipUnless } from '../helpers/services.js';
+import { startService } from '../ops/support.js';
+import { eventually, startReceiver, subscribe, verified, wsClient, type Receiver } from './support.js';
+
+describe('webhooks: two instances on one PostgreSQL database', async () => {
+  const pg = await postgresUrl();
+  const redis = await redisUrl();
+  const skip = skipUnless(pg, 'PostgreSQL') || skipUnless(redis, 'Redis');
+  const name = `petstore_hooks_${process.pid}_${randomBytes(3).toString('hex')}`;
+  let a: TestApp;
+  let b: TestApp;
+  let receiver: Receiver;
+
+  before(async () => {
+    if (skip) return;
+    const url = await createDatabase(pg!, name);
+    const env = {
+      REDIS_URL: redis!,
+      RATE_LIMIT_KEY_PREFIX: `petstore-hooks-${randomBytes(4).toString('hex')}`,
+      ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      // Polls are a minute apart: what arrives here was woken by PostgreSQL NOTIFY at commit.
+      WEBHOOK_POLL_MS: '60000',
+      SUBSCRIPTION_POLL_MS: '60000',
+    };
+    a = await startApp({ databaseUrl: url, env });
+    b = await startApp({ databaseUrl: url, env });
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    if (skip) return;
+    await a?.close();
+    await b?.close();
+    await receiver?.close();
+    await dropDatabase(pg!, name);
+  });
+
+  it('when 40 events are committed across both instances, then a healthy receiver gets each exactly once, each attempt made by one instance', { skip }, async () => {
+    const hook = (await a.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+    const clients = [a.admin, b.admin];
+    const created = await Promise.all(Array.from({ length: 40 }, (_, i) => clients[i % 2]!.post('/v1/categories', { name: `Twice ${i}` })));
+    assert.deepEqual([...new Set(created.map((r) => r.status))], [201]);
+    await eventually('40 deliveries', () => receiver.received.length >= 40, 50, 200);
+    // Both workers keep polling: give a duplicate the time to show up.
+    await new Promise((r) => setTimeout(r, 500));
+    const ids = receiver.received.map((r) => String(r.headers['webhook-id']));
+    assert.equal(ids.length, 40, 'no event delivered twice');
+    assert.equal(new Set(ids).size, 40);
+    const names = receiver.received.map((r) => verified(hook.secret, r).data.name).sort();
+    assert.deepEqual(names, created.map((r) => r.body.name).sort());
+    const log = (await b.admin.get(`/v1/webhooks/${hook.id}/deliveries?limit=100`)).body;
+    assert.equal(log.length, 40, 'one attempt per event');
+    assert.ok(log.every((d: any) => d.status === 'succeeded' && d.attempt === 1));
+  });
+
+  it('when an order is placed through REST on instance A, then a graphql-ws subscriber on instance B receives it', { skip }, async () => {
+    const { client } = wsClient(b.url, b.adminKey);
+    try {
+      const sub = await subscribe(client, 'subscription { orderUpdated { type data { ... on Order { id quantity } } } }');
+      const cat = (await a.admin.post('/v1/categories', { name: 'Across' })).body;
+      const pet = (await a.admin.post('/v1/pets', { name: 'Traveller', categoryId: cat.id })).body;
+      const order = (await a.admin.post('/v1/store/orders', { petId: pet.id, quantity: 1 })).body;
+      await eventually('the event on instance B', () => sub.results.length >= 1);
+      assert.deepEqual(sub.results[0].data.orderUpdated, { type: 'order.placed', data: { id: String(order.id), quantity: 1 } });
+      sub.dispose();
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('when an order is placed on instance A, then the event feed of instance B lists it at once', { skip }, async () => {
+    const cat = (await a.admin.post('/v1/categories', { name: 'Feed' })).body;
+    const pet = (await a.admin.post('/v1/pets', { name: 'Fed', categoryId: cat.id })).body;
+    const order = (await a.admin.post('/v1/store/orders', { petId: pet.id, quantity: 1 })).body;
+    const events = (await b.admin.get('/v1/events?types=order.placed')).body;
+    assert.deepEqual(events.at(-1).data, order);
+  });
+});
+
+describe('webhooks: an instance killed mid-delivery loses no event', () => {
+  it('when the instance making an attempt is killed (SIGKILL) before the receiver answers, then another instance delivers the event after the lease', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-hook-kill-'));
+    const database = `sqlite:${join(dir, 'petstore.db')}`;
+    const env = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '500' };
+    const receiver = await startReceiver();
+    let survivor: TestApp | undefined;
+    // The first attempt is held unanswered (the instance is mid-delivery); later ones are accepted.
+    let firstHeld: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (firstHeld = resolve));
+    receiver.answer = (n, res) => {
+      if (n === 1) return firstHeld();
+      res.statusCode = 200;
+      res.end();
+    };
+    const service = await startService(env, { databaseUrl: database });
+    const { child, key } = service;
+    try {
+      const victim = new Client(service.url, key);
+      const hook = (await victim.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+      const category = (await victim.post('/v1/categories', { name: 'Survives' })).body;
+      await held;
+      child.kill('SIGKILL');
+      await service.exited;
+      survivor = await startApp({ databaseUrl: database, env: { ...env, ADMIN_API_KEY: key } });
+      const second = await eventually('the attempt made again', () => receiver.received[1], 100, 150);
+      assert.equal(second.headers['webhook-id'], receiver.received[0]!.headers['webhook-id']);
+      assert.deepEqual(verified(hook.secret, second).data, category);
+      const log = await eventually('the attempt recorded', async () => {
+        const body = (await survivor!.admin.get(`/v1/webhooks/${hook.id}/deliveries`)).body;
+        return body[0]?.status === 'succeeded' ? body : null;
+      });
+      assert.deepEqual(log.map((d: any) => [d.attempt, d.status]), [[1, 'succeeded']]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await survivor?.close();
+      await receiver.close();
+      service.cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('webhooks: an instance that shuts down mid-delivery hands the attempt over', () => {
+  it('when the app closes while a receiver holds an attempt, then the attempt is cut short without counting as failed, and the next instance makes it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-hook-close-'));
+    const database = `sqlite:${join(dir, 'petstore.db')}`;
+    // A claim lasts the timeout + 5 s: 65 s here, far beyond this test, so only a released claim lets B deliver.
+    const env = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '60000' };
+    const receiver = await startReceiver();
+    let heldClosed = false;
+    let firstHeld: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (firstHeld = resolve));
+    receiver.answer = (n, res) => {
+      if (n === 1) {
+        res.on('close', () => (heldClosed = true));
+        return firstHeld();
+      }
+      res.statusCode = 200;
+      res.end();
+    };
+    const a = await startApp({ databaseUrl: database, env });
+    let b: TestApp | undefined;
+    try {
+      const hook = (await a.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+      await a.admin.post('/v1/categories', { name: 'Handed over' });
+      await held;
+      await a.close();
+      await eventually('the held request cut by the closing instance', () => heldClosed);
+      b = await startApp({ databaseUrl: database, env: { ...env, ADMIN_API_KEY: a.adminKey } });
+      const second = await eventually('the attempt made by the next instance', () => receiver.received[1], 50, 200);
+      assert.equal(verified(hook.secret, second).data.name, 'Handed over');
+      const log = await eventually('the attempt recorded', async () => {
+        const body = (await b!.admin.get(`/v1/webhooks/${hook.id}/deliveries`)).body;
+        return body[0]?.status === 'succeeded' ? body : null;
+      });
+      assert.deepEqual(log.map((d: any) => [d.attempt, d.status]), [[1, 'succeeded']], 'the cut attempt is not logged as a failure');
+    } finally {
+      await a.close();
+      await b?.close();
+      await receiver.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

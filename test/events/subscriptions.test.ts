@@ -1,0 +1,169 @@
+/**
+ * GraphQL subscriptions over graphql-ws on /graphql: the key in connection_init, visibility (a
+ * customer never receives another customer's order events), per-plan caps, and what they cost.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Client as WsClient } from 'graphql-ws';
+import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { eventually, subscribe, wsClient } from './support.js';
+import { sample } from '../ops/support.js';
+
+describe('subscriptions: graphql-ws on /graphql', () => {
+  let t: TestApp;
+  const clients: WsClient[] = [];
+  const connect = (key: string | null) => {
+    const c = wsClient(t.url, key);
+    clients.push(c.client);
+    return c;
+  };
+  async function customer(name: string, plan = 'pro') {
+    const res = await t.admin.post('/v1/accounts', { name, role: 'customer', plan });
+    return { client: new Client(t.url, res.body.apiKey.key), key: res.body.apiKey.key as string };
+  }
+  async function petInStock(quantity: number) {
+    const cat = await t.admin.post('/v1/categories', { name: `Subs ${Math.random()}` });
+    const pet = await t.admin.post('/v1/pets', { name: 'Subby', categoryId: cat.body.id });
+    await t.admin.put(`/v1/store/inventory/${pet.body.id}`, { quantity });
+    return pet.body.id as number;
+  }
+
+  before(async () => {
+    t = await startApp({ env: { SUBSCRIPTION_POLL_MS: '20' } });
+  });
+  after(async () => {
+    for (const c of clients) await c.dispose();
+    await t.close();
+  });
+
+  it("when customers and staff subscribe to orderUpdated, then each receives its own orders' events, never another customer's", async () => {
+    const alice = await customer('Alice');
+    const bob = await customer('Bob');
+    const query = 'subscription { orderUpdated { id type data { ... on Order { id petId quantity complete } } } }';
+    const [subA, subB, subStaff] = await Promise.all([
+      subscribe(connect(alice.key).client, query),
+      subscribe(connect(bob.key).client, query),
+      subscribe(connect(t.adminKey).client, query),
+    ]);
+    const metrics = (await t.anonymous.get('/metrics', { skipContract: true })).text;
+    assert.equal(sample(metrics, 'petstore_graphql_subscriptions'), 3, 'the open subscriptions are a gauge');
+    const petId = await petInStock(5);
+    const hers = (await alice.client.post('/v1/store/orders', { petId, quantity: 1 })).body;
+    const his = (await bob.client.post('/v1/store/orders', { petId, quantity: 2 })).body;
+    await t.admin.patch(`/v1/store/orders/${hers.id}`, { complete: true });
+    await eventually('staff sees three events', () => subStaff.results.length >= 3);
+    await eventually('alice sees two events', () => subA.results.length >= 2);
+    await new Promise((r) => setTimeout(r, 100));
+    const seen = (s: { results: any[] }) => s.results.map((r) => `${r.data.orderUpdated.type} ${r.data.orderUpdated.data.id}`);
+    assert.deepEqual(seen(subA), [`order.placed ${hers.id}`, `order.completed ${hers.id}`]);
+    assert.deepEqual(seen(subB), [`order.placed ${his.id}`]);
+    assert.deepEqual(seen(subStaff), [`order.placed ${hers.id}`, `order.placed ${his.id}`, `order.completed ${hers.id}`]);
+    assert.deepEqual(subA.results[0].data.orderUpdated.data, { id: String(hers.id), petId: String(petId), quantity: 1, complete: false });
+    for (const s of [subA, subB, subStaff]) s.dispose();
+  });
+
+  it('when a subscriber follows one pet with inventoryChanged(petId) and events(types), then it receives that stock after each change', async () => {
+    const buyer = await customer('Stock watcher');
+    const petId = await petInStock(3);
+    const other = await petInStock(3);
+    const ws = connect(buyer.key).client;
+    const stock = await subscribe(ws, 'subscription($petId: ID) { inventoryChanged(petId: $petId) { petId quantity status } }', { petId: String(petId) });
+    const catalogue = await subscribe(ws, 'subscription { events(types: ["pet.*"]) { type data { ... on Pet { name } } } }');
+    await buyer.client.post('/v1/store/orders', { petId, quantity: 3 });
+    await buyer.client.post('/v1/store/orders', { petId: other, quantity: 1 });
+    await t.admin.post('/v1/pets', { name: 'Newcomer', categoryId: (await t.admin.get(`/v1/pets?ids=${petId}`)).body[0].categoryId });
+    await eventually('the stock change', () => stock.results.length >= 1);
+    await eventually('the new pet', () => catalogue.results.length >= 1);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(stock.results.map((r) => r.data.inventoryChanged), [{ petId: String(petId), quantity: 0, status: 'pending' }]);
+    assert.deepEqual(catalogue.results.map((r) => r.data.events), [{ type: 'pet.created', data: { name: 'Newcomer' } }]);
+    stock.dispose();
+    catalogue.dispose();
+  });
+
+  it('when connection_init carries no key or an unknown one, then the socket is closed with 4403 Forbidden', async () => {
+    for (const key of [null, 'psk_this-key-does-not-exist-0000000']) {
+      const { client, closed } = connect(key);
+      const sub = client.subscribe({ query: 'subscription { events { id } }' }, { next: () => undefined, error: () => undefined, complete: () => undefined });
+      const event = await closed;
+      assert.equal(event.code, 4403, `key ${key}`);
+      sub();
+    }
+  });
+
+  it("when a free account opens more subscriptions than its plan's 2, then the third is PLAN_LIMIT_REACHED, and completing one frees a place", async () => {
+    const free = await customer('Free watcher', 'free');
+    const ws = connect(free.key).client;
+    const first = await subscribe(ws, 'subscription { events { id } }');
+    const second = await subscribe(ws, 'subscription { events { id } }');
+    const third = await subscribe(ws, 'subscription { events { id } }');
+    assert.equal(third.errors.length, 1, JSON.stringify(third));
+    assert.deepEqual({ ...(third.errors[0] as any[])[0].extensions, requestId: undefined }, { code: 'PLAN_LIMIT_REACHED', status: 409, requestId: undefined });
+    first.dispose();
+    await new Promise((r) => setTimeout(r, 100));
+    const fourth = await subscribe(ws, 'subscription { events { id } }');
+    assert.deepEqual(fourth.errors, []);
+    second.dispose();
+    fourth.dispose();
+  });
+
+  it('when a subscription starts it costs 1 point, and the events it pushes cost nothing', async () => {
+    const buyer = await customer('Counted');
+    const remaining = async () => (await buyer.client.get('/v1/rate_limit')).body.resources.day.remaining as number;
+    const before = await remaining();
+    const sub = await subscribe(connect(buyer.key).client, 'subscription { events(types: ["category.created"]) { id } }');
+    assert.equal(await remaining(), before - 1);
+    for (let i = 0; i < 3; i++) await t.admin.post('/v1/categories', { name: `Free push ${i}` });
+    await eventually('three pushed events', () => sub.results.length >= 3);
+    assert.equal(await remaining(), before - 1);
+    sub.dispose();
+  });
+
+  it('when the account is over its rate limit, then starting a subscription is refused with RATE_LIMITED (429) and its retryAfter', async () => {
+    const free = await customer('Spent', 'free');
+    for (let i = 0; i < 60; i++) assert.equal((await free.client.get('/v1/account')).status, 200);
+    const refused = await subscribe(connect(free.key).client, 'subscription { events { id } }');
+    const extensions = (refused.errors[0] as any[])[0].extensions;
+    assert.deepEqual([extensions.code, extensions.status], ['RATE_LIMITED', 429]);
+    assert.ok(extensions.retryAfter >= 1, JSON.stringify(extensions));
+  });
+
+  it('when a subscription is POSTed over HTTP, then it is VALIDATION_FAILED (400) pointing to graphql-ws', async () => {
+    const res = await t.admin.graphql('subscription { events { id } }');
+    assert.equal(res.status, 400);
+    assert.equal(res.body.errors[0].extensions.code, 'VALIDATION_FAILED');
+    assert.match(res.body.errors[0].message, /graphql-ws/);
+  });
+
+  it('when a query or an invalid subscription is sent over the socket, then it is VALIDATION_FAILED and nothing runs', async () => {
+    const ws = connect(t.adminKey).client;
+    const query = await subscribe(ws, '{ viewer { id } }');
+    assert.equal((query.errors[0] as any[])[0].extensions.code, 'VALIDATION_FAILED');
+    const badType = await subscribe(ws, 'subscription { events(types: ["order.shipped"]) { id } }');
+    const errors = badType.results[0]?.errors ?? badType.errors[0];
+    assert.equal(errors[0].extensions.code, 'VALIDATION_FAILED', JSON.stringify(badType));
+    const badId = await subscribe(ws, 'subscription { inventoryChanged(petId: "abc") { petId } }');
+    assert.deepEqual((badId.results[0]?.errors ?? badId.errors[0])[0].extensions, { code: 'VALIDATION_FAILED', status: 400, details: [{ path: 'petId', message: 'must be an id' }] });
+  });
+});
+
+describe('subscriptions: unknown keys in connection_init count against the failed-authentication limiter', () => {
+  it('when an address sends unknown keys over WebSocket past AUTH_FAILURES_PER_MINUTE, then its unknown keys are refused on HTTP too, and a valid key still works', async () => {
+    const t = await startApp({ env: { AUTH_FAILURES_PER_MINUTE: '3' } });
+    try {
+      for (let i = 0; i < 4; i++) {
+        const { client, closed } = wsClient(t.url, `psk_guess-${i}-${'x'.repeat(30)}`);
+        const dispose = client.subscribe({ query: 'subscription { events { id } }' }, { next: () => undefined, error: () => undefined, complete: () => undefined });
+        assert.equal((await closed).code, 4403);
+        dispose();
+        await client.dispose();
+      }
+      const guessed = await t.anonymous.get('/v1/account', { key: `psk_guess-http-${'x'.repeat(30)}` });
+      assert.equal(guessed.status, 429, guessed.text);
+      assert.equal(guessed.body.code, 'RATE_LIMITED');
+      assert.equal((await t.admin.get('/v1/account')).status, 200);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,307 @@
+/**
+ * Webhooks: registration, Standard Webhooks signatures (verified with the `standardwebhooks` package),
+ * retries on the schedule, disabling, visibility, plan caps, SSRF refusals, rotation and redelivery,
+ * against a real receiver on 127.0.0.1.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { assertError, walk } from '../rest/support.js';
+import { createAjv, loadOpenApiDocument } from '../../src/rest/openapi.js';
+import { sendWebhook } from '../../src/events/webhook-sender.js';
+import { RETRY_SCHEDULE_S } from '../../src/events/webhook-dispatcher.js';
+import { eventually, startReceiver, verified, type Receiver, type Received } from './support.js';
+import { sample } from '../ops/support.js';
+
+const SCALE = 0.01;
+
+async function customer(t: TestApp, name: string, plan = 'pro') {
+  const res = await t.admin.post('/v1/accounts', { name, role: 'customer', plan });
+  assert.equal(res.status, 201, res.text);
+  return new Client(t.url, res.body.apiKey.key);
+}
+
+async function petInStock(t: TestApp, quantity: number) {
+  const cat = await t.admin.post('/v1/categories', { name: `Cat ${Math.random()}` });
+  const pet = await t.admin.post('/v1/pets', { name: 'Hooky', categoryId: cat.body.id });
+  await t.admin.put(`/v1/store/inventory/${pet.body.id}`, { quantity });
+  return pet.body.id as number;
+}
+
+/** The x-webhooks request-body schema of an event type, compiled. */
+function webhookSchema(type: string) {
+  const doc = loadOpenApiDocument() as any;
+  const ajv = createAjv();
+  ajv.addSchema({ components: doc.components }, 'openapi');
+  const ref = doc['x-webhooks'][type].post.requestBody.content['application/json'].schema.$ref as string;
+  return ajv.compile<any>({ $ref: `openapi${ref}` });
+}
+
+describe('webhooks: signed deliveries with retries to a receiver on 127.0.0.1', () => {
+  let t: TestApp;
+  let receiver: Receiver;
+
+  before(async () => {
+    t = await startApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: String(SCALE), WEBHOOK_POLL_MS: '20' } });
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  it('when an order is placed, then the endpoint receives order.placed signed per Standard Webhooks, as the x-webhooks schema describes it', async () => {
+    receiver.received.length = 0;
+    const buyer = await customer(t, 'Signed buyer');
+    const created = await buyer.post('/v1/webhooks', { url: receiver.url, events: ['order.placed'] });
+    assert.equal(created.status, 201, created.text);
+    assert.match(created.body.secret, /^whsec_/);
+    assert.equal(created.headers.get('location'), `/v1/webhooks/${created.body.id}`);
+    assert.equal((await buyer.get(`/v1/webhooks/${created.body.id}`)).body.secret, undefined, 'the secret is shown once');
+    const petId = await petInStock(t, 2);
+    const order = (await buyer.post('/v1/store/orders', { petId, quantity: 1 })).body;
+    const got = await eventually('the delivery', () => receiver.received[0]);
+    const event = verified(created.body.secret, got) as any;
+    assert.equal(event.type, 'order.placed');
+    assert.deepEqual(event.data, order);
+    assert.equal(got.headers['webhook-id'], String(event.id));
+    assert.equal(got.headers['content-type'], 'application/json');
+    const validate = webhookSchema('order.placed');
+    assert.ok(validate(event), JSON.stringify(validate.errors));
+    const [feedEvent] = (await buyer.get(`/v1/events?types=order.placed&after=${event.id - 1}`)).body;
+    assert.deepEqual(event, feedEvent, 'the webhook body is the event as the feed lists it');
+    const log = await eventually('the logged attempt', async () => {
+      const res = await buyer.get(`/v1/webhooks/${created.body.id}/deliveries`);
+      return res.body[0]?.status === 'succeeded' ? res.body : null;
+    });
+    assert.equal(log.length, 1);
+    assert.deepEqual({ ...log[0], id: 0, scheduledAt: '', attemptedAt: '', durationMs: 0 }, {
+      id: 0,
+      webhookId: created.body.id,
+      eventId: event.id,
+      eventType: 'order.placed',
+      attempt: 1,
+      status: 'succeeded',
+      scheduledAt: '',
+      attemptedAt: '',
+      responseStatus: 200,
+      durationMs: 0,
+      error: null,
+    });
+    const metrics = (await t.anonymous.get('/metrics', { skipContract: true })).text;
+    assert.ok((sample(metrics, 'petstore_webhook_attempts_total', { outcome: 'succeeded' }) ?? 0) >= 1, 'the attempt is counted');
+    assert.ok((sample(metrics, 'petstore_webhook_delivery_lag_seconds_count') ?? 0) >= 1, 'and its lag observed');
+    assert.equal((await buyer.delete(`/v1/webhooks/${created.body.id}`)).status, 204);
+  });
+
+  it('when the receiver refuses the first attempts, then the same event is retried on the schedule until it is accepted, each attempt logged', async () => {
+    receiver.received.length = 0;
+    receiver.answer = (n, res) => {
+      res.statusCode = n <= 2 ? 503 : 200;
+      res.end();
+    };
+    const buyer = await customer(t, 'Retry buyer');
+    const hook = (await buyer.post('/v1/webhooks', { url: receiver.url, events: ['order.*'] })).body;
+    const petId = await petInStock(t, 2);
+    await buyer.post('/v1/store/orders', { petId, quantity: 1 });
+    await eventually('three attempts', () => receiver.received.length >= 3, 50, 200);
+    const [a, b, c] = receiver.received as [any, any, any];
+    assert.deepEqual([a, b, c].map((r) => r.headers['webhook-id']), Array(3).fill(a.headers['webhook-id']));
+    for (const r of [a, b, c]) verified(hook.secret, r);
+    // Backoff with ±20 % jitter: each gap is at least 80 % of its scheduled delay.
+    assert.ok(b.at - a.at >= RETRY_SCHEDULE_S[0]! * 1000 * SCALE * 0.8, `first retry after ${b.at - a.at} ms`);
+    assert.ok(c.at - b.at >= RETRY_SCHEDULE_S[1]! * 1000 * SCALE * 0.8, `second retry after ${c.at - b.at} ms`);
+    const log = await eventually('the third attempt logged', async () => {
+      const res = await buyer.get(`/v1/webhooks/${hook.id}/deliveries`);
+      return res.body.length === 3 && res.body[2].status !== 'pending' ? res.body : null;
+    });
+    assert.deepEqual(log.map((d: any) => [d.attempt, d.status, d.responseStatus]), [[1, 'failed', 503], [2, 'failed', 503], [3, 'succeeded', 200]]);
+    assert.equal(log[0].error, 'the receiver answered HTTP 503');
+    receiver.answer = (_n, res) => res.end();
+    assert.equal((await buyer.delete(`/v1/webhooks/${hook.id}`)).status, 204);
+  });
+
+  it("when customers and staff register endpoints, then each receives only the events its account may see (never another customer's order)", async () => {
+    receiver.received.length = 0;
+    const alice = await customer(t, 'Alice');
+    const bob = await customer(t, 'Bob');
+    const hooks = new Map<string, any>();
+    for (const [who, client] of [['alice', alice], ['bob', bob], ['staff', t.admin]] as const) {
+      const res = await client.post('/v1/webhooks', { url: `${receiver.url}?for=${who}`, events: ['order.placed', 'inventory.changed'] });
+      assert.equal(res.status, 201, res.text);
+      hooks.set(who, res.body);
+    }
+    const petId = await petInStock(t, 5);
+    const hers = (await alice.post('/v1/store/orders', { petId, quantity: 1 })).body;
+    const his = (await bob.post('/v1/store/orders', { petId, quantity: 1 })).body;
+    // stock set + 2 orders → 3 inventory events to each, plus the order events each may see: 2 + 2 + 2 + 1 + 1 … = 13
+    await eventually('every delivery', () => receiver.received.length >= 13, 50, 200);
+    await new Promise((r) => setTimeout(r, 200));
+    const byWho = (who: string) => {
+      const secret = hooks.get(who).secret;
+      return receiver.received.filter((r) => r.headers['webhook-signature'] && r.body && tryVerify(secret, r)).map((r) => JSON.parse(r.body));
+    };
+    const orders = (who: string) => byWho(who).filter((e) => e.type === 'order.placed').map((e) => e.data.id).sort();
+    assert.deepEqual(orders('alice'), [hers.id]);
+    assert.deepEqual(orders('bob'), [his.id]);
+    assert.deepEqual(orders('staff'), [hers.id, his.id].sort());
+    for (const who of ['alice', 'bob', 'staff']) assert.equal(byWho(who).filter((e) => e.type === 'inventory.changed').length, 3, who);
+    for (const [who, client] of [['alice', alice], ['bob', bob], ['staff', t.admin]] as const) await client.delete(`/v1/webhooks/${hooks.get(who).id}`);
+  });
+
+  it("when a customer addresses another account's endpoint, then it is NOT_FOUND and nothing changes", async () => {
+    const alice = await customer(t, 'Owner');
+    const bob = await customer(t, 'Intruder');
+    const hook = (await alice.post('/v1/webhooks', { url: receiver.url, events: ['pet.*'] })).body;
+    assertError(await bob.get(`/v1/webhooks/${hook.id}`), 404, 'NOT_FOUND');
+    assertError(await bob.patch(`/v1/webhooks/${hook.id}`, { enabled: false }), 404, 'NOT_FOUND');
+    assertError(await bob.post(`/v1/webhooks/${hook.id}/rotate-secret`), 404, 'NOT_FOUND');
+    assertError(await bob.get(`/v1/webhooks/${hook.id}/deliveries`), 404, 'NOT_FOUND');
+    assertError(await bob.delete(`/v1/webhooks/${hook.id}`), 404, 'NOT_FOUND');
+    assertError(await t.admin.get(`/v1/webhooks/${hook.id}`), 404, 'NOT_FOUND');
+    assert.deepEqual((await bob.get('/v1/webhooks')).body, []);
+    assert.equal((await alice.get(`/v1/webhooks/${hook.id}`)).body.enabled, true);
+    await alice.delete(`/v1/webhooks/${hook.id}`);
+  });
+
+  it("when a plan's endpoint cap is reached, then another registration is PLAN_LIMIT_REACHED (409) and nothing is created", async () => {
+    const free = await customer(t, 'Free', 'free');
+    assert.equal((await free.post('/v1/webhooks', { url: receiver.url, events: ['pet.created'] })).status, 201);
+    assertError(await free.post('/v1/webhooks', { url: receiver.url, events: ['pet.created'] }), 409, 'PLAN_LIMIT_REACHED');
+    assert.equal((await free.get('/v1/webhooks')).body.length, 1);
+  });
+
+  it('when the input is invalid, then it is VALIDATION_FAILED (400)', async () => {
+    assertError(await t.admin.post('/v1/webhooks', { url: receiver.url, events: [] }), 400, 'VALIDATION_FAILED');
+    assertError(await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['order.shipped'] }), 400, 'VALIDATION_FAILED');
+    assertError(await t.admin.post('/v1/webhooks', { url: 'not a url', events: ['order.*'] }), 400, 'VALIDATION_FAILED');
+    assertError(await t.admin.post('/v1/webhooks', { url: 'ftp://127.0.0.1/x', events: ['order.*'] }), 400, 'VALIDATION_FAILED');
+    assertError(await t.admin.post('/v1/webhooks', { url: 'http://user:pw@127.0.0.1/x', events: ['order.*'] }), 400, 'VALIDATION_FAILED');
+    assertError(await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['order.*'], extra: 1 }), 400, 'VALIDATION_FAILED');
+    assertError(await t.admin.patch('/v1/webhooks/999999', { enabled: true }), 404, 'NOT_FOUND');
+    assertError(await t.admin.patch('/v1/webhooks/1', {}), 400, 'VALIDATION_FAILED');
+  });
+
+  it('when the secret is rotated, then deliveries carry a signature that verifies with the new secret and one with the previous', async () => {
+    receiver.received.length = 0;
+    const hook = (await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+    const rotated = await t.admin.post(`/v1/webhooks/${hook.id}/rotate-secret`);
+    assert.equal(rotated.status, 200, rotated.text);
+    assert.notEqual(rotated.body.secret, hook.secret);
+    await t.admin.post('/v1/categories', { name: 'Rotated' });
+    const got = await eventually('the delivery', () => receiver.received[0]);
+    assert.equal(verified(rotated.body.secret, got).type, 'category.created');
+    assert.equal(verified(hook.secret, got).type, 'category.created');
+    await t.admin.delete(`/v1/webhooks/${hook.id}`);
+  });
+
+  it('when a delivery is redelivered, then the receiver gets the same event again with the same webhook-id', async () => {
+    receiver.received.length = 0;
+    const hook = (await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+    await t.admin.post('/v1/categories', { name: 'Again' });
+    await eventually('the first delivery', () => receiver.received[0]);
+    const first = await eventually('the logged attempt', async () => (await t.admin.get(`/v1/webhooks/${hook.id}/deliveries`)).body[0]);
+    const res = await t.admin.post(`/v1/webhooks/${hook.id}/deliveries/${first.id}/redeliver`);
+    assert.equal(res.status, 202, res.text);
+    assert.equal(res.body.status, 'pending');
+    const again = await eventually('the redelivery', () => receiver.received[1]);
+    assert.equal(again.headers['webhook-id'], receiver.received[0]!.headers['webhook-id']);
+    assert.deepEqual(verified(hook.secret, again), verified(hook.secret, receiver.received[0]!));
+    assertError(await t.admin.post(`/v1/webhooks/${hook.id}/deliveries/999999/redeliver`), 404, 'NOT_FOUND');
+    await t.admin.delete(`/v1/webhooks/${hook.id}`);
+  });
+});
+
+function tryVerify(secret: string, r: Received) {
+  try {
+    verified(secret, r);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('webhooks: an endpoint that keeps failing is disabled with the reason', () => {
+  it('when every attempt fails, then after the whole schedule the endpoint is disabled with why, and re-enabling clears it', async () => {
+    const t = await startApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '0.00001', WEBHOOK_POLL_MS: '10' } });
+    const receiver = await startReceiver();
+    receiver.answer = (_n, res) => {
+      res.statusCode = 500;
+      res.end();
+    };
+    try {
+      const hook = (await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+      await t.admin.post('/v1/categories', { name: 'Doomed' });
+      const disabled = await eventually('the endpoint disabled', async () => {
+        const res = await t.admin.get(`/v1/webhooks/${hook.id}`);
+        return res.body.enabled === false ? res.body : null;
+      }, 100, 300);
+      assert.match(disabled.disabledReason, /all 10 attempts to deliver event \d+ failed \(last: the receiver answered HTTP 500\)/);
+      assert.equal(receiver.received.length, RETRY_SCHEDULE_S.length + 1);
+      const log = (await walk(t.admin, `/v1/webhooks/${hook.id}/deliveries`)).items;
+      assert.deepEqual(log.map((d) => d.attempt), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      const metrics = (await t.anonymous.get('/metrics', { skipContract: true })).text;
+      assert.equal(sample(metrics, 'petstore_webhook_attempts_total', { outcome: 'failed' }), 10);
+      assert.equal(sample(metrics, 'petstore_webhook_endpoints_disabled_total'), 1);
+      const enabled = await t.admin.patch(`/v1/webhooks/${hook.id}`, { enabled: true });
+      assert.deepEqual([enabled.body.enabled, enabled.body.disabledReason], [true, null]);
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
+});
+
+describe('webhooks: SSRF (only https and public addresses unless WEBHOOK_ALLOW_PRIVATE=true)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  it('when a URL is not https or names a private address, then registration is VALIDATION_FAILED', async () => {
+    for (const url of ['http://example.com/hook', 'https://127.0.0.1/hook', 'https://[::1]/hook', 'https://10.0.0.8/hook', 'https://169.254.169.254/latest', 'https://localhost/hook', 'https://intranet/hook']) {
+      assertError(await t.admin.post('/v1/webhooks', { url, events: ['order.*'] }), 400, 'VALIDATION_FAILED');
+    }
+    assert.deepEqual((await t.admin.get('/v1/webhooks')).body, []);
+  });
+
+  it('when a name resolves to a private address at connect time, then nothing is sent', async () => {
+    const receiver = await startReceiver();
+    try {
+      const port = new URL(receiver.url).port;
+      const result = await sendWebhook(`https://localhost:${port}/hooks`, {}, '{}', { allowPrivate: false, timeoutMs: 2000 });
+      assert.equal(result.ok, false);
+      assert.match(result.error ?? '', /localhost resolves to (127\.0\.0\.1|::1), which is not a public address/);
+      const literal = await sendWebhook(`https://127.0.0.1:${port}/hooks`, {}, '{}', { allowPrivate: false, timeoutMs: 2000 });
+      assert.match(literal.error ?? '', /not a public address/);
+      assert.equal(receiver.received.length, 0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('when the receiver redirects or does not answer in time, then the attempt fails without following or waiting longer', async () => {
+    const receiver = await startReceiver();
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      receiver.answer = (_n, res) => {
+        res.writeHead(302, { location: `${receiver.url}/elsewhere` });
+        res.end();
+      };
+      const redirected = await sendWebhook(receiver.url, {}, '{}', { allowPrivate: true, timeoutMs: 2000 });
+      assert.deepEqual([redirected.ok, redirected.status], [false, 302]);
+      assert.match(redirected.error ?? '', /not followed/);
+      assert.equal(receiver.received.length, 1);
+      const timedOut = await sendWebhook(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, {}, '{}', { allowPrivate: true, timeoutMs: 200 });
+      assert.deepEqual([timedOut.ok, timedOut.error], [false, 'no answer within 200 ms']);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+      await receiver.close();
+    }
+  });
+});
