@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createOrm, migrate } from './db/orm.js';
-import { createDomain, DomainError, OPERATOR, type AccountView } from './domain/index.js';
+import { AccountsService, DomainError, OPERATOR, type AccountView } from './domain/index.js';
 
 const USAGE = `Usage: npm run admin -- <command>
   issue-staff-key [ACCOUNT_ID]  a new API key for a staff account (default: the oldest; one is created if
@@ -44,7 +44,7 @@ try {
 const orm = await createOrm(config);
 try {
   if (config.migrateOnStart) await migrate(orm);
-  const { accounts } = createDomain(orm.em.fork());
+  const accounts = new AccountsService(orm.em.fork());
   if (command === 'issue-staff-key') {
     const issued = await accounts.issueStaffKey(OPERATOR, argument === undefined ? undefined : numeric(argument, 'ACCOUNT_ID'));
     console.log(`New API key ${issued.id} for staff account ${issued.account.id} (${issued.account.name}). Shown once, keep it safe:`);

@@ -10,6 +10,7 @@ import type { DestinationStream, Logger } from 'pino';
 import type { Config } from './config.js';
 import { createOrm, migrate, type Orm } from './db/orm.js';
 import { sqliteWritable } from './db/sqlite-resilience.js';
+import { createReader } from './db/reader.js';
 import { domainFactory, AccountsService } from './domain/index.js';
 import { seedDemoCatalog } from './domain/seed.js';
 import { ApiKeyAuthenticator, authentication } from './http/authentication.js';
@@ -107,7 +108,11 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     lookup: (key) => new AccountsService(orm.em.fork()).authenticate(key),
     activeKeyHashes: () => new AccountsService(orm.em.fork()).activeKeyHashes(),
   });
+  // The hottest reads, as plain SQL on prepared statements outside the ORM (src/db/reader.ts).
+  const reader = await createReader(orm, config.database);
+  opened(async () => reader.close());
   const domain = domainFactory(orm.em, {
+    reader,
     bans: gate.bans,
     onAccountsChanged: () => authenticator.forget(),
     // An idempotency claim whose request died (crash, kill, cut off at shutdown) frees its key after the request timeout.
@@ -203,6 +208,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         await webhooks.stop();
         await eventStream.close();
         await gate.close();
+        reader.close();
         await orm.close(true);
       })();
       return closing;

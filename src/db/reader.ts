@@ -25,6 +25,7 @@ async function sqliteReader(path: string): Promise<SqlReader & { close(): void }
   db.pragma('busy_timeout = 100');
   const statements = new Map<string, ReturnType<typeof db.prepare>>();
   return {
+    dialect: 'sqlite',
     async all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]> {
       let statement = statements.get(sql);
       if (!statement) {
@@ -34,7 +35,7 @@ async function sqliteReader(path: string): Promise<SqlReader & { close(): void }
       }
       return (statement.all as (...values: unknown[]) => Row[])(...params);
     },
-    close: () => db.close(),
+    close: () => void db.close(),
   };
 }
 
@@ -54,6 +55,7 @@ function postgresReader(knex: Knex): SqlReader & { close(): void } {
     return statement;
   };
   return {
+    dialect: 'postgresql',
     async all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]> {
       const { name, text } = statementOf(sql);
       const connection = (await knex.client.acquireConnection()) as PgConnection;

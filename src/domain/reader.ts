@@ -5,5 +5,7 @@
  * writes its SQL once, in the columns of its entities; writes keep the ORM.
  */
 export interface SqlReader {
+  /** The SQL dialect, for the few conditions written differently (a case-insensitive name search). */
+  readonly dialect: 'sqlite' | 'postgresql';
   all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]>;
 }

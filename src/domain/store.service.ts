@@ -10,6 +10,8 @@ import * as v from './validate.js';
 import type { Id } from './validate.js';
 import type { InventoryView, OrderView } from './views.js';
 import { recordInventoryChanged, recordOrderEvent } from './events.service.js';
+import type { SqlReader } from './reader.js';
+import { INVENTORY_SELECT, inventoryRowToView, placeholders, type InventoryRow } from './rows.js';
 
 export interface OrderFilter {
   complete?: boolean;
@@ -49,10 +51,16 @@ export interface PlacedOrder {
  */
 export class StoreService {
   constructor(
-    private readonly em: EntityManager,
+    private readonly emOf: () => EntityManager,
+    private readonly reader: SqlReader,
     /** How long an idempotency claim without an outcome blocks its key (the request timeout). */
     private readonly idempotencyClaimMs?: number,
   ) {}
+
+  /** The request's EntityManager fork, made on first use: a read-only request never forks one. */
+  private get em(): EntityManager {
+    return this.emOf();
+  }
 
   async listOrders(actor: Actor, filter: OrderFilter, page: PageRequest): Promise<Page<OrderView>> {
     const limit = pageSize(page.limit);
@@ -172,26 +180,25 @@ export class StoreService {
   async listInventory(actor: Actor, page: PageRequest): Promise<Page<InventoryView>> {
     if (!isStaff(actor)) throw forbidden('Only staff can list the inventory.');
     const limit = pageSize(page.limit);
-    const rows = await this.em.find(
-      InventoryItem,
-      { pet: { $gt: decodeCursor(page.cursor) } },
-      { orderBy: { pet: 'asc' }, limit: limit + 1, populate: ['pet'] },
-    );
-    return mapPage(toPage(rows.map((i) => ({ id: i.pet.id, view: toInventoryView(i) })), limit));
+    const rows = await this.reader.all<InventoryRow>(`${INVENTORY_SELECT} where i.pet_id > ? order by i.pet_id asc limit ?`, [
+      decodeCursor(page.cursor),
+      limit + 1,
+    ]);
+    return mapPage(toPage(rows.map((r) => ({ id: Number(r.pet_id), view: inventoryRowToView(r) })), limit));
   }
 
   async getInventory(petId: number): Promise<InventoryView> {
     const id = v.id(petId, 'petId');
-    const item = await this.em.findOne(InventoryItem, { pet: id }, { populate: ['pet'] });
-    if (!item) throw notFound('Inventory entry for pet', id);
-    return toInventoryView(item);
+    const [row] = await this.reader.all<InventoryRow>(`${INVENTORY_SELECT} where i.pet_id = ?`, [id]);
+    if (!row) throw notFound('Inventory entry for pet', id);
+    return inventoryRowToView(row);
   }
 
   /** For batching: the inventory entries of the given pets. */
   async inventoryByPetIds(petIds: readonly number[]): Promise<InventoryView[]> {
     if (petIds.length === 0) return [];
-    const items = await this.em.find(InventoryItem, { pet: { $in: [...petIds] } }, { populate: ['pet'] });
-    return items.map(toInventoryView);
+    const rows = await this.reader.all<InventoryRow>(`${INVENTORY_SELECT} where i.pet_id in (${placeholders(petIds.length)})`, petIds);
+    return rows.map(inventoryRowToView);
   }
 
   async setInventory(actor: Actor, petId: number, quantity: unknown): Promise<InventoryView> {

@@ -1,5 +1,5 @@
 import { Field, InputType } from 'type-graphql';
-import type { CategoryInput } from '../domain/catalog.service.js';
+import type { CategoryInput } from '../domain/categories.service.js';
 
 @InputType('NewCategoryInput', { description: 'A category to create, or the full replacement of one (REST `NewCategory`).' })
 export class NewCategoryInput implements CategoryInput {

@@ -10,17 +10,17 @@ import { PetConnection } from './pet.type.js';
 export class CategoryResolver {
   @Query(() => CategoryConnection, { description: 'Categories in id order (REST `GET /categories`).' })
   async categories(@Args(() => PageArgs) page: PageArgs, @Ctx() ctx: GraphQLContext): Promise<Connection<CategoryView>> {
-    return paged(page, (request) => domainOf(ctx).catalog.listCategories(request), (c) => c.id);
+    return paged(page, (request) => domainOf(ctx).categories.listCategories(request), (c) => c.id);
   }
 
   @Query(() => CategoryType, { nullable: true, description: 'One category (REST `GET /categories/{categoryId}`).' })
   async category(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<CategoryView> {
-    return domainOf(ctx).catalog.getCategory(toId(id));
+    return domainOf(ctx).categories.getCategory(toId(id));
   }
 
   @Mutation(() => CategoryType, { nullable: true, description: 'Staff: creates a category (REST `POST /categories`).' })
   async createCategory(@Arg('input', () => NewCategoryInput) input: NewCategoryInput, @Ctx() ctx: GraphQLContext): Promise<CategoryView> {
-    return domainOf(ctx).catalog.createCategory(actorOf(ctx), input);
+    return domainOf(ctx).categories.createCategory(actorOf(ctx), input);
   }
 
   @Mutation(() => CategoryType, { nullable: true, description: 'Staff: replaces a category (REST `PUT /categories/{categoryId}`).' })
@@ -29,7 +29,7 @@ export class CategoryResolver {
     @Arg('input', () => NewCategoryInput) input: NewCategoryInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CategoryView> {
-    return domainOf(ctx).catalog.updateCategory(actorOf(ctx), toId(id), input);
+    return domainOf(ctx).categories.updateCategory(actorOf(ctx), toId(id), input);
   }
 
   @Mutation(() => ID, {
@@ -37,7 +37,7 @@ export class CategoryResolver {
     description: 'Staff: deletes a category no pet belongs to; returns its id (REST `DELETE /categories/{categoryId}`).',
   })
   async deleteCategory(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<string> {
-    await domainOf(ctx).catalog.deleteCategory(actorOf(ctx), toId(id));
+    await domainOf(ctx).categories.deleteCategory(actorOf(ctx), toId(id));
     return id;
   }
 

@@ -11,9 +11,9 @@ const byKey = <K, V>(keys: readonly K[], values: V[], keyOf: (v: V) => K): Array
  * one statement. Created per request, so nothing is cached across callers.
  */
 export function createLoaders(domain: () => Domain) {
-  const pets = new DataLoader<number, PetView | null>(async (ids) => byKey(ids, await domain().catalog.petsByIds(ids), (p) => p.id));
+  const pets = new DataLoader<number, PetView | null>(async (ids) => byKey(ids, await domain().pets.petsByIds(ids), (p) => p.id));
   const categories = new DataLoader<number, CategoryView | null>(async (ids) =>
-    byKey(ids, await domain().catalog.categoriesByIds(ids), (c) => c.id),
+    byKey(ids, await domain().categories.categoriesByIds(ids), (c) => c.id),
   );
   const inventory = new DataLoader<number, InventoryView | null>(async (ids) =>
     byKey(ids, await domain().store.inventoryByPetIds(ids), (i) => i.petId),
@@ -36,7 +36,7 @@ export function createLoaders(domain: () => Domain) {
       let loader = categoryPets.get(key);
       if (!loader) {
         loader = new DataLoader<number, Page<PetView>>(async (ids) => {
-          const pages = await domain().catalog.petPagesInCategories(ids, page);
+          const pages = await domain().pets.petPagesInCategories(ids, page);
           return ids.map((id) => pages.get(id) ?? { items: [], nextCursor: null });
         });
         categoryPets.set(key, loader);

@@ -1,6 +1,6 @@
 import { Field, ID, InputType } from 'type-graphql';
 import type { PetStatus } from '../domain/entities/index.js';
-import type { PetInput } from '../domain/catalog.service.js';
+import type { PetInput } from '../domain/pets.service.js';
 import { PetStatusEnum } from './enums.js';
 
 @InputType('NewPetInput', { description: 'A pet to create, or the full replacement of one (REST `NewPet`).' })

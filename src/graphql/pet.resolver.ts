@@ -21,7 +21,7 @@ export class PetResolver {
       name: filter?.name ?? undefined,
       ids: filter?.ids?.map(toId) ?? undefined,
     };
-    return paged(page, (request) => domainOf(ctx).catalog.listPets(where, request), (p) => p.id);
+    return paged(page, (request) => domainOf(ctx).pets.listPets(where, request), (p) => p.id);
   }
 
   @Query(() => PetType, {
@@ -30,12 +30,12 @@ export class PetResolver {
     deprecationReason: 'Use pets(filter: {ids: [...]})',
   })
   async pet(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<PetView> {
-    return domainOf(ctx).catalog.getPet(toId(id));
+    return domainOf(ctx).pets.getPet(toId(id));
   }
 
   @Mutation(() => PetType, { nullable: true, description: 'Staff: creates a pet with an inventory entry of 1 (REST `POST /pets`).' })
   async createPet(@Arg('input', () => NewPetInput) input: NewPetInput, @Ctx() ctx: GraphQLContext): Promise<PetView> {
-    return domainOf(ctx).catalog.createPet(actorOf(ctx), input);
+    return domainOf(ctx).pets.createPet(actorOf(ctx), input);
   }
 
   @Mutation(() => PetType, { nullable: true, description: 'Staff: replaces a pet (REST `PUT /pets/{petId}`).' })
@@ -44,12 +44,12 @@ export class PetResolver {
     @Arg('input', () => NewPetInput) input: NewPetInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<PetView> {
-    return domainOf(ctx).catalog.updatePet(actorOf(ctx), toId(id), input);
+    return domainOf(ctx).pets.updatePet(actorOf(ctx), toId(id), input);
   }
 
   @Mutation(() => ID, { nullable: true, description: 'Staff: deletes a pet without open orders; returns its id (REST `DELETE /pets/{petId}`).' })
   async deletePet(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<string> {
-    await domainOf(ctx).catalog.deletePet(actorOf(ctx), toId(id));
+    await domainOf(ctx).pets.deletePet(actorOf(ctx), toId(id));
     return id;
   }
 

@@ -35,7 +35,7 @@ export function petsRoutes({ sunset }: Pick<PetsRoutesOptions, 'sunset'>): RestH
   return {
     listPets: async ({ query }, { domain, url }) => {
       const ids = typeof query.ids === 'string' ? query.ids.split(',').map(Number) : undefined;
-      const result = await domain.catalog.listPets(
+      const result = await domain.pets.listPets(
         { status: query.status, categoryId: query.categoryId, name: query.name, ids },
         { limit: query.limit, cursor: query.cursor },
       );
@@ -43,7 +43,7 @@ export function petsRoutes({ sunset }: Pick<PetsRoutesOptions, 'sunset'>): RestH
     },
 
     createPet: async ({ body }, { domain, actor }) => {
-      const created = await domain.catalog.createPet(actor, body);
+      const created = await domain.pets.createPet(actor, body);
       return { status: 201, body: out.pet(created), headers: { Location: `/v1/pets/${created.id}` } };
     },
 
@@ -53,13 +53,13 @@ export function petsRoutes({ sunset }: Pick<PetsRoutesOptions, 'sunset'>): RestH
         const retired = sunset.toISOString().slice(0, 10);
         throw new HttpError('OPERATION_SUNSET', `GET /v1/pets/{petId} was retired on ${retired}; use GET /v1/pets?ids=${params.petId}.`);
       }
-      return { body: out.pet(await domain.catalog.getPet(params.petId)) };
+      return { body: out.pet(await domain.pets.getPet(params.petId)) };
     },
 
-    updatePet: async ({ params, body }, { domain, actor }) => ({ body: out.pet(await domain.catalog.updatePet(actor, params.petId, body)) }),
+    updatePet: async ({ params, body }, { domain, actor }) => ({ body: out.pet(await domain.pets.updatePet(actor, params.petId, body)) }),
 
     deletePet: async ({ params }, { domain, actor }) => {
-      await domain.catalog.deletePet(actor, params.petId);
+      await domain.pets.deletePet(actor, params.petId);
       return { status: 204 };
     },
   };

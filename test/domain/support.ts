@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config.js';
 import { createOrm, migrate, type Orm } from '../../src/db/orm.js';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
+import { createReader } from '../../src/db/reader.js';
 import { createDomain, type Actor, type Domain } from '../../src/domain/index.js';
 
 export interface DomainFixture {
@@ -42,7 +43,9 @@ export async function startDomain(): Promise<DomainFixture> {
   const orm = await createOrm(config);
   cleanups.unshift(() => orm.close(true));
   await migrate(orm);
-  const domain = () => createDomain(orm.em.fork());
+  const reader = await createReader(orm, config.database);
+  cleanups.unshift(() => reader.close());
+  const domain = () => createDomain(() => orm.em.fork(), { reader });
   const adminKey = `psk_${randomBytes(24).toString('base64url')}`;
   await domain().accounts.bootstrapAdmin(adminKey);
   const staff = (await domain().accounts.authenticate(adminKey))!;

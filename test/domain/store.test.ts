@@ -12,9 +12,9 @@ describe('domain: orders and inventory', () => {
   after(() => f?.close());
 
   async function pet(stock: number) {
-    const { catalog, store } = f.domain();
-    const category = await catalog.createCategory(f.staff, { name: `Dogs ${++n}` });
-    const created = await catalog.createPet(f.staff, { name: 'Rex', categoryId: category.id });
+    const { categories, pets, store } = f.domain();
+    const category = await categories.createCategory(f.staff, { name: `Dogs ${++n}` });
+    const created = await pets.createPet(f.staff, { name: 'Rex', categoryId: category.id });
     if (stock !== 1) await store.setInventory(f.staff, created.id, stock);
     return created.id;
   }

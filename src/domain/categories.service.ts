@@ -1,0 +1,119 @@
+import { ForeignKeyConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/knex';
+import { Category, Pet } from './entities/index.js';
+import { DomainError, notFound } from './errors.js';
+import type { Actor } from './actor.js';
+import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
+import * as v from './validate.js';
+import type { CategoryView } from './views.js';
+import type { SqlReader } from './reader.js';
+import { CATEGORY_COLUMNS, categoryRowToView, placeholders, toCategoryView, type CategoryRow } from './rows.js';
+import { requireCatalogStaff } from './pets.service.js';
+import { recordCategoryEvent } from './events.service.js';
+
+export interface CategoryInput {
+  name: string;
+  description?: string | null;
+}
+
+/** Categories: every rule about them, shared by both facades; reads plain SQL, writes through the ORM. */
+export class CategoriesService {
+  constructor(
+    private readonly emOf: () => EntityManager,
+    private readonly reader: SqlReader,
+  ) {}
+
+  /** The request's EntityManager fork, made on first use: a read-only request never forks one. */
+  private get em(): EntityManager {
+    return this.emOf();
+  }
+
+  async listCategories(page: PageRequest): Promise<Page<CategoryView>> {
+    const limit = pageSize(page.limit);
+    const rows = await this.reader.all<CategoryRow>(`select ${CATEGORY_COLUMNS} from categories where id > ? order by id asc limit ?`, [
+      decodeCursor(page.cursor),
+      limit + 1,
+    ]);
+    return toPage(rows.map(categoryRowToView), limit);
+  }
+
+  async getCategory(id: number): Promise<CategoryView> {
+    const categoryId = v.id(id, 'categoryId');
+    const [row] = await this.reader.all<CategoryRow>(`select ${CATEGORY_COLUMNS} from categories where id = ?`, [categoryId]);
+    if (!row) throw notFound('Category', id);
+    return categoryRowToView(row);
+  }
+
+  /** For batching (GraphQL's `Pet.category` loader runs this for every page of pets). */
+  async categoriesByIds(ids: readonly number[]): Promise<CategoryView[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.reader.all<CategoryRow>(`select ${CATEGORY_COLUMNS} from categories where id in (${placeholders(ids.length)})`, ids);
+    return rows.map(categoryRowToView);
+  }
+
+  async createCategory(actor: Actor, input: CategoryInput): Promise<CategoryView> {
+    requireCatalogStaff(actor);
+    const { name, description } = this.categoryFields(input);
+    const category = new Category(name, description);
+    await this.saveCategory(this.em, category, 'category.created');
+    return toCategoryView(category);
+  }
+
+  async updateCategory(actor: Actor, id: number, input: CategoryInput): Promise<CategoryView> {
+    requireCatalogStaff(actor);
+    const categoryId = v.id(id, 'categoryId');
+    const { name, description } = this.categoryFields(input);
+    const category = await this.em.findOne(Category, { id: categoryId });
+    if (!category) throw notFound('Category', categoryId);
+    category.name = name;
+    category.nameKey = name.toLowerCase();
+    category.description = description;
+    await this.saveCategory(this.em, category, 'category.updated');
+    return toCategoryView(category);
+  }
+
+  async deleteCategory(actor: Actor, id: number): Promise<void> {
+    requireCatalogStaff(actor);
+    const categoryId = v.id(id, 'categoryId');
+    try {
+      await this.em.transactional(async (em) => {
+        const category = await em.findOne(Category, { id: categoryId });
+        if (!category) throw notFound('Category', categoryId);
+        if (await em.count(Pet, { category: categoryId })) throw this.categoryInUse();
+        await em.nativeDelete(Category, { id: categoryId });
+        await recordCategoryEvent(em, 'category.deleted', toCategoryView(category));
+      });
+    } catch (error) {
+      // A pet created in the meantime by another instance: the foreign key refuses the delete.
+      if (error instanceof ForeignKeyConstraintViolationException) throw this.categoryInUse();
+      throw error;
+    }
+  }
+
+  private categoryInUse() {
+    return new DomainError('CATEGORY_IN_USE', 'Pets still belong to this category; move or delete them first.');
+  }
+
+  private categoryFields(input: CategoryInput) {
+    const name = v.trimmedText(input.name, 'name', 100);
+    const description =
+      input.description === undefined || input.description === null ? null : v.trimmedText(input.description, 'description', 1000, { min: 0 });
+    return { name, description };
+  }
+
+  private async saveCategory(em: EntityManager, category: Category, event: 'category.created' | 'category.updated') {
+    try {
+      await em.transactional(async (tx) => {
+        tx.persist(category);
+        await tx.flush();
+        await recordCategoryEvent(tx, event, toCategoryView(category));
+      });
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) {
+        em.clear();
+        throw new DomainError('NAME_TAKEN', `A category named "${category.name}" already exists.`);
+      }
+      throw error;
+    }
+  }
+}
