@@ -11,6 +11,7 @@ import type { Config } from './config.js';
 import { createOrm, migrate, type Orm } from './db/orm.js';
 import { sqliteWritable } from './db/sqlite-resilience.js';
 import { createReader } from './db/reader.js';
+import type { SqlReader } from './domain/reader.js';
 import { domainFactory, AccountsService } from './domain/index.js';
 import { seedDemoCatalog } from './domain/seed.js';
 import { ApiKeyAuthenticator, authentication } from './http/authentication.js';
@@ -43,6 +44,8 @@ import { queryLimits } from './graphql/query-limits.js';
 export interface App {
   koa: Koa;
   orm: Orm;
+  /** The plain-SQL reader the domain's hot reads use. */
+  reader: SqlReader;
   gate: RateLimitGate;
   logger: Logger;
   metrics: Metrics;
@@ -178,6 +181,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   return {
     koa,
     orm,
+    reader,
     gate,
     logger,
     metrics,

@@ -1,4 +1,5 @@
 import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
+import type { SqlReader } from './reader.js';
 import type { FilterQuery } from '@mikro-orm/core';
 import { Event, WebhookDelivery } from './entities/index.js';
 import { isStaff, type Actor } from './actor.js';
@@ -132,11 +133,16 @@ export class EventsService {
     return Number(row?.id ?? 0);
   }
 
-  /** Drops events, and webhook delivery attempts, older than the retention period; returns how many events went. */
+  /**
+   * Drops events, and webhook delivery attempts, older than the retention period; returns how many
+   * events went. The newest event always stays: its id is the store's version (REST's ETags), which
+   * must never go back.
+   */
   async purgeExpired(now = new Date()): Promise<number> {
     const horizon = new Date(now.getTime() - EVENT_RETENTION_MS);
     await this.em.nativeDelete(WebhookDelivery, { createdAt: { $lt: horizon }, status: { $ne: 'pending' } });
-    return this.em.nativeDelete(Event, { createdAt: { $lt: horizon } });
+    const newest = await this.lastEventId();
+    return this.em.nativeDelete(Event, { createdAt: { $lt: horizon }, id: { $lt: newest } });
   }
 }
 
@@ -147,4 +153,10 @@ export class EventsService {
 export interface EventSubscriptions {
   /** Calls `listener` with each event committed from now on; returns the unsubscribe function. */
   subscribe(listener: (event: EventView) => void): Promise<() => void>;
+}
+
+/** The newest event's id (0 when there is none), through the plain-SQL reader: no EntityManager needed. */
+export async function latestEventId(reader: SqlReader): Promise<number> {
+  const [row] = await reader.all<{ id: number | string | null }>('select max(id) as id from events', []);
+  return Number(row?.id ?? 0);
 }

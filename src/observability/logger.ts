@@ -48,7 +48,10 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'env'>, destinati
   if (config.env === 'development' && process.stdout.isTTY && prettyAvailable()) {
     return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true } } });
   }
-  return pino(options);
+  // Asynchronous writes to stdout: lines written while a write is in flight leave together in one
+  // system call instead of one each (measured in docs/PERFORMANCE.md). Pino flushes what is buffered
+  // when the process exits; a SIGKILL can lose the last lines.
+  return pino(options, pino.destination({ dest: 1, sync: false }));
 }
 
 function prettyAvailable(): boolean {

@@ -28,7 +28,7 @@ export function eventsRoutes(): RestHandlers {
       const headers: Record<string, string> = {};
       if (page.nextCursor) {
         // The feed pages by event id (`after`), so a client can resume from an event it got elsewhere.
-        const next = new URL(url);
+        const next = url();
         next.searchParams.set('after', page.nextCursor);
         headers.Link = `<${next.pathname}${next.search}>; rel="next"`;
       }

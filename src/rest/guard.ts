@@ -11,10 +11,10 @@ import type { RestGuard } from './router.js';
  * refused with 401. Either way the rate-limit headers are on the response.
  */
 export function restGuard(gate: Pick<RateLimitGate, 'charge' | 'anonymous'>): RestGuard {
-  return async (ctx: Context, op: CompiledOperation | null) => {
+  return async (ctx: Context, op: CompiledOperation | null, cost?: number) => {
     const state = ctx.state as AppState;
     if (state.actor) {
-      ctx.set(await gate.charge(state.actor, restCost(op)));
+      ctx.set(await gate.charge(state.actor, cost ?? restCost(op)));
       return;
     }
     ctx.set(await gate.anonymous(ctx.ip, state.authFailure === 'INVALID_API_KEY'));

@@ -6,6 +6,7 @@ import { HttpError } from '../http/errors.js';
 import { readJsonBody } from '../http/body.js';
 import type { AppState } from '../http/context.js';
 import { compileOperations, toDetails, type CompiledOperation, type OpenApiDocument } from './openapi.js';
+import { bodyTag, matches, versionTag, VERSIONED_OPERATIONS } from './conditional.js';
 
 export interface RestInput {
   params: Record<string, any>;
@@ -25,7 +26,7 @@ export interface RestCall {
   /** The caller; absent only on public operations. */
   actor: Actor;
   /** Absolute URL of this request, for Link headers. */
-  url: URL;
+  url(): URL;
   op: CompiledOperation;
 }
 
@@ -39,7 +40,7 @@ export type RestDeprecations = Record<string, (params: Record<string, string>) =
  * Runs before the handler of every /v1 request, routed or not (`op` is null for an unknown route):
  * authentication outcome and rate limiting, which set the rate-limit headers on every response.
  */
-export type RestGuard = (ctx: Context, op: CompiledOperation | null) => Promise<void>;
+export type RestGuard = (ctx: Context, op: CompiledOperation | null, cost?: number) => Promise<void>;
 
 /**
  * Builds the /v1 router from the OpenAPI document: every documented operation is a route whose
@@ -60,21 +61,53 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
       state.route = `${op.method.toUpperCase()} /v1${op.path}`;
       const deprecation = deprecations[op.operationId];
       if (deprecation) ctx.set(deprecation((ctx as Context & { params: Record<string, string> }).params));
+      const run = (input: RestInput) =>
+        handler(input, {
+          domain: state.domain,
+          actor: state.actor as Actor,
+          // Parsed only when a handler needs it (a list's next-page Link header).
+          url: () => requestUrl(ctx),
+          op,
+        });
+      const ifNoneMatch = op.method === 'get' ? ctx.get('if-none-match') : '';
+      if (ifNoneMatch && state.actor) return conditionalGet(ctx, op, ifNoneMatch, run);
       await guard(ctx, op);
       const input = await validateRequest(ctx, op);
-      const result = await handler(input, {
-        domain: state.domain,
-        actor: state.actor as Actor,
-        // Parsed only by the handlers that need it (a list's Link header).
-        get url() {
-          return requestUrl(ctx);
-        },
-        op,
-      });
-      if (result.headers) ctx.set(result.headers);
-      ctx.status = result.status ?? 200;
-      if (result.body !== undefined) ctx.body = result.body;
+      // The store's version is read before the data, so a tag never claims a newer state than its answer shows.
+      const versionTagged = op.method === 'get' && VERSIONED_OPERATIONS.has(op.operationId) ? await storeTag(ctx) : undefined;
+      const result = await run(input);
+      send(ctx, result, versionTagged, ifNoneMatch);
     });
+  }
+
+  /**
+   * A GET with `If-None-Match` from a caller with a key: whether it matches is decided before it is
+   * charged, since a 304 costs nothing. A versioned answer's tag needs no rows; any other is tagged
+   * from its bytes, so its handler runs first and the point is charged only when it does not match.
+   */
+  async function conditionalGet(ctx: Context, op: CompiledOperation, ifNoneMatch: string, run: (input: RestInput) => Promise<RestResult>) {
+    let input: RestInput;
+    try {
+      input = await validateRequest(ctx, op);
+    } catch (error) {
+      await guard(ctx, op);
+      throw error;
+    }
+    if (VERSIONED_OPERATIONS.has(op.operationId)) {
+      const etag = await storeTag(ctx);
+      if (matches(ifNoneMatch, etag)) {
+        await guard(ctx, op, 0);
+        return notModified(ctx, etag);
+      }
+      await guard(ctx, op);
+      return send(ctx, await run(input), etag, '');
+    }
+    await guard(ctx, op, 0);
+    const result = await run(input);
+    const body = serialise(result);
+    if ((result.status ?? 200) === 200 && body !== undefined && matches(ifNoneMatch, bodyTag(body))) return notModified(ctx, bodyTag(body));
+    await guard(ctx, op);
+    return send(ctx, result, undefined, '');
   }
 
   const templates = ops.map((op) => ({ method: op.method.toUpperCase(), pattern: new RegExp(`^/v1${op.path.replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
@@ -161,4 +194,46 @@ function requestUrl(ctx: Context): URL {
 function trimStrings(value: unknown): unknown {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v.trim() : v]));
+}
+
+/** The tag of a versioned answer: the store's version, the request target and the caller. */
+async function storeTag(ctx: Context): Promise<string> {
+  const state = ctx.state as AppState;
+  return versionTag(await state.domain.storeVersion(), ctx.originalUrl, state.actor);
+}
+
+/** The answer's bytes as they will be sent: JSON for data, a document's own text as it is. */
+const serialise = (result: RestResult): string | undefined =>
+  result.body === undefined ? undefined : typeof result.body === 'string' ? result.body : JSON.stringify(result.body);
+
+/**
+ * Writes a handler's answer. A GET's 200 carries its strong ETag (the version tag given, or one from
+ * the answer's bytes), and is 304 without a body when `If-None-Match` names it (a caller without a key
+ * on a public operation: free anyway).
+ */
+function send(ctx: Context, result: RestResult, versionTagged: string | undefined, ifNoneMatch: string): void {
+  if (result.headers) ctx.set(result.headers);
+  ctx.status = result.status ?? 200;
+  if (result.body === undefined) return;
+  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+    ctx.body = result.body;
+    return;
+  }
+  const text = serialise(result)!;
+  const etag = versionTagged ?? bodyTag(text);
+  ctx.set('ETag', etag);
+  // Each answer depends on the caller's key: no shared cache may keep it, a client's own revalidates.
+  if (!ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'private, no-cache');
+  if (ctx.status === 200 && ifNoneMatch && matches(ifNoneMatch, etag)) {
+    ctx.status = 304;
+    return;
+  }
+  if (typeof result.body !== 'string') ctx.type = 'application/json; charset=utf-8';
+  ctx.body = text;
+}
+
+function notModified(ctx: Context, etag: string): void {
+  ctx.status = 304;
+  ctx.set('ETag', etag);
+  ctx.set('Cache-Control', 'private, no-cache');
 }

@@ -28,10 +28,10 @@ export const apiKey = (k: ApiKeyView) => ({
 export const newApiKey = (k: NewApiKeyView) => ({ ...apiKey(k), key: k.key });
 
 /** A page as a bare array, with the next page in `Link: <…>; rel="next"` (RFC 8288). */
-export function page<T, R>(p: Page<T>, map: (item: T) => R, url: URL) {
+export function page<T, R>(p: Page<T>, map: (item: T) => R, url: () => URL) {
   const headers: Record<string, string> = {};
   if (p.nextCursor) {
-    const next = new URL(url);
+    const next = url();
     next.searchParams.set('cursor', p.nextCursor);
     // A relative reference (RFC 8288 §3.2, resolved against the request URL): an absolute one would
     // echo the client's Host header, which a proxy or cache could be tricked into serving to others.
