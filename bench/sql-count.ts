@@ -26,6 +26,12 @@ export async function countStatements(file: string, scenarios: Scenario[], keys:
     const knex = app.orm.em.getConnection().getKnex();
     let seen: string[] = [];
     knex.on('query', (q: { sql: string }) => seen.push(q.sql));
+    // The hot reads bypass knex (prepared statements on the driver): count them too.
+    const all = app.reader.all.bind(app.reader);
+    app.reader.all = (sql, params) => {
+      seen.push(`${sql}  [prepared]`);
+      return all(sql, params);
+    };
     const { url } = await app.listen(0, '127.0.0.1');
     const send = async (key: string, request: autocannon.Request) => {
       const prepared = typeof request.setupRequest === 'function' ? request.setupRequest(request, {}) : request;
