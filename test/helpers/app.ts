@@ -173,3 +173,43 @@ export async function createPet(t: TestApp, { stock = 1, name = 'Rex', category 
   }
   return { categoryId: cat.body.id as number, petId: pet.body.id as number };
 }
+
+/**
+ * Records every SQL statement the app sends, through the ORM (knex) and through the prepared-statement
+ * reader, into `into` while it is not null; leaves out the webhook worker's background checks (its
+ * own tables), which share the connection pool and run whenever their timer fires.
+ */
+export function recordSql(app: App): SqlRecorder {
+  let recorder = recorders.get(app);
+  if (!recorder) recorders.set(app, (recorder = installRecorder(app)));
+  return recorder;
+}
+
+interface SqlRecorder {
+  start(): void;
+  stop(): string[];
+}
+const recorders = new WeakMap<App, SqlRecorder>();
+
+function installRecorder(app: App): SqlRecorder {
+  let seen: string[] | null = null;
+  app.orm.em
+    .getConnection()
+    .getKnex()
+    .on('query', (q: { sql: string }) => seen?.push(q.sql));
+  const all = app.reader.all.bind(app.reader);
+  app.reader.all = (sql, params) => {
+    seen?.push(sql);
+    return all(sql, params);
+  };
+  return {
+    start() {
+      seen = [];
+    },
+    stop() {
+      const ran = (seen ?? []).filter((sql) => !/\b(event_relays|webhook_endpoints|webhook_deliveries)\b/.test(sql));
+      seen = null;
+      return ran;
+    },
+  };
+}

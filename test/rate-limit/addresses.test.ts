@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAccount, startApp, type TestApp, type TestResponse } from '../helpers/app.js';
+import { createAccount, recordSql, startApp, type TestApp, type TestResponse } from '../helpers/app.js';
 import { assert429 } from './support.js';
 
 /**
@@ -9,18 +9,17 @@ import { assert429 } from './support.js';
  */
 const badKey = (i: number | string) => `psk_guess${i}${'x'.repeat(24)}`;
 
-/** Collects the SQL statements the app sends while `run` runs. */
+/** The SQL statements requests send while `run` runs (ORM and prepared-statement reads). */
 async function sqlDuring(t: TestApp, run: () => Promise<void>): Promise<string[]> {
-  const knex = t.app.orm.em.getConnection().getKnex();
-  const seen: string[] = [];
-  const listener = (q: { sql: string }) => seen.push(q.sql);
-  knex.on('query', listener);
+  const sql = recordSql(t.app);
+  sql.start();
   try {
     await run();
-  } finally {
-    knex.off('query', listener);
+  } catch (error) {
+    sql.stop();
+    throw error;
   }
-  return seen;
+  return sql.stop();
 }
 
 const guess = (t: TestApp, key: string, xff?: string) =>
