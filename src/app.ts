@@ -8,12 +8,12 @@ import type { Server } from 'node:http';
 import Koa from 'koa';
 import type { DestinationStream, Logger } from 'pino';
 import type { Config } from './config.js';
-import { createOrm, migrate, type Orm } from './db/orm.js';
+import { createOrm, migrate, poolState, type Orm } from './db/orm.js';
+import { bootstrap } from './bootstrap.js';
 import { sqliteWritable } from './db/sqlite-resilience.js';
 import { createReader } from './db/reader.js';
 import type { SqlReader } from './domain/reader.js';
 import { domainFactory, AccountsService } from './domain/index.js';
-import { seedDemoCatalog } from './domain/seed.js';
 import { ApiKeyAuthenticator, authentication } from './http/authentication.js';
 import { clientAddress, clientAddressResolver } from './http/client-address.js';
 import { corsPolicy } from './http/cors.js';
@@ -34,10 +34,7 @@ import { createMetrics, type Metrics } from './observability/metrics.js';
 import { observeRequests } from './observability/request-observer.js';
 import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
-import { startOutboxUpkeep } from './events/outbox-upkeep.js';
-import { startWebhookDispatcher } from './events/webhook-dispatcher.js';
-import { EventStream } from './events/event-stream.js';
-import { listenForEvents } from './events/outbox-notifier.js';
+import { startEventWorkers } from './events/workers.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/subscriptions.server.js';
 import { queryLimits } from './graphql/query-limits.js';
 
@@ -123,26 +120,9 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     webhooks: config.webhooks,
   });
 
-  // Events (src/events): the outbox's purge, the webhook worker and the reader that feeds GraphQL subscriptions.
-  const stopOutboxUpkeep = startOutboxUpkeep(orm, logger);
-  opened(stopOutboxUpkeep);
-  const webhooks = startWebhookDispatcher(orm, logger, {
-    ...config.webhooks,
-    onAttempt: (outcome, lagSeconds) => metrics.webhookAttempt(outcome, lagSeconds),
-    onEndpointDisabled: () => metrics.webhookEndpointDisabled(),
-  });
-  opened(() => webhooks.stop());
-  const eventStream = new EventStream(orm, logger, config.subscriptionPollMs);
-  opened(() => eventStream.close());
-  // PostgreSQL: committed events wake the outbox readers of every instance at once (they poll otherwise).
-  const notifier =
-    config.database.kind === 'postgresql'
-      ? listenForEvents(config.database.url, logger, () => {
-          eventStream.wake();
-          webhooks.wake();
-        })
-      : undefined;
-  if (notifier) opened(() => notifier.close());
+  // Events (src/events): the outbox's purge, the webhook worker, the reader behind GraphQL subscriptions.
+  const events = startEventWorkers(orm, logger, config, metrics);
+  opened(() => events.stop());
 
   const graphql = await createGraphQLFacade({ config, gate, logger });
   opened(() => graphql.stop());
@@ -193,7 +173,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         schema: graphql.schema,
         gate,
         domain,
-        events: eventStream,
+        events: events.eventStream,
         authenticator,
         clientAddress: clientAddressResolver(config.trustProxy),
         logger,
@@ -207,10 +187,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         await subscriptions?.close();
         await server.close();
         await graphql.stop();
-        await stopOutboxUpkeep();
-        await notifier?.close();
-        await webhooks.stop();
-        await eventStream.close();
+        await events.stop();
         await gate.close();
         reader.close();
         await orm.close(true);
@@ -218,31 +195,4 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
       return closing;
     },
   };
-}
-
-/** The knex (tarn) pool behind the ORM, for the metrics; undefined if the driver has none. */
-function poolState(orm: Orm) {
-  const pool = (orm.em.getConnection() as unknown as { getKnex?(): { client?: { pool?: TarnPool } } }).getKnex?.().client?.pool;
-  return pool ? { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires() } : undefined;
-}
-
-interface TarnPool {
-  numUsed(): number;
-  numFree(): number;
-  numPendingAcquires(): number;
-}
-
-/** First start on an empty database: the staff key (printed once) and, outside production, demo data. */
-async function bootstrap(orm: Orm, config: Config, announce: (line: string) => void) {
-  const em = orm.em.fork();
-  const accounts = new AccountsService(em);
-  const adminKey = await accounts.bootstrapAdmin(config.adminApiKey);
-  if (!adminKey) return;
-  if (config.adminApiKey) announce('Created the staff account with the key from ADMIN_API_KEY.');
-  else announce(`Created the staff account. Its API key (shown once, keep it safe):\n  X-API-Key: ${adminKey}`);
-  if (config.seedDemo) {
-    await seedDemoCatalog(em);
-    const demoKey = await accounts.createDemoCustomer();
-    announce(`Seeded demo categories and pets, and a demo customer (plan free). Its API key:\n  X-API-Key: ${demoKey}`);
-  }
 }

@@ -144,3 +144,15 @@ export async function migrate(orm: Orm, afterMigrate?: () => Promise<void>): Pro
     await knex.client.releaseConnection(conn);
   }
 }
+
+/** The knex (tarn) pool behind the ORM, for the metrics; undefined if the driver has none. */
+export function poolState(orm: Orm) {
+  const pool = (orm.em.getConnection() as unknown as { getKnex?(): { client?: { pool?: TarnPool } } }).getKnex?.().client?.pool;
+  return pool ? { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires() } : undefined;
+}
+
+interface TarnPool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}

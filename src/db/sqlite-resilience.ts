@@ -12,7 +12,11 @@
  */
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Orm } from './orm.js';
+import type { MikroORM } from '@mikro-orm/core';
+import type { AbstractSqlDriver } from '@mikro-orm/knex';
+
+/** The ORM (as `src/db/orm.ts` builds it; named here so the two modules do not import each other). */
+type Orm = MikroORM<AbstractSqlDriver>;
 
 /** How long one attempt may block the event loop waiting for the lock (SQLite's own busy wait). */
 export const SQLITE_ATTEMPT_BUSY_MS = 10;
