@@ -17,6 +17,8 @@ import { describeError } from '../http/errors.js';
 import type { ApiKeyAuthenticator } from '../http/authentication.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
 import { createLoaders } from './data.loaders.js';
+import { coerceVariables } from './operation-shape.js';
+import { authError } from '../http/authentication.js';
 import { formatError } from './error.mapping.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { GRAPHQL_PATH } from './graphql.facade.js';
@@ -65,6 +67,12 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
   // Messages are small (connection_init, a subscribe with one document): the ws default of 100 MiB is far too generous.
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: 64 * 1024 });
   const actors = new WeakMap<object, Actor>();
+  /** The raw key of each socket: every subscribe, and every event pushed, re-checks it (revocation, ban, role). */
+  const keys = new WeakMap<object, string>();
+  const stillValid = async (key: string): Promise<Actor | null> => {
+    const actor = await options.authenticator.authenticate(key).catch(() => null);
+    return actor && !(actor.bannedUntil && actor.bannedUntil > Date.now()) ? actor : null;
+  };
   /** Active subscriptions per account on this instance, and per socket (to release them when it closes). */
   const active = new Map<number, number>();
   const release = (accountId: number) => {
@@ -93,11 +101,15 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           return false;
         }
         actors.set(ctx.extra, actor);
+        keys.set(ctx.extra, key);
         return true;
       },
       onSubscribe: async (ctx, id, payload) => {
-        const actor = actors.get(ctx.extra)!;
         const requestId = randomUUID();
+        const key = keys.get(ctx.extra)!;
+        // The socket may have outlived its key (revoked, banned) or its role: each subscribe looks again.
+        const actor = await stillValid(key);
+        if (!actor) return [errorOf(authError('INVALID_API_KEY'), requestId)];
         let document: DocumentNode;
         try {
           document = parse(payload.query, options.parseOptions);
@@ -110,6 +122,9 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         if (operation?.operation !== 'subscription') {
           return [errorOf(new DomainError('VALIDATION_FAILED', 'Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.'), requestId)];
         }
+        // Variables that do not fit the operation are the client's mistake (graphql-js would throw them as internal).
+        const coerced = coerceVariables(options.schema, operation, payload.variables ?? undefined);
+        if ('errors' in coerced) return coerced.errors.map((e) => errorOf(new DomainError('VALIDATION_FAILED', e.message), requestId));
         const cap = SUBSCRIPTION_CAPS[actor.plan];
         if ((active.get(actor.accountId) ?? 0) >= cap) {
           return [errorOf(new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`), requestId)];
@@ -141,16 +156,24 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           requestId,
           observed: {},
           events: options.events,
+          currentActor: () => stillValid(key),
         };
         return { schema: options.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
       // Refusals from onSubscribe are already in the catalogue's shape; graphql-js's own errors are mapped.
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => (typeof e.extensions?.code === 'string' && e.extensions.status ? e.toJSON() : formatError(e.toJSON(), e))),
-      onNext: (_ctx, _id, _payload, _args, result) => {
+      onNext: (_ctx, _id, _payload, args, result) => {
         if (!result.errors?.length) return;
+        const requestId = (args.contextValue as GraphQLContext | undefined)?.requestId;
         const unexpected = result.errors.filter((e) => !describeError(e.originalError));
-        for (const e of unexpected) options.logger.error({ err: e.originalError ?? e }, 'unexpected GraphQL subscription error');
-        return { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) };
+        for (const e of unexpected) options.logger.error({ err: e.originalError ?? e, requestId }, 'unexpected GraphQL subscription error');
+        return {
+          ...result,
+          errors: result.errors.map((e) => {
+            const formatted = formatError(e.toJSON(), e);
+            return { ...formatted, extensions: { ...formatted.extensions, requestId } };
+          }),
+        };
       },
       onComplete: (ctx, id) => {
         const ids = counted.get(ctx.extra);
