@@ -129,15 +129,18 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         if ((active.get(actor.accountId) ?? 0) >= cap) {
           return [errorOf(new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`), requestId)];
         }
-        try {
-          await options.gate.charge(actor, 1);
-        } catch (error) {
-          return [errorOf(error, requestId)];
-        }
+        // The place is taken before the charge is awaited: concurrent subscribes (the charge is a Redis
+        // round trip) would otherwise all pass the check above. A refused charge gives it back.
         active.set(actor.accountId, (active.get(actor.accountId) ?? 0) + 1);
         let ids = counted.get(ctx.extra);
         if (!ids) counted.set(ctx.extra, (ids = new Set()));
         ids.add(id);
+        try {
+          await options.gate.charge(actor, 1);
+        } catch (error) {
+          if (ids.delete(id)) release(actor.accountId);
+          return [errorOf(error, requestId)];
+        }
         let domain = options.domain();
         const loaders = createLoaders(() => domain);
         // Each event is resolved over a fresh identity map, so nested fields read the current state.
@@ -181,7 +184,9 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
       },
       onClose: (ctx) => {
         const actor = actors.get(ctx.extra);
-        for (const _ of counted.get(ctx.extra) ?? []) if (actor) release(actor.accountId);
+        const ids = counted.get(ctx.extra);
+        for (const _ of ids ?? []) if (actor) release(actor.accountId);
+        ids?.clear();
         counted.delete(ctx.extra);
       },
     },

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import type { Client as WsClient } from 'graphql-ws';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
 import { eventually, subscribe, wsClient } from './support.js';
-import { sample } from '../ops/support.js';
+import { sample, startService } from '../ops/support.js';
+import { freePort, startRedis, stopRedis } from '../rate-limit/redis-server.js';
+import { WebSocket } from 'ws';
 
 describe('subscriptions: graphql-ws on /graphql', () => {
   let t: TestApp;
@@ -200,6 +202,51 @@ describe('subscriptions: unknown keys in connection_init count against the faile
       assert.equal((await t.admin.get('/v1/account')).status, 200);
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('subscriptions: the plan cap holds against concurrent subscribes when the charge is a Redis round trip', () => {
+  it('when a free account starts 12 subscriptions at once on 12 sockets, then 2 run and 10 are PLAN_LIMIT_REACHED', async () => {
+    const redis = await startRedis(await freePort());
+    const port = redis.spawnargs[redis.spawnargs.indexOf('--port') + 1]!;
+    // A process of its own (as in production): the subscribes then arrive while earlier charges are in flight.
+    const service = await startService({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    const t = { url: service.url, admin: new Client(service.url, service.key), anonymous: new Client(service.url, null) };
+    const sockets: WebSocket[] = [];
+    try {
+      const res = await t.admin.post('/v1/accounts', { name: 'Eager subscriber', role: 'customer', plan: 'free' });
+      const key = res.body.apiKey.key as string;
+      const refused: string[] = [];
+      // Raw sockets, each subscribing the moment it is acknowledged: the subscribes arrive together.
+      await Promise.all(
+        Array.from(
+          { length: 12 },
+          () =>
+            new Promise<void>((resolve) => {
+              const ws = new WebSocket(`${t.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+              sockets.push(ws);
+              ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { 'X-API-Key': key } })));
+              ws.on('message', (raw) => {
+                const message = JSON.parse(String(raw));
+                if (message.type === 'connection_ack') {
+                  ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { events { id } }' } }));
+                  setTimeout(resolve, 500);
+                } else if (message.type === 'error') refused.push(message.payload[0].extensions.code);
+              });
+              ws.on('close', () => resolve());
+            }),
+        ),
+      );
+      const metrics = (await t.anonymous.get('/metrics', { skipContract: true })).text;
+      assert.equal(sample(metrics, 'petstore_graphql_subscriptions'), 2, `refused: ${refused.join(', ')}`);
+      assert.deepEqual(refused, Array(10).fill('PLAN_LIMIT_REACHED'));
+    } finally {
+      for (const ws of sockets) ws.terminate();
+      service.child.kill('SIGKILL');
+      await service.exited;
+      service.cleanup();
+      await stopRedis(redis);
     }
   });
 });
