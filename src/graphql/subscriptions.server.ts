@@ -23,6 +23,9 @@ import { formatError } from './error.mapping.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { GRAPHQL_PATH } from './graphql.facade.js';
 
+/** How long a shutdown waits for WebSocket clients to answer the close frame before cutting their sockets. */
+const CLOSE_HANDSHAKE_MS = 1000;
+
 /** Concurrent subscriptions per account and instance, per plan. */
 export const SUBSCRIPTION_CAPS: Record<PlanName, number> = { free: 2, pro: 10, business: 50, enterprise: 50 };
 
@@ -196,8 +199,18 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
   return {
     active: () => [...active.values()].reduce((sum, n) => sum + n, 0),
     async close() {
-      await disposable.dispose();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      // graphql-ws closes every socket with 1001 and waits for each client's closing handshake; a client
+      // that never answers would hold the whole shutdown (the HTTP drain starts after this). Past a
+      // second, the sockets that are still open are cut.
+      const cut = setTimeout(() => {
+        for (const socket of wss.clients) socket.terminate();
+      }, CLOSE_HANDSHAKE_MS);
+      try {
+        await disposable.dispose();
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+      } finally {
+        clearTimeout(cut);
+      }
     },
   };
 }
