@@ -110,8 +110,8 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
       onSubscribe: async (ctx, id, payload) => {
         const requestId = randomUUID();
         const key = keys.get(ctx.extra)!;
-        // The socket may have outlived its key (revoked, banned) or its role: each subscribe looks again.
-        const actor = await stillValid(key);
+        // The socket may have outlived its key (revoked) or its role: each subscribe looks again (a ban is the gate's refusal below).
+        const actor = await options.authenticator.authenticate(key).catch(() => null);
         if (!actor) return [errorOf(authError('INVALID_API_KEY'), requestId)];
         let document: DocumentNode;
         try {
