@@ -66,7 +66,9 @@ export function docsRoutes(options: DocsOptions = {}): Middleware {
     requireRead(ctx, 'the reference');
     if (ctx.path === '/docs/') return ctx.redirect('/docs');
     if (ctx.path === '/docs') return servePage(ctx, page);
-    const asset = ctx.path.startsWith('/docs/assets/') ? assets[ctx.path.slice('/docs/assets/'.length)] : undefined;
+    const name = ctx.path.startsWith('/docs/assets/') ? ctx.path.slice('/docs/assets/'.length) : undefined;
+    // Own entries only: `constructor` or `__proto__` would otherwise find Object's and answer 500.
+    const asset = name !== undefined && Object.hasOwn(assets, name) ? assets[name] : undefined;
     if (!asset) return next();
     serveAsset(ctx, asset);
   };

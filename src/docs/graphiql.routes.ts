@@ -30,7 +30,9 @@ export function graphiqlRoutes(options: { endpoint?: string } = {}): Middleware 
     requireRead(ctx, 'the explorer');
     if (ctx.path === '/graphiql/') return ctx.redirect('/graphiql');
     if (ctx.path === '/graphiql') return servePage(ctx, page);
-    const asset = ctx.path.startsWith('/graphiql/assets/') ? assets[ctx.path.slice('/graphiql/assets/'.length)] : undefined;
+    const name = ctx.path.startsWith('/graphiql/assets/') ? ctx.path.slice('/graphiql/assets/'.length) : undefined;
+    // Own entries only: `constructor` or `__proto__` would otherwise find Object's and answer 500.
+    const asset = name !== undefined && Object.hasOwn(assets, name) ? assets[name] : undefined;
     if (!asset) return next();
     serveAsset(ctx, asset);
   };

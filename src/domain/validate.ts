@@ -18,11 +18,15 @@ export const DECIMAL_ID = /^\d{1,16}$/;
 export const parseId = (text: string): number => (DECIMAL_ID.test(text) ? Number(text) : Number.NaN);
 
 /**
- * Unicode format characters (\p{Cf}: zero-width space and joiners, soft hyphen, bidi marks, BOM …) are
- * invisible, so "Dogs\u200b" would look exactly like "Dogs" and slip past the uniqueness rule. They are
- * dropped, except a zero-width joiner inside an emoji sequence (👩‍💻), where it is part of the character.
+ * Unicode format characters (\p{Cf}: zero-width space and joiners, soft hyphen, bidi marks, BOM …) and
+ * the other default-ignorable code points (combining grapheme joiner U+034F, variation selectors, Hangul
+ * fillers U+115F/U+3164/U+FFA0, Mongolian selectors …) are invisible, so "Dogs\u200b" or "Dogs\u3164"
+ * would look exactly like "Dogs" and slip past the uniqueness rule. They are dropped, except a zero-width
+ * joiner inside an emoji sequence (👩‍💻) and the emoji presentation selector after a pictograph (❤️),
+ * where they are part of the character.
  */
-const FORMAT_CHARACTER = /(?<=\p{Extended_Pictographic}\uFE0F?)\u200D(?=\p{Extended_Pictographic})|(\p{Cf})/gu;
+const FORMAT_CHARACTER =
+  /(?<=\p{Extended_Pictographic}\uFE0F?)\u200D(?=\p{Extended_Pictographic})|(?<=\p{Extended_Pictographic})\uFE0F|(\p{Cf}|\p{Default_Ignorable_Code_Point})/gu;
 
 /** The form every stored and compared text takes: NFC, no invisible format characters, trimmed. */
 export function normalizeText(value: string): string {

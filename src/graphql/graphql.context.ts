@@ -22,6 +22,11 @@ export interface GraphQLContext {
   readonly observed: { operationName?: string; operation?: string };
   /** Committed events as they happen: set on subscription operations (over graphql-ws) only. */
   readonly events?: EventSubscriptions;
+  /**
+   * Subscriptions only: the caller as its key stands now (null once the key is revoked or banned), so a
+   * subscription that outlives a revocation or a demotion stops receiving what the key may no longer see.
+   */
+  readonly currentActor?: () => Promise<Actor | null>;
 }
 
 export const domainOf = (ctx: GraphQLContext): Domain => ctx.domain;

@@ -45,12 +45,23 @@ async function visibleEvents(ctx: GraphQLContext, accept: (event: EventView) => 
       resolve({ value: event, done: false });
     } else if (queue.push(event) > MAX_BACKLOG) void finish();
   });
+  const take = (): Promise<IteratorResult<EventView>> => {
+    if (queue.length) return Promise.resolve({ value: queue.shift()!, done: false });
+    if (done) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => (waiting = resolve));
+  };
   const iterator: AsyncIterableIterator<EventView> = {
-    next: () => {
-      ctx.loaders.clearAll();
-      if (queue.length) return Promise.resolve({ value: queue.shift()!, done: false });
-      if (done) return Promise.resolve({ value: undefined, done: true });
-      return new Promise((resolve) => (waiting = resolve));
+    next: async () => {
+      for (;;) {
+        const result = await take();
+        if (result.done) return result;
+        // The key as it stands now: revoked or banned ends the subscription, a demoted account sees less.
+        const current = ctx.currentActor ? await ctx.currentActor() : actor;
+        if (!current) return finish();
+        if (!canSee(current, result.value)) continue;
+        ctx.loaders.clearAll();
+        return result;
+      }
     },
     return: finish,
     throw: async (error: unknown) => {

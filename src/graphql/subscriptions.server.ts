@@ -17,9 +17,14 @@ import { describeError } from '../http/errors.js';
 import type { ApiKeyAuthenticator } from '../http/authentication.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
 import { createLoaders } from './data.loaders.js';
+import { coerceVariables } from './operation-shape.js';
+import { authError } from '../http/authentication.js';
 import { formatError } from './error.mapping.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { GRAPHQL_PATH } from './graphql.facade.js';
+
+/** How long a shutdown waits for WebSocket clients to answer the close frame before cutting their sockets. */
+const CLOSE_HANDSHAKE_MS = 1000;
 
 /** Concurrent subscriptions per account and instance, per plan. */
 export const SUBSCRIPTION_CAPS: Record<PlanName, number> = { free: 2, pro: 10, business: 50, enterprise: 50 };
@@ -65,6 +70,12 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
   // Messages are small (connection_init, a subscribe with one document): the ws default of 100 MiB is far too generous.
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: 64 * 1024 });
   const actors = new WeakMap<object, Actor>();
+  /** The raw key of each socket: every subscribe, and every event pushed, re-checks it (revocation, ban, role). */
+  const keys = new WeakMap<object, string>();
+  const stillValid = async (key: string): Promise<Actor | null> => {
+    const actor = await options.authenticator.authenticate(key).catch(() => null);
+    return actor && !(actor.bannedUntil && actor.bannedUntil > Date.now()) ? actor : null;
+  };
   /** Active subscriptions per account on this instance, and per socket (to release them when it closes). */
   const active = new Map<number, number>();
   const release = (accountId: number) => {
@@ -93,11 +104,15 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           return false;
         }
         actors.set(ctx.extra, actor);
+        keys.set(ctx.extra, key);
         return true;
       },
       onSubscribe: async (ctx, id, payload) => {
-        const actor = actors.get(ctx.extra)!;
         const requestId = randomUUID();
+        const key = keys.get(ctx.extra)!;
+        // The socket may have outlived its key (revoked) or its role: each subscribe looks again (a ban is the gate's refusal below).
+        const actor = await options.authenticator.authenticate(key).catch(() => null);
+        if (!actor) return [errorOf(authError('INVALID_API_KEY'), requestId)];
         let document: DocumentNode;
         try {
           document = parse(payload.query, options.parseOptions);
@@ -110,19 +125,25 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         if (operation?.operation !== 'subscription') {
           return [errorOf(new DomainError('VALIDATION_FAILED', 'Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.'), requestId)];
         }
+        // Variables that do not fit the operation are the client's mistake (graphql-js would throw them as internal).
+        const coerced = coerceVariables(options.schema, operation, payload.variables ?? undefined);
+        if ('errors' in coerced) return coerced.errors.map((e) => errorOf(new DomainError('VALIDATION_FAILED', e.message), requestId));
         const cap = SUBSCRIPTION_CAPS[actor.plan];
         if ((active.get(actor.accountId) ?? 0) >= cap) {
           return [errorOf(new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`), requestId)];
         }
-        try {
-          await options.gate.charge(actor, 1);
-        } catch (error) {
-          return [errorOf(error, requestId)];
-        }
+        // The place is taken before the charge is awaited: concurrent subscribes (the charge is a Redis
+        // round trip) would otherwise all pass the check above. A refused charge gives it back.
         active.set(actor.accountId, (active.get(actor.accountId) ?? 0) + 1);
         let ids = counted.get(ctx.extra);
         if (!ids) counted.set(ctx.extra, (ids = new Set()));
         ids.add(id);
+        try {
+          await options.gate.charge(actor, 1);
+        } catch (error) {
+          if (ids.delete(id)) release(actor.accountId);
+          return [errorOf(error, requestId)];
+        }
         let domain = options.domain();
         const loaders = createLoaders(() => domain);
         // Each event is resolved over a fresh identity map, so nested fields read the current state.
@@ -141,16 +162,24 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           requestId,
           observed: {},
           events: options.events,
+          currentActor: () => stillValid(key),
         };
         return { schema: options.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
       // Refusals from onSubscribe are already in the catalogue's shape; graphql-js's own errors are mapped.
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => (typeof e.extensions?.code === 'string' && e.extensions.status ? e.toJSON() : formatError(e.toJSON(), e))),
-      onNext: (_ctx, _id, _payload, _args, result) => {
+      onNext: (_ctx, _id, _payload, args, result) => {
         if (!result.errors?.length) return;
+        const requestId = (args.contextValue as GraphQLContext | undefined)?.requestId;
         const unexpected = result.errors.filter((e) => !describeError(e.originalError));
-        for (const e of unexpected) options.logger.error({ err: e.originalError ?? e }, 'unexpected GraphQL subscription error');
-        return { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) };
+        for (const e of unexpected) options.logger.error({ err: e.originalError ?? e, requestId }, 'unexpected GraphQL subscription error');
+        return {
+          ...result,
+          errors: result.errors.map((e) => {
+            const formatted = formatError(e.toJSON(), e);
+            return { ...formatted, extensions: { ...formatted.extensions, requestId } };
+          }),
+        };
       },
       onComplete: (ctx, id) => {
         const ids = counted.get(ctx.extra);
@@ -158,7 +187,9 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
       },
       onClose: (ctx) => {
         const actor = actors.get(ctx.extra);
-        for (const _ of counted.get(ctx.extra) ?? []) if (actor) release(actor.accountId);
+        const ids = counted.get(ctx.extra);
+        for (const _ of ids ?? []) if (actor) release(actor.accountId);
+        ids?.clear();
         counted.delete(ctx.extra);
       },
     },
@@ -168,8 +199,18 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
   return {
     active: () => [...active.values()].reduce((sum, n) => sum + n, 0),
     async close() {
-      await disposable.dispose();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      // graphql-ws closes every socket with 1001 and waits for each client's closing handshake; a client
+      // that never answers would hold the whole shutdown (the HTTP drain starts after this). Past a
+      // second, the sockets that are still open are cut.
+      const cut = setTimeout(() => {
+        for (const socket of wss.clients) socket.terminate();
+      }, CLOSE_HANDSHAKE_MS);
+      try {
+        await disposable.dispose();
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+      } finally {
+        clearTimeout(cut);
+      }
     },
   };
 }

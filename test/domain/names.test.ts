@@ -51,6 +51,16 @@ describe('names: invisible characters do not make a different name', () => {
     assert.equal(emoji.body.name, 'Team \u{1F469}\u200d\u{1F4BB}');
   });
 
+  it('when a category name differs from an existing one only by other invisible characters (U+034F, U+FE0F, Hangul fillers), then it is NAME_TAKEN', async () => {
+    const base = `Ferrets ${Math.random()}`;
+    assert.equal((await t.admin.post('/v1/categories', { name: base })).status, 201);
+    for (const invisible of ['\u034f', '\ufe0f', '\u3164', '\u115f', '\uffa0', '\u180b']) {
+      assertError(await t.admin.post('/v1/categories', { name: base + invisible }), 409, 'NAME_TAKEN');
+    }
+    const heart = await t.admin.post('/v1/categories', { name: 'Loved \u2764\ufe0f' });
+    assert.equal(heart.body.name, 'Loved \u2764\ufe0f', 'the emoji presentation selector after a pictograph is kept');
+  });
+
   it('when a name is only format characters, then both facades refuse it with VALIDATION_FAILED', async () => {
     assertError(await t.admin.post('/v1/categories', { name: '\u200b\u2060' }), 400, 'VALIDATION_FAILED');
     assertGraphQLError(await gql(t.admin, 'mutation($n: String!) { createCategory(input: {name: $n}) { id } }', { n: '\u200b\u2060' }), 'VALIDATION_FAILED', 400);

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import type { Client as WsClient } from 'graphql-ws';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
 import { eventually, subscribe, wsClient } from './support.js';
-import { sample } from '../ops/support.js';
+import { sample, startService } from '../ops/support.js';
+import { freePort, startRedis, stopRedis } from '../rate-limit/redis-server.js';
+import { WebSocket } from 'ws';
 
 describe('subscriptions: graphql-ws on /graphql', () => {
   let t: TestApp;
@@ -143,7 +145,43 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     const errors = badType.results[0]?.errors ?? badType.errors[0];
     assert.equal(errors[0].extensions.code, 'VALIDATION_FAILED', JSON.stringify(badType));
     const badId = await subscribe(ws, 'subscription { inventoryChanged(petId: "abc") { petId } }');
-    assert.deepEqual((badId.results[0]?.errors ?? badId.errors[0])[0].extensions, { code: 'VALIDATION_FAILED', status: 400, details: [{ path: 'petId', message: 'must be an id' }] });
+    const { requestId, ...extensions } = (badId.results[0]?.errors ?? badId.errors[0])[0].extensions;
+    assert.deepEqual(extensions, { code: 'VALIDATION_FAILED', status: 400, details: [{ path: 'petId', message: 'must be an id' }] });
+    assert.match(requestId, /^[0-9a-f-]{36}$/, 'every error carries its requestId');
+  });
+
+  it('when a variable does not fit its type, then it is VALIDATION_FAILED with a requestId, never INTERNAL', async () => {
+    const buyer = await customer('Variable sender');
+    const ws = connect(buyer.key).client;
+    const sub = await subscribe(ws, 'subscription($t: [String!]) { events(types: $t) { id } }', { t: 5 });
+    const errors = sub.results[0]?.errors ?? sub.errors[0];
+    assert.equal(errors[0].extensions.code, 'VALIDATION_FAILED', JSON.stringify(sub));
+    assert.match(errors[0].message, /String cannot represent/);
+    assert.match(errors[0].extensions.requestId, /^[0-9a-f-]{36}$/);
+  });
+
+  it("when a subscriber's key is revoked, or its staff account demoted, then it stops receiving what the key may no longer see", async () => {
+    const staff = await t.admin.post('/v1/accounts', { name: `Soon demoted ${Math.random()}`, role: 'staff', plan: 'pro' });
+    const watcher = await customer('Soon revoked');
+    const buyer = await customer('Buyer of record');
+    const query = 'subscription { orderUpdated { type data { ... on Order { id } } } }';
+    const ws = connect(staff.body.apiKey.key).client;
+    const [asStaff, asWatcher] = await Promise.all([subscribe(ws, query), subscribe(connect(watcher.key).client, 'subscription { events { type } }')]);
+    const petId = await petInStock(5);
+    await buyer.client.post('/v1/store/orders', { petId, quantity: 1 });
+    await eventually('the staff subscriber sees the order', () => asStaff.results.length >= 1);
+    await eventually('the customer sees the stock change', () => asWatcher.results.length >= 1);
+    assert.equal((await t.admin.patch(`/v1/accounts/${staff.body.id}`, { role: 'customer' })).status, 200);
+    const watcherId = (await watcher.client.get('/v1/account')).body.id;
+    const [watcherKey] = (await t.admin.get(`/v1/accounts/${watcherId}/api-keys`)).body;
+    assert.equal((await t.admin.delete(`/v1/api-keys/${watcherKey.id}`)).status, 204);
+    const before = { staff: asStaff.results.length, watcher: asWatcher.results.length };
+    await buyer.client.post('/v1/store/orders', { petId, quantity: 1 });
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(asStaff.results.length, before.staff, `a demoted account sees no other customer's order: ${JSON.stringify(asStaff.results)}`);
+    assert.equal(asWatcher.results.length, before.watcher, `a revoked key receives nothing more: ${JSON.stringify(asWatcher.results)}`);
+    await eventually('the revoked subscription ends', () => asWatcher.completed);
+    asStaff.dispose();
   });
 });
 
@@ -164,6 +202,51 @@ describe('subscriptions: unknown keys in connection_init count against the faile
       assert.equal((await t.admin.get('/v1/account')).status, 200);
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('subscriptions: the plan cap holds against concurrent subscribes when the charge is a Redis round trip', () => {
+  it('when a free account starts 12 subscriptions at once on 12 sockets, then 2 run and 10 are PLAN_LIMIT_REACHED', async () => {
+    const redis = await startRedis(await freePort());
+    const port = redis.spawnargs[redis.spawnargs.indexOf('--port') + 1]!;
+    // A process of its own (as in production): the subscribes then arrive while earlier charges are in flight.
+    const service = await startService({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    const t = { url: service.url, admin: new Client(service.url, service.key), anonymous: new Client(service.url, null) };
+    const sockets: WebSocket[] = [];
+    try {
+      const res = await t.admin.post('/v1/accounts', { name: 'Eager subscriber', role: 'customer', plan: 'free' });
+      const key = res.body.apiKey.key as string;
+      const refused: string[] = [];
+      // Raw sockets, each subscribing the moment it is acknowledged: the subscribes arrive together.
+      await Promise.all(
+        Array.from(
+          { length: 12 },
+          () =>
+            new Promise<void>((resolve) => {
+              const ws = new WebSocket(`${t.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+              sockets.push(ws);
+              ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { 'X-API-Key': key } })));
+              ws.on('message', (raw) => {
+                const message = JSON.parse(String(raw));
+                if (message.type === 'connection_ack') {
+                  ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { events { id } }' } }));
+                  setTimeout(resolve, 500);
+                } else if (message.type === 'error') refused.push(message.payload[0].extensions.code);
+              });
+              ws.on('close', () => resolve());
+            }),
+        ),
+      );
+      const metrics = (await t.anonymous.get('/metrics', { skipContract: true })).text;
+      assert.equal(sample(metrics, 'petstore_graphql_subscriptions'), 2, `refused: ${refused.join(', ')}`);
+      assert.deepEqual(refused, Array(10).fill('PLAN_LIMIT_REACHED'));
+    } finally {
+      for (const ws of sockets) ws.terminate();
+      service.child.kill('SIGKILL');
+      await service.exited;
+      service.cleanup();
+      await stopRedis(redis);
     }
   });
 });

@@ -9,6 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
+import { connect } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { encodeCursor } from '../../src/domain/pagination.js';
 import { heldRequest, RawConnection, startService, type Service } from './support.js';
 
@@ -72,6 +74,34 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
       assert.equal(await s.exited, 0, s.output());
     } finally {
       await agent.close().catch(() => undefined);
+      s.child.kill('SIGKILL');
+      s.cleanup();
+    }
+  });
+
+  it('when a WebSocket client never answers the close frame, then SIGTERM still starts the HTTP drain within about a second', async () => {
+    const s = await startService({ SHUTDOWN_GRACE_MS: '2000' });
+    const socket = connect(Number(new URL(s.url).port), '127.0.0.1');
+    try {
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(
+        `GET /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n` +
+          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n',
+      );
+      await new Promise((resolve) => socket.once('data', resolve));
+      // A masked text frame with connection_init; then the client goes silent (it reads, never answers).
+      const payload = Buffer.from(JSON.stringify({ type: 'connection_init', payload: { 'X-API-Key': s.key } }));
+      const mask = randomBytes(4);
+      socket.write(Buffer.concat([Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]), mask, payload.map((b, i) => b ^ mask[i % 4]!)]));
+      await new Promise((r) => setTimeout(r, 300));
+      const signalled = Date.now();
+      s.child.kill('SIGTERM');
+      await s.logLine('shutdown: readiness 503');
+      const waited = Date.now() - signalled;
+      assert.ok(waited < 2500, `the HTTP drain started ${waited} ms after SIGTERM: a silent WebSocket client held it`);
+      assert.ok(await within(s.exited, 10_000), 'the process did not exit');
+    } finally {
+      socket.destroy();
       s.child.kill('SIGKILL');
       s.cleanup();
     }
