@@ -11,8 +11,7 @@ import { GraphQLError, getOperationAST, parse, validate, type DocumentNode, type
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
-import { DomainError, type Actor, type Domain, type EventSubscriptions } from '../domain/index.js';
-import type { PlanName } from '../domain/entities/index.js';
+import { DomainError, limitsFor, type Actor, type Domain, type EventSubscriptions } from '../domain/index.js';
 import { describeError } from '../http/errors.js';
 import type { ApiKeyAuthenticator } from '../http/authentication.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
@@ -21,8 +20,6 @@ import { formatError } from './error.mapping.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { GRAPHQL_PATH } from './graphql.facade.js';
 
-/** Concurrent subscriptions per account and instance, per plan. */
-export const SUBSCRIPTION_CAPS: Record<PlanName, number> = { free: 2, pro: 10, business: 50, enterprise: 50 };
 
 export interface SubscriptionServerOptions {
   schema: GraphQLSchema;
@@ -110,7 +107,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         if (operation?.operation !== 'subscription') {
           return [errorOf(new DomainError('VALIDATION_FAILED', 'Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.'), requestId)];
         }
-        const cap = SUBSCRIPTION_CAPS[actor.plan];
+        const cap = limitsFor(actor.plan, actor.limits).subscriptions;
         if ((active.get(actor.accountId) ?? 0) >= cap) {
           return [errorOf(new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`), requestId)];
         }

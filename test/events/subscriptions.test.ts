@@ -107,6 +107,19 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     fourth.dispose();
   });
 
+  it('when an enterprise account has its own cap of 3 subscriptions, then the fourth is PLAN_LIMIT_REACHED (409)', async () => {
+    const res = await t.admin.post('/v1/accounts', { name: 'Big watcher', role: 'customer', plan: 'enterprise', limits: { perMinute: 1000, perDay: 10000, subscriptions: 3 } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.limits.subscriptions, 3);
+    const ws = connect(res.body.apiKey.key).client;
+    const open = [];
+    for (let i = 0; i < 3; i++) open.push(await subscribe(ws, 'subscription { events { id } }'));
+    assert.deepEqual(open.flatMap((s) => s.errors), [], 'three are allowed');
+    const fourth = await subscribe(ws, 'subscription { events { id } }');
+    assert.deepEqual({ ...(fourth.errors[0] as any[])[0].extensions, requestId: undefined }, { code: 'PLAN_LIMIT_REACHED', status: 409, requestId: undefined });
+    for (const s of open) s.dispose();
+  });
+
   it('when a subscription starts it costs 1 point, and the events it pushes cost nothing', async () => {
     const buyer = await customer('Counted');
     const remaining = async () => (await buyer.client.get('/v1/rate_limit')).body.resources.day.remaining as number;
