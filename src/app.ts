@@ -37,6 +37,7 @@ import { startWebhookDispatcher } from './events/webhook-dispatcher.js';
 import { EventStream } from './events/event-stream.js';
 import { listenForEvents } from './events/outbox-notifier.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/subscriptions.server.js';
+import { createSubscriptionSlots } from './events/subscription-slots.js';
 import { queryLimits } from './graphql/query-limits.js';
 
 export interface App {
@@ -135,6 +136,14 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         })
       : undefined;
   if (notifier) opened(() => notifier.close());
+  // The plan caps' subscription slots: in Redis when it is configured, so a cap holds across instances.
+  const subscriptionSlots = await createSubscriptionSlots({
+    redisUrl: config.redisUrl,
+    keyPrefix: config.rateLimitKeyPrefix,
+    leaseMs: config.subscriptionLeaseMs,
+    logger,
+  });
+  opened(() => subscriptionSlots.close());
 
   const graphql = await createGraphQLFacade({ config, gate, logger });
   opened(() => graphql.stop());
@@ -185,6 +194,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         gate,
         domain,
         events: eventStream,
+        slots: subscriptionSlots,
         authenticator,
         clientAddress: clientAddressResolver(config.trustProxy),
         logger,
@@ -196,6 +206,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
       closing ??= (async () => {
         shuttingDown = true;
         await subscriptions?.close();
+        await subscriptionSlots.close();
         await server.close();
         await graphql.stop();
         await stopOutboxUpkeep();

@@ -3,7 +3,8 @@
  * WebSocket upgrade there). The API key comes in `connection_init` as `{"X-API-Key": …}`; an unknown
  * key closes the socket with 4403. Only subscription operations run here (queries and mutations go
  * over HTTP, where the rest of the request pipeline is); each started subscription costs 1 point,
- * events pushed cost nothing, and each plan caps the concurrent subscriptions of an account on an instance.
+ * events pushed cost nothing, and each plan caps the concurrent subscriptions of an account (across
+ * instances when the slots are in Redis: src/events/subscription-slots.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
@@ -15,6 +16,7 @@ import { DomainError, limitsFor, type Actor, type Domain, type EventSubscription
 import { describeError } from '../http/errors.js';
 import type { ApiKeyAuthenticator } from '../http/authentication.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
+import type { SubscriptionSlot, SubscriptionSlots } from '../events/subscription-slots.js';
 import { createLoaders } from './data.loaders.js';
 import { formatError } from './error.mapping.js';
 import type { GraphQLContext } from './graphql.context.js';
@@ -27,6 +29,8 @@ export interface SubscriptionServerOptions {
   /** Domain services over a fresh EntityManager fork, per call. */
   domain: () => Domain;
   events: EventSubscriptions;
+  /** Where the plan caps' slots are counted (this process, or Redis for every instance). */
+  slots: SubscriptionSlots;
   /** The API key cache of the HTTP pipeline (src/http/authentication.ts). */
   authenticator: Pick<ApiKeyAuthenticator, 'authenticate' | 'mayBeValid'>;
   /** The client's address, as the HTTP pipeline computes it (TRUST_PROXY). */
@@ -62,14 +66,14 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
   // Messages are small (connection_init, a subscribe with one document): the ws default of 100 MiB is far too generous.
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: 64 * 1024 });
   const actors = new WeakMap<object, Actor>();
-  /** Active subscriptions per account on this instance, and per socket (to release them when it closes). */
-  const active = new Map<number, number>();
-  const release = (accountId: number) => {
-    const left = (active.get(accountId) ?? 1) - 1;
-    if (left > 0) active.set(accountId, left);
-    else active.delete(accountId);
+  /** The slot of each open subscription, per socket (to release them when it closes). */
+  const counted = new WeakMap<object, Map<string, SubscriptionSlot>>();
+  let open = 0;
+  const release = (slot: SubscriptionSlot | undefined) => {
+    if (!slot) return;
+    slot.release();
+    open--;
   };
-  const counted = new WeakMap<object, Set<string>>();
 
   const disposable = useServer<Record<string, unknown>, { actor?: Actor }>(
     {
@@ -108,18 +112,25 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           return [errorOf(new DomainError('VALIDATION_FAILED', 'Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.'), requestId)];
         }
         const cap = limitsFor(actor.plan, actor.limits).subscriptions;
-        if ((active.get(actor.accountId) ?? 0) >= cap) {
+        const slot = await options.slots.acquire(actor.accountId, cap);
+        if (!slot) {
           return [errorOf(new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`), requestId)];
         }
         try {
           await options.gate.charge(actor, 1);
         } catch (error) {
+          slot.release();
           return [errorOf(error, requestId)];
         }
-        active.set(actor.accountId, (active.get(actor.accountId) ?? 0) + 1);
-        let ids = counted.get(ctx.extra);
-        if (!ids) counted.set(ctx.extra, (ids = new Set()));
-        ids.add(id);
+        open++;
+        let slots = counted.get(ctx.extra);
+        if (!slots) counted.set(ctx.extra, (slots = new Map()));
+        // The socket may have closed while the slot was being taken: then nothing will complete it.
+        if (ctx.extra.socket.readyState !== ctx.extra.socket.OPEN) {
+          release(slot);
+          return [errorOf(new DomainError('VALIDATION_FAILED', 'The connection closed.'), requestId)];
+        }
+        slots.set(id, slot);
         let domain = options.domain();
         const loaders = createLoaders(() => domain);
         // Each event is resolved over a fresh identity map, so nested fields read the current state.
@@ -150,12 +161,12 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         return { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) };
       },
       onComplete: (ctx, id) => {
-        const ids = counted.get(ctx.extra);
-        if (ids?.delete(id)) release(actors.get(ctx.extra)!.accountId);
+        const slots = counted.get(ctx.extra);
+        release(slots?.get(id));
+        slots?.delete(id);
       },
       onClose: (ctx) => {
-        const actor = actors.get(ctx.extra);
-        for (const _ of counted.get(ctx.extra) ?? []) if (actor) release(actor.accountId);
+        for (const slot of counted.get(ctx.extra)?.values() ?? []) release(slot);
         counted.delete(ctx.extra);
       },
     },
@@ -163,7 +174,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
   );
 
   return {
-    active: () => [...active.values()].reduce((sum, n) => sum + n, 0),
+    active: () => open,
     async close() {
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));

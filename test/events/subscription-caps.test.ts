@@ -1,0 +1,109 @@
+/**
+ * Subscription caps across instances: with PostgreSQL + Redis, an account's cap counts its
+ * subscriptions on every instance, and the slots of an instance killed with SIGKILL come back once
+ * their lease runs out (SUBSCRIPTION_LEASE_MS).
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import type { Client as WsClient } from 'graphql-ws';
+import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { postgresUrl, redisUrl, skipUnless } from '../helpers/services.js';
+import { startService, type Service } from '../ops/support.js';
+import { eventually, subscribe, wsClient } from './support.js';
+
+const LEASE_MS = 1000;
+const query = 'subscription { events { id } }';
+
+const refusedCode = (sub: { errors: unknown[] }) => ((sub.errors[0] as any[] | undefined)?.[0]?.extensions?.code as string | undefined) ?? null;
+
+describe('subscription caps: two instances on PostgreSQL + Redis', async () => {
+  const pg = await postgresUrl();
+  const redis = await redisUrl();
+  const skip = skipUnless(pg, 'PostgreSQL') || skipUnless(redis, 'Redis');
+  const name = `petstore_subcaps_${process.pid}_${randomBytes(3).toString('hex')}`;
+  let database = '';
+  let env: Record<string, string> = {};
+  let a: TestApp;
+  let b: TestApp;
+  const clients: WsClient[] = [];
+  const connect = (url: string, key: string) => {
+    const { client } = wsClient(url, key);
+    clients.push(client);
+    return client;
+  };
+  async function freeAccount(label: string) {
+    const res = await a.admin.post('/v1/accounts', { name: label, role: 'customer', plan: 'free' });
+    assert.equal(res.status, 201, res.text);
+    return res.body.apiKey.key as string;
+  }
+
+  before(async () => {
+    if (skip) return;
+    database = await createDatabase(pg!, name);
+    env = {
+      REDIS_URL: redis!,
+      RATE_LIMIT_KEY_PREFIX: `petstore-subcaps-${randomBytes(4).toString('hex')}`,
+      ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
+      SUBSCRIPTION_LEASE_MS: String(LEASE_MS),
+    };
+    a = await startApp({ databaseUrl: database, env });
+    b = await startApp({ databaseUrl: database, env });
+  });
+  after(async () => {
+    if (skip) return;
+    for (const c of clients) await c.dispose();
+    await a?.close();
+    await b?.close();
+    await dropDatabase(pg!, name);
+  });
+
+  it("when a free account holds its 2 subscriptions on instance A, then a third on instance B is PLAN_LIMIT_REACHED, and completing one on A frees a place on B", { skip }, async () => {
+    const key = await freeAccount('Two places');
+    const onA = connect(a.url, key);
+    const onB = connect(b.url, key);
+    const first = await subscribe(onA, query);
+    const second = await subscribe(onA, query);
+    assert.deepEqual([...first.errors, ...second.errors], []);
+    const third = await subscribe(onB, query);
+    assert.equal(refusedCode(third), 'PLAN_LIMIT_REACHED', JSON.stringify(third.errors));
+    assert.equal((third.errors[0] as any[])[0].extensions.status, 409);
+    // Held past several leases: the heartbeat keeps A's slots, so B stays refused.
+    await new Promise((r) => setTimeout(r, LEASE_MS * 2));
+    assert.equal(refusedCode(await subscribe(onB, query)), 'PLAN_LIMIT_REACHED', 'the slots outlive their first lease while A holds them');
+    first.dispose();
+    const next = await eventually('a place on B', async () => {
+      const sub = await subscribe(onB, query);
+      return refusedCode(sub) === null ? sub : (sub.dispose(), null);
+    }, 50, 20);
+    assert.deepEqual(next.errors, []);
+    next.dispose();
+    second.dispose();
+  });
+
+  it('when the instance holding an account\'s subscriptions is killed (SIGKILL), then its slots come back after the lease', { skip }, async () => {
+    const key = await freeAccount('Killed holder');
+    let victim: Service | undefined;
+    try {
+      victim = await startService(env, { databaseUrl: database, key: env.ADMIN_API_KEY! });
+      const onVictim = connect(victim.url, key);
+      const held = [await subscribe(onVictim, query), await subscribe(onVictim, query)];
+      assert.deepEqual(held.flatMap((s) => s.errors), []);
+      const onB = connect(b.url, key);
+      assert.equal(refusedCode(await subscribe(onB, query)), 'PLAN_LIMIT_REACHED', 'the victim holds both places');
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      const back = await eventually('the places back on B', async () => {
+        const sub = await subscribe(onB, query);
+        return refusedCode(sub) === null ? sub : (sub.dispose(), null);
+      }, 100, 40);
+      const another = await subscribe(onB, query);
+      assert.deepEqual([...back.errors, ...another.errors], [], 'both places are back');
+      assert.equal(refusedCode(await subscribe(onB, query)), 'PLAN_LIMIT_REACHED', 'and the cap still holds');
+    } finally {
+      victim?.child.kill('SIGKILL');
+      victim?.cleanup();
+    }
+  });
+});
