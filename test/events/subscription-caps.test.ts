@@ -10,7 +10,7 @@ import type { Client as WsClient } from 'graphql-ws';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { postgresUrl, redisUrl, skipUnless } from '../helpers/services.js';
-import { startService, type Service } from '../ops/support.js';
+import { freePort, startService, type Service } from '../ops/support.js';
 import { eventually, subscribe, wsClient } from './support.js';
 
 const LEASE_MS = 1000;
@@ -104,6 +104,23 @@ describe('subscription caps: two instances on PostgreSQL + Redis', async () => {
     } finally {
       victim?.child.kill('SIGKILL');
       victim?.cleanup();
+    }
+  });
+});
+
+describe('subscription caps: Redis down', () => {
+  it('when REDIS_URL points at a dead port, then subscriptions still start and the cap holds on the instance (counted in memory)', async () => {
+    const t = await startApp({ env: { REDIS_URL: `redis://127.0.0.1:${await freePort()}`, SUBSCRIPTION_LEASE_MS: String(LEASE_MS) } });
+    try {
+      const res = await t.admin.post('/v1/accounts', { name: 'No Redis', role: 'customer', plan: 'free' });
+      const ws = wsClient(t.url, res.body.apiKey.key).client;
+      const first = await subscribe(ws, query);
+      const second = await subscribe(ws, query);
+      assert.deepEqual([...first.errors, ...second.errors], [], 'never refused because of Redis');
+      assert.equal(refusedCode(await subscribe(ws, query)), 'PLAN_LIMIT_REACHED');
+      await ws.dispose();
+    } finally {
+      await t.close();
     }
   });
 });
