@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { redisReady } from '../rate-limit/store.js';
 
 export interface SubscriptionSlot {
   /** Gives the slot back (idempotent). */
@@ -92,6 +93,9 @@ export async function createSubscriptionSlots(options: SlotOptions): Promise<Sub
   client.defineCommand('acquireSlot', { numberOfKeys: 1, lua: ACQUIRE });
   client.defineCommand('renewSlots', { numberOfKeys: 1, lua: RENEW });
   client.on('error', () => undefined); // each failed call is handled (and logged) where it fails
+  // Without an offline queue a command before the connection is ready fails: wait for it (bounded), as the limiter does.
+  await redisReady(client, 2000);
+  if (client.status !== 'ready') options.logger.warn('subscription slots: Redis is not reachable at start; counting this instance’s subscriptions only until it is');
 
   const { leaseMs, logger } = options;
   const instance = randomUUID();

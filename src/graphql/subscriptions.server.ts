@@ -22,7 +22,6 @@ import { formatError } from './error.mapping.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { GRAPHQL_PATH } from './graphql.facade.js';
 
-
 export interface SubscriptionServerOptions {
   schema: GraphQLSchema;
   gate: RateLimitGate;

@@ -150,12 +150,17 @@ describe('subscriptions: graphql-ws on /graphql', () => {
 
   it('when a query or an invalid subscription is sent over the socket, then it is VALIDATION_FAILED and nothing runs', async () => {
     const ws = connect(t.adminKey).client;
+    // On a busy machine an answer can take longer than subscribe()'s pause: wait for each one.
+    const answered = (sub: Awaited<ReturnType<typeof subscribe>>) => eventually('the answer', () => sub.errors.length + sub.results.length > 0);
     const query = await subscribe(ws, '{ viewer { id } }');
+    await answered(query);
     assert.equal((query.errors[0] as any[])[0].extensions.code, 'VALIDATION_FAILED');
     const badType = await subscribe(ws, 'subscription { events(types: ["order.shipped"]) { id } }');
+    await answered(badType);
     const errors = badType.results[0]?.errors ?? badType.errors[0];
     assert.equal(errors[0].extensions.code, 'VALIDATION_FAILED', JSON.stringify(badType));
     const badId = await subscribe(ws, 'subscription { inventoryChanged(petId: "abc") { petId } }');
+    await answered(badId);
     assert.deepEqual((badId.results[0]?.errors ?? badId.errors[0])[0].extensions, { code: 'VALIDATION_FAILED', status: 400, details: [{ path: 'petId', message: 'must be an id' }] });
   });
 });
