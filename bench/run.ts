@@ -13,6 +13,8 @@
  *   npm run bench                      # default: 5 rounds of 3 s per scenario, ~3 minutes
  *   npm run bench -- --rounds 5 --duration 10
  *   npm run bench -- --soak            # 5 minutes of mixed load on the memory service; RSS growth
+ *   npm run bench -- --events --duration 20
+ *                                      # event committed → webhook received / → subscriber: p50, p99 (no load)
  *   npm run bench -- --cpu-prof        # also writes a CPU profile of the memory service to bench/profiles/
  *   npm run bench -- --against "$(bash bench/build-ref.sh HEAD~1)" --only rest-ids,gql-ids
  *                                      # before/after: every memory scenario also runs on that build
@@ -27,6 +29,7 @@ import { seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
 import { LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
+import { measureEventLag, percentile } from './events.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -35,6 +38,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '32' },
     soak: { type: 'boolean', default: false },
+    events: { type: 'boolean', default: false },
     'soak-minutes': { type: 'string', default: '5' },
     'cpu-prof': { type: 'boolean', default: false },
     only: { type: 'string' },
@@ -170,10 +174,13 @@ async function main() {
       DATABASE_URL: `sqlite:${copy(name)}`,
       // The 429 scenario measures the RATE_LIMITED refusal, not the cheaper ban that follows 10 of them.
       BAN_THRESHOLD: '1000000',
+      // The --events receiver listens on 127.0.0.1; the poll settings, if given, are the operator's.
+      ...(args.events ? { WEBHOOK_ALLOW_PRIVATE: 'true' } : {}),
+      ...Object.fromEntries(['WEBHOOK_POLL_MS', 'SUBSCRIPTION_POLL_MS'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
     });
     const profDir = projectPath('bench/profiles');
     if (args['cpu-prof']) mkdirSync(profDir, { recursive: true });
-    const wanted = new Set<ServiceName>(args.soak ? ['memory'] : ['l0', ...LADDER, 'memory', 'no-limiter', ...(REDIS_URL ? (['redis'] as const) : [])]);
+    const wanted = new Set<ServiceName>(args.soak || args.events ? ['memory'] : ['l0', ...LADDER, 'memory', 'no-limiter', ...(REDIS_URL ? (['redis'] as const) : [])]);
     const starting: Array<Promise<Service>> = [
       start('memory', 'dist/src/main.js', serviceEnv('memory'), work, args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
     ];
@@ -203,6 +210,7 @@ async function main() {
     }
 
     if (args.soak) return await soak(services.get('memory')!, keys);
+    if (args.events) return await eventLag(services.get('memory')!, keys);
 
     t = performance.now();
     const statements = await countStatements(copy('sql-count'), SCENARIOS, keys);
@@ -321,6 +329,25 @@ async function soak(service: Service, keys: Record<KeyName, string>) {
   log(
     `| ${minutes} min mixed | ${mb(first)} | ${mb(Math.min(...samples))} / ${mb(Math.max(...samples))} | ${mb(last)} | ${mb(firstIdle)} → ${mb(lastIdle)} | ${pct(growth)} | ≤ 10% ${growth <= 0.1 ? '(met)' : '(**missed**)'} |`,
   );
+}
+
+/** `--events`: the lag from an event's commit to a webhook receiver and to a graphql-ws subscriber. */
+async function eventLag(service: Service, keys: Record<KeyName, string>) {
+  log(`events: an order every 50 ms for ${DURATION} s; lag from commit (the event's createdAt) to arrival`);
+  const result = await measureEventLag(service.url, keys.enterprise, DURATION);
+  log();
+  log(`| event committed → | received | p50 ms | p99 ms | max ms | target (p99) |`);
+  log(`|---|---:|---:|---:|---:|---:|`);
+  const row = (label: string, lags: number[], target: number) => {
+    const p99 = percentile(lags, 99);
+    log(`| ${label} | ${lags.length} of ${result.orders} | ${percentile(lags, 50)} | ${p99} | ${Math.max(...lags)} | ≤ ${target} ${p99 <= target ? '(met)' : '(**missed**)'} |`);
+  };
+  row('webhook received', result.webhook, 250);
+  row('subscriber', result.subscriber, 100);
+  if (result.badSignatures) log(`**${result.badSignatures} deliveries failed signature verification**`);
+  log();
+  log('The outbox\'s cost of placing an order: `npm run bench -- --only rest-order,gql-order --against "$(bash bench/build-ref.sh REF)"`,');
+  log('with REF a commit before the outbox (see docs/PERFORMANCE.md).');
 }
 
 async function dropRedisKeys(url: string, prefix: string) {

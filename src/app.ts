@@ -36,6 +36,7 @@ import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
 import { startEventWorkers } from './events/workers.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/subscriptions.server.js';
+import { createSubscriptionSlots } from './events/subscription-slots.js';
 import { queryLimits } from './graphql/query-limits.js';
 
 export interface App {
@@ -123,6 +124,14 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   // Events (src/events): the outbox's purge, the webhook worker, the reader behind GraphQL subscriptions.
   const events = startEventWorkers(orm, logger, config, metrics);
   opened(() => events.stop());
+  // The plan caps' subscription slots: in Redis when it is configured, so a cap holds across instances.
+  const subscriptionSlots = await createSubscriptionSlots({
+    redisUrl: config.redisUrl,
+    keyPrefix: config.rateLimitKeyPrefix,
+    leaseMs: config.subscriptionLeaseMs,
+    logger,
+  });
+  opened(() => subscriptionSlots.close());
 
   const graphql = await createGraphQLFacade({ config, gate, logger });
   opened(() => graphql.stop());
@@ -174,6 +183,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         gate,
         domain,
         events: events.eventStream,
+        slots: subscriptionSlots,
         authenticator,
         clientAddress: clientAddressResolver(config.trustProxy),
         logger,
@@ -185,6 +195,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
       closing ??= (async () => {
         shuttingDown = true;
         await subscriptions?.close();
+        await subscriptionSlots.close();
         await server.close();
         await graphql.stop();
         await events.stop();

@@ -144,6 +144,7 @@ const envSchema = z.object({
   WEBHOOK_POLL_MS: int(10, 60_000).default('200'),
   WEBHOOK_TIMEOUT_MS: int(100, 60_000).default('10000'),
   SUBSCRIPTION_POLL_MS: int(5, 60_000).default('50'),
+  SUBSCRIPTION_LEASE_MS: int(1000, 600_000).default('30000'),
 });
 
 export interface Config {
@@ -186,6 +187,8 @@ export interface Config {
   webhooks: { allowPrivate: boolean; retryScale: number; pollMs: number; timeoutMs: number };
   /** While GraphQL subscriptions are open, how often the instance reads new events from the outbox. */
   subscriptionPollMs: number;
+  /** With Redis: how long an instance's subscription slot outlives the instance (renewed every third of it). */
+  subscriptionLeaseMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -238,6 +241,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: e.TRUST_PROXY,
     authFailuresMaxAddresses: e.AUTH_FAILURES_MAX_ADDRESSES,
     subscriptionPollMs: e.SUBSCRIPTION_POLL_MS,
+    subscriptionLeaseMs: e.SUBSCRIPTION_LEASE_MS,
     webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, retryScale: e.WEBHOOK_RETRY_SCALE, pollMs: e.WEBHOOK_POLL_MS, timeoutMs: e.WEBHOOK_TIMEOUT_MS },
   };
 }

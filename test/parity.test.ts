@@ -258,7 +258,7 @@ const graphql: Facade = {
   updateAccount: (as, id, input) =>
     graph(
       as,
-      'mutation($id: ID!, $input: AccountUpdateInput!) { r: updateAccount(id: $id, input: $input) { id name role plan limits { perMinute perDay } } }',
+      'mutation($id: ID!, $input: AccountUpdateInput!) { r: updateAccount(id: $id, input: $input) { id name role plan limits { perMinute perDay webhookEndpoints subscriptions } } }',
       { id, input },
       (r) => ({ id: Number(r.id), name: r.name, role: r.role, plan: r.plan, limits: r.limits }),
     ),
@@ -535,7 +535,7 @@ const scenarios: Scenario[] = [
     async run({ f, t, staff }) {
       const acct = ok(await f.createAccount(staff, { name: 'Reseller', role: 'customer', plan: 'free' }), 'create');
       const enterprise = ok(await f.updateAccount(staff, acct.id, { plan: 'enterprise', limits: { perMinute: 500, perDay: 50000 } }), 'upgrade');
-      assert.deepEqual(enterprise, { id: acct.id, name: 'Reseller', role: 'customer', plan: 'enterprise', limits: { perMinute: 500, perDay: 50000 } });
+      assert.deepEqual(enterprise, { id: acct.id, name: 'Reseller', role: 'customer', plan: 'enterprise', limits: { perMinute: 500, perDay: 50000, webhookEndpoints: 20, subscriptions: 50 } });
       refused(await f.updateAccount(staff, acct.id, { plan: 'pro', limits: { perMinute: 5, perDay: 5 } }), 'VALIDATION_FAILED', 400, 'limits off enterprise');
       refused(await f.updateAccount(staff, 999_999, { name: 'Nobody' }), 'NOT_FOUND', 404, 'missing account');
       const second = ok(await f.createApiKey(staff, acct.id), 'second key');
@@ -547,6 +547,29 @@ const scenarios: Scenario[] = [
       assert.equal(ok(await f.viewer(new Client(t.url, acct.key)), 'first key still works').plan, 'enterprise');
       refused(await f.revokeApiKey(staff, 999_999), 'NOT_FOUND', 404, 'missing key');
       refused(await f.createApiKey(new Client(t.url, acct.key), acct.id), 'FORBIDDEN', 403, 'a customer cannot mint keys');
+    },
+  },
+  {
+    name: "when an enterprise account has its own caps, then it gets exactly them (PLAN_LIMIT_REACHED past them), a cap left out is kept and null returns it to the business plan's",
+    async run({ f, t, staff }) {
+      const created = ok(
+        await f.createAccount(staff, { name: 'Big hooks', role: 'customer', plan: 'enterprise', limits: { perMinute: 1000, perDay: 10000, webhookEndpoints: 2, subscriptions: 3 } }),
+        'create with caps',
+      );
+      const big = new Client(t.url, created.key);
+      const url = 'http://127.0.0.1:9/hooks';
+      for (let i = 1; i <= 2; i++) ok(await f.createWebhook(big, { url, events: ['pet.deleted'] }), `endpoint ${i} of its 2`);
+      refused(await f.createWebhook(big, { url, events: ['pet.deleted'] }), 'PLAN_LIMIT_REACHED', 409, 'a third endpoint');
+      const raised = ok(await f.updateAccount(staff, created.id, { limits: { perMinute: 1000, perDay: 10000, webhookEndpoints: 3 } }), 'raise one cap');
+      assert.deepEqual(raised.limits, { perMinute: 1000, perDay: 10000, webhookEndpoints: 3, subscriptions: 3 }, 'the cap left out is kept');
+      ok(await f.createWebhook(big, { url, events: ['pet.deleted'] }), 'endpoint 3 of its 3');
+      refused(await f.createWebhook(big, { url, events: ['pet.deleted'] }), 'PLAN_LIMIT_REACHED', 409, 'a fourth endpoint');
+      const reset = ok(await f.updateAccount(staff, created.id, { limits: { perMinute: 1000, perDay: 10000, webhookEndpoints: null, subscriptions: null } }), 'reset');
+      assert.deepEqual(reset.limits, { perMinute: 1000, perDay: 10000, webhookEndpoints: 20, subscriptions: 50 });
+      const plain = ok(await f.createAccount(staff, { name: 'Plain big', role: 'customer', plan: 'enterprise', limits: { perMinute: 10, perDay: 100 } }), 'no caps');
+      assert.deepEqual(ok(await f.updateAccount(staff, plain.id, { name: 'Plain big too' }), 'read').limits, { perMinute: 10, perDay: 100, webhookEndpoints: 20, subscriptions: 50 });
+      refused(await f.updateAccount(staff, created.id, { limits: { perMinute: 10, perDay: 100, webhookEndpoints: -1 } }), 'VALIDATION_FAILED', 400, 'a negative cap');
+      refused(await f.updateAccount(staff, created.id, { limits: { perMinute: 10, perDay: 100, subscriptions: 10001 } }), 'VALIDATION_FAILED', 400, 'a cap too large');
     },
   },
   {

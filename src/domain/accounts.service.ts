@@ -4,10 +4,10 @@ import { Account, ApiKey, PLANS, ROLES, type PlanName, type Role } from './entit
 import type { FilterQuery } from '@mikro-orm/core';
 import { DomainError, forbidden, notFound, validationFailed } from './errors.js';
 import { isStaff, type Actor } from './actor.js';
-import { limitsFor } from './plans.js';
+import { limitsFor, type CustomLimits } from './plans.js';
 import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
 import * as v from './validate.js';
-import type { AccountView, ApiKeyView, Limits, NewApiKeyView } from './views.js';
+import type { AccountView, ApiKeyView, NewApiKeyView } from './views.js';
 
 export const KEY_PREFIX = 'psk_';
 /** Characters of a key shown in lists: `psk_` and 4 more (24 bits), enough to tell keys apart, nothing worth guessing. */
@@ -34,7 +34,7 @@ export interface AccountInput {
   name?: string;
   role?: Role;
   plan?: PlanName;
-  limits?: { perMinute: number; perDay: number } | null;
+  limits?: { perMinute: number; perDay: number; webhookEndpoints?: number | null; subscriptions?: number | null } | null;
 }
 
 /** 192 random bits, url-safe, prefixed so that secret scanners recognise a leaked key. */
@@ -53,8 +53,17 @@ export const toAccountView = (a: Account): AccountView => ({
   createdAt: a.createdAt,
 });
 
-const customLimits = (a: Account): Limits | null =>
-  a.perMinute !== null && a.perDay !== null ? { perMinute: a.perMinute, perDay: a.perDay } : null;
+const customLimits = (a: Account): CustomLimits | null =>
+  a.perMinute !== null && a.perDay !== null
+    ? { perMinute: a.perMinute, perDay: a.perDay, webhookEndpoints: a.webhookEndpointCap, subscriptions: a.subscriptionCap }
+    : null;
+
+function setCustomLimits(a: Account, limits: CustomLimits | null): void {
+  a.perMinute = limits?.perMinute ?? null;
+  a.perDay = limits?.perDay ?? null;
+  a.webhookEndpointCap = limits?.webhookEndpoints ?? null;
+  a.subscriptionCap = limits?.subscriptions ?? null;
+}
 
 /** The key's ban while it lasts (an expired one reads as none). */
 const activeBan = (k: ApiKey, now = Date.now()): Date | null => (k.bannedUntil && k.bannedUntil.getTime() > now ? k.bannedUntil : null);
@@ -132,8 +141,7 @@ export class AccountsService {
     const limits = this.limitsForPlan(plan, input.limits, null);
     return this.em.transactional(async (em) => {
       const account = new Account(name, role, plan);
-      account.perMinute = limits?.perMinute ?? null;
-      account.perDay = limits?.perDay ?? null;
+      setCustomLimits(account, limits);
       em.persist(account);
       const apiKey = this.newKey(em, account);
       await em.flush();
@@ -159,15 +167,18 @@ export class AccountsService {
     account.name = name;
     account.role = role;
     account.plan = plan;
-    account.perMinute = limits?.perMinute ?? null;
-    account.perDay = limits?.perDay ?? null;
+    setCustomLimits(account, limits);
     await this.em.flush();
     this.changed();
     return toAccountView(account);
   }
 
-  /** SPEC §3: `limits` only (and required) for enterprise. Leaving enterprise drops them. */
-  private limitsForPlan(plan: PlanName, given: AccountInput['limits'], current: Limits | null): Limits | null {
+  /**
+   * SPEC §3: `limits` only (and required) for enterprise. Leaving enterprise drops them. The caps
+   * (`webhookEndpoints`, `subscriptions`) are optional: one left out keeps the account's current
+   * value, and an account that never had one gets the business plan's; `null` returns it to that.
+   */
+  private limitsForPlan(plan: PlanName, given: AccountInput['limits'], current: CustomLimits | null): CustomLimits | null {
     if (plan !== 'enterprise') {
       if (given !== undefined && given !== null) {
         throw validationFailed('limits can only be set on the enterprise plan.', [{ path: 'limits', message: 'only for plan enterprise' }]);
@@ -179,9 +190,13 @@ export class AccountsService {
       throw validationFailed('The enterprise plan needs limits: {perMinute, perDay}.', [{ path: 'limits', message: 'required for plan enterprise' }]);
     }
     // perDay below perMinute is allowed: the day window then binds first (a trial account, say).
+    const cap = (value: number | null | undefined, field: 'webhookEndpoints' | 'subscriptions', max: number) =>
+      value === undefined ? (current?.[field] ?? null) : value === null ? null : v.intInRange(value, `limits.${field}`, 0, max);
     return {
       perMinute: v.intInRange(given.perMinute, 'limits.perMinute', 1, 1_000_000),
       perDay: v.intInRange(given.perDay, 'limits.perDay', 1, 100_000_000),
+      webhookEndpoints: cap(given.webhookEndpoints, 'webhookEndpoints', 1000),
+      subscriptions: cap(given.subscriptions, 'subscriptions', 10_000),
     };
   }
 

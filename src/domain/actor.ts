@@ -1,4 +1,5 @@
 import type { PlanName, Role } from './entities/index.js';
+import type { CustomLimits } from './plans.js';
 
 /** Who is calling: resolved from the API key once per request by the shared auth middleware. */
 export interface Actor {
@@ -6,8 +7,8 @@ export interface Actor {
   accountName: string;
   role: Role;
   plan: PlanName;
-  /** Custom quotas (enterprise only). */
-  limits: { perMinute: number; perDay: number } | null;
+  /** Custom quotas and caps (enterprise only); `limitsFor` gives the effective ones. */
+  limits: CustomLimits | null;
   keyId: number;
   keyPrefix: string;
   keyCreatedAt: Date;

@@ -1,17 +1,33 @@
 import type { PlanName } from './entities/index.js';
 import type { Limits } from './views.js';
 
-/** SPEC §6. Enterprise accounts carry their own quotas. */
+/**
+ * Each plan's quotas and caps. Enterprise accounts carry their own quotas, and may carry their own
+ * caps: those they do not set are the business plan's.
+ */
 export const PLAN_LIMITS: Record<Exclude<PlanName, 'enterprise'>, Limits> = {
-  free: { perMinute: 60, perDay: 1000 },
-  pro: { perMinute: 300, perDay: 10_000 },
-  business: { perMinute: 1000, perDay: 100_000 },
+  free: { perMinute: 60, perDay: 1000, webhookEndpoints: 1, subscriptions: 2 },
+  pro: { perMinute: 300, perDay: 10_000, webhookEndpoints: 5, subscriptions: 10 },
+  business: { perMinute: 1000, perDay: 100_000, webhookEndpoints: 20, subscriptions: 50 },
 };
 
-export function limitsFor(plan: PlanName, custom: Limits | null): Limits {
+/** What an enterprise account stores: its quotas, and the caps it was given (null: the business plan's). */
+export interface CustomLimits {
+  perMinute: number;
+  perDay: number;
+  webhookEndpoints: number | null;
+  subscriptions: number | null;
+}
+
+export function limitsFor(plan: PlanName, custom: CustomLimits | null): Limits {
   if (plan === 'enterprise') {
     if (!custom) throw new Error('An enterprise account has no limits set.');
-    return custom;
+    return {
+      perMinute: custom.perMinute,
+      perDay: custom.perDay,
+      webhookEndpoints: custom.webhookEndpoints ?? PLAN_LIMITS.business.webhookEndpoints,
+      subscriptions: custom.subscriptions ?? PLAN_LIMITS.business.subscriptions,
+    };
   }
   return PLAN_LIMITS[plan];
 }

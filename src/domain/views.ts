@@ -28,6 +28,10 @@ export interface InventoryView {
 export interface Limits {
   perMinute: number;
   perDay: number;
+  /** Webhook endpoints the account may register. */
+  webhookEndpoints: number;
+  /** GraphQL subscriptions the account may have open at once. */
+  subscriptions: number;
 }
 export interface AccountView {
   id: number;

@@ -3,16 +3,15 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/knex';
-import { Account, Event, WebhookDelivery, WebhookEndpoint, type PlanName } from './entities/index.js';
+import { Account, Event, WebhookDelivery, WebhookEndpoint } from './entities/index.js';
 import { DomainError, notFound, validationFailed } from './errors.js';
 import type { Actor } from './actor.js';
+import { limitsFor } from './plans.js';
 import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
 import { EVENT_TYPES, parseEventTypes } from './events.service.js';
 import type { WebhookDeliveryView, WebhookEndpointView, WebhookEndpointWithSecretView } from './views.js';
 import * as v from './validate.js';
 
-/** Webhook endpoints an account may register, per plan. */
-export const WEBHOOK_ENDPOINT_CAPS: Record<PlanName, number> = { free: 1, pro: 5, business: 20, enterprise: 20 };
 
 /** How long the secret before a rotation keeps signing deliveries (beside the new one), so receivers can switch over. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600 * 1000;
@@ -90,7 +89,7 @@ export class WebhooksService {
       // Counting under the account row's lock keeps two concurrent creations from both passing the cap.
       await em.nativeUpdate(Account, { id: actor.accountId }, { name: raw('name') });
       const count = await em.count(WebhookEndpoint, { account: actor.accountId });
-      const cap = WEBHOOK_ENDPOINT_CAPS[actor.plan];
+      const cap = limitsFor(actor.plan, actor.limits).webhookEndpoints;
       if (count >= cap) {
         throw new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} webhook endpoint${cap === 1 ? '' : 's'}; delete one or upgrade the plan.`);
       }

@@ -5,13 +5,19 @@ import type { PlanName, Role } from '../domain/entities/index.js';
 import { PlanEnum, RoleEnum } from './enums.js';
 import { connectionType } from './connection.type.js';
 
-@ObjectType('Limits', { description: 'Rate limits of an account, shared by all its keys.' })
+@ObjectType('Limits', { description: 'Rate limits and caps of an account, shared by all its keys.' })
 export class LimitsType implements Limits {
   @Field(() => Int, { description: 'Requests allowed per minute.' })
   perMinute!: number;
 
   @Field(() => Int, { description: 'Requests allowed per day.' })
   perDay!: number;
+
+  @Field(() => Int, { description: 'Webhook endpoints the account may register.' })
+  webhookEndpoints!: number;
+
+  @Field(() => Int, { description: 'GraphQL subscriptions the account may have open at once.' })
+  subscriptions!: number;
 }
 
 @ObjectType('Account', { description: 'An account, with its role, plan and effective rate limits.' })

@@ -3,19 +3,22 @@
  * WebSocket upgrade there). The API key comes in `connection_init` as `{"X-API-Key": …}`; an unknown
  * key closes the socket with 4403. Only subscription operations run here (queries and mutations go
  * over HTTP, where the rest of the request pipeline is); each started subscription costs 1 point,
- * events pushed cost nothing, and each plan caps the concurrent subscriptions of an account on an instance.
+ * events pushed cost nothing, and each plan caps the concurrent subscriptions of an account (across
+ * instances when the slots are in Redis: src/events/subscription-slots.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, Server } from 'node:http';
+import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { GraphQLError, getOperationAST, parse, validate, type DocumentNode, type GraphQLSchema, type ParseOptions, type ValidationRule } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
-import { DomainError, type Actor, type Domain, type EventSubscriptions } from '../domain/index.js';
-import type { PlanName } from '../domain/entities/index.js';
+import { DomainError, limitsFor, type Actor, type Domain, type EventSubscriptions } from '../domain/index.js';
 import { describeError } from '../http/errors.js';
 import type { ApiKeyAuthenticator } from '../http/authentication.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
+import type { SubscriptionSlot, SubscriptionSlots } from '../events/subscription-slots.js';
 import { createLoaders } from './data.loaders.js';
 import { coerceVariables } from './operation-shape.js';
 import { authError } from '../http/authentication.js';
@@ -26,15 +29,14 @@ import { GRAPHQL_PATH } from './graphql.facade.js';
 /** How long a shutdown waits for WebSocket clients to answer the close frame before cutting their sockets. */
 const CLOSE_HANDSHAKE_MS = 1000;
 
-/** Concurrent subscriptions per account and instance, per plan. */
-export const SUBSCRIPTION_CAPS: Record<PlanName, number> = { free: 2, pro: 10, business: 50, enterprise: 50 };
-
 export interface SubscriptionServerOptions {
   schema: GraphQLSchema;
   gate: RateLimitGate;
   /** Domain services over a fresh EntityManager fork, per call. */
   domain: () => Domain;
   events: EventSubscriptions;
+  /** Where the plan caps' slots are counted (this process, or Redis for every instance). */
+  slots: SubscriptionSlots;
   /** The API key cache of the HTTP pipeline (src/http/authentication.ts). */
   authenticator: Pick<ApiKeyAuthenticator, 'authenticate' | 'mayBeValid'>;
   /** The client's address, as the HTTP pipeline computes it (TRUST_PROXY). */
@@ -68,7 +70,18 @@ function errorOf(error: unknown, requestId: string): GraphQLError {
 
 export function attachSubscriptionServer(server: Server, options: SubscriptionServerOptions): SubscriptionServer {
   // Messages are small (connection_init, a subscribe with one document): the ws default of 100 MiB is far too generous.
-  const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: 64 * 1024 });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  // Only a WebSocket upgrade of /graphql is ours: any other request that asks for an upgrade (curl's
+  // `Upgrade: h2c`, a WebSocket to another path) is answered as the plain request it also is.
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (request.url ?? '').split('?')[0];
+    if (path === GRAPHQL_PATH && request.headers.upgrade?.toLowerCase() === 'websocket') {
+      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+      return;
+    }
+    answerAsPlainRequest(server, request, socket, head);
+  };
+  server.on('upgrade', onUpgrade);
   const actors = new WeakMap<object, Actor>();
   /** The raw key of each socket: every subscribe, and every event pushed, re-checks it (revocation, ban, role). */
   const keys = new WeakMap<object, string>();
@@ -76,14 +89,14 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     const actor = await options.authenticator.authenticate(key).catch(() => null);
     return actor && !(actor.bannedUntil && actor.bannedUntil > Date.now()) ? actor : null;
   };
-  /** Active subscriptions per account on this instance, and per socket (to release them when it closes). */
-  const active = new Map<number, number>();
-  const release = (accountId: number) => {
-    const left = (active.get(accountId) ?? 1) - 1;
-    if (left > 0) active.set(accountId, left);
-    else active.delete(accountId);
+  /** The slot of each open subscription, per socket (to release them when it closes). */
+  const counted = new WeakMap<object, Map<string, SubscriptionSlot>>();
+  let open = 0;
+  const release = (slot: SubscriptionSlot | undefined) => {
+    if (!slot) return;
+    slot.release();
+    open--;
   };
-  const counted = new WeakMap<object, Set<string>>();
 
   const disposable = useServer<Record<string, unknown>, { actor?: Actor }>(
     {
@@ -128,22 +141,26 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         // Variables that do not fit the operation are the client's mistake (graphql-js would throw them as internal).
         const coerced = coerceVariables(options.schema, operation, payload.variables ?? undefined);
         if ('errors' in coerced) return coerced.errors.map((e) => errorOf(new DomainError('VALIDATION_FAILED', e.message), requestId));
-        const cap = SUBSCRIPTION_CAPS[actor.plan];
-        if ((active.get(actor.accountId) ?? 0) >= cap) {
+        const cap = limitsFor(actor.plan, actor.limits).subscriptions;
+        const slot = await options.slots.acquire(actor.accountId, cap);
+        if (!slot) {
           return [errorOf(new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`), requestId)];
         }
-        // The place is taken before the charge is awaited: concurrent subscribes (the charge is a Redis
-        // round trip) would otherwise all pass the check above. A refused charge gives it back.
-        active.set(actor.accountId, (active.get(actor.accountId) ?? 0) + 1);
-        let ids = counted.get(ctx.extra);
-        if (!ids) counted.set(ctx.extra, (ids = new Set()));
-        ids.add(id);
         try {
           await options.gate.charge(actor, 1);
         } catch (error) {
-          if (ids.delete(id)) release(actor.accountId);
+          slot.release();
           return [errorOf(error, requestId)];
         }
+        open++;
+        let slots = counted.get(ctx.extra);
+        if (!slots) counted.set(ctx.extra, (slots = new Map()));
+        // The socket may have closed while the slot was being taken: then nothing will complete it.
+        if (ctx.extra.socket.readyState !== ctx.extra.socket.OPEN) {
+          release(slot);
+          return [errorOf(new DomainError('VALIDATION_FAILED', 'The connection closed.'), requestId)];
+        }
+        slots.set(id, slot);
         let domain = options.domain();
         const loaders = createLoaders(() => domain);
         // Each event is resolved over a fresh identity map, so nested fields read the current state.
@@ -182,14 +199,12 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         };
       },
       onComplete: (ctx, id) => {
-        const ids = counted.get(ctx.extra);
-        if (ids?.delete(id)) release(actors.get(ctx.extra)!.accountId);
+        const slots = counted.get(ctx.extra);
+        release(slots?.get(id));
+        slots?.delete(id);
       },
       onClose: (ctx) => {
-        const actor = actors.get(ctx.extra);
-        const ids = counted.get(ctx.extra);
-        for (const _ of ids ?? []) if (actor) release(actor.accountId);
-        ids?.clear();
+        for (const slot of counted.get(ctx.extra)?.values() ?? []) release(slot);
         counted.delete(ctx.extra);
       },
     },
@@ -197,7 +212,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
   );
 
   return {
-    active: () => [...active.values()].reduce((sum, n) => sum + n, 0),
+    active: () => open,
     async close() {
       // graphql-ws closes every socket with 1001 and waits for each client's closing handshake; a client
       // that never answers would hold the whole shutdown (the HTTP drain starts after this). Past a
@@ -205,6 +220,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
       const cut = setTimeout(() => {
         for (const socket of wss.clients) socket.terminate();
       }, CLOSE_HANDSHAKE_MS);
+      server.off('upgrade', onUpgrade);
       try {
         await disposable.dispose();
         await new Promise<void>((resolve) => wss.close(() => resolve()));
@@ -213,4 +229,34 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
       }
     },
   };
+}
+
+/**
+ * Serves a request that asked for a protocol upgrade we do not offer, as Node would without an upgrade
+ * listener: through the app's request handler, on a connection that closes after the answer. Only a
+ * request without a body can be served so (Node stops parsing at the headers of an upgrade request).
+ */
+function answerAsPlainRequest(server: Server, request: IncomingMessage, socket: Duplex, head: Buffer): void {
+  if (head.length) socket.unshift(head);
+  const response = new ServerResponse(request);
+  response.shouldKeepAlive = false;
+  response.assignSocket(socket as Socket);
+  response.once('finish', () => {
+    response.detachSocket(socket as Socket);
+    socket.end();
+  });
+  const bodyless = (request.method === 'GET' || request.method === 'HEAD') && !request.headers['content-length'] && !request.headers['transfer-encoding'];
+  if (bodyless) {
+    server.emit('request', request, response);
+    return;
+  }
+  const requestId = randomUUID();
+  const body = JSON.stringify({
+    code: 'VALIDATION_FAILED',
+    message: 'This request asks for a protocol upgrade this service does not offer here; send it without Upgrade.',
+    status: 400,
+    requestId,
+  });
+  response.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' });
+  response.end(body);
 }

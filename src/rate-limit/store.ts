@@ -51,6 +51,22 @@ export function memoryStore(): LimiterStore {
   };
 }
 
+/** Resolves once the client is ready, fails to connect, or `waitMs` passed, whichever comes first. */
+export function redisReady(client: Pick<import('ioredis').Redis, 'once' | 'off'>, waitMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      client.off('ready', done);
+      client.off('error', done);
+      resolve();
+    };
+    const timer = setTimeout(done, waitMs);
+    timer.unref();
+    client.once('ready', done);
+    client.once('error', done);
+  });
+}
+
 /**
  * Counters in Redis, each insured by an in-memory twin: when Redis is down or slow the twin answers,
  * so an outage degrades to per-instance limits instead of errors. No offline queue, and calls are
@@ -82,18 +98,7 @@ export async function redisStore(url: string, keyPrefix: string, logger?: StoreL
     up = false;
   });
   // Start exact when Redis is there; start degraded (not failed) when it is not.
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      client.off('ready', done);
-      client.off('error', done);
-      resolve();
-    };
-    const timer = setTimeout(done, REDIS_CONNECT_WAIT_MS);
-    timer.unref();
-    client.once('ready', done);
-    client.once('error', done);
-  });
+  await redisReady(client, REDIS_CONNECT_WAIT_MS);
   if (!up) logger?.warn({ store: 'redis' }, 'rate limiter: Redis is not reachable at start; serving on per-instance insurance limiters');
   const breaker = new CircuitBreaker(() => client.ping().then(() => undefined), logger);
   return {

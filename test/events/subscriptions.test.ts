@@ -109,6 +109,19 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     fourth.dispose();
   });
 
+  it('when an enterprise account has its own cap of 3 subscriptions, then the fourth is PLAN_LIMIT_REACHED (409)', async () => {
+    const res = await t.admin.post('/v1/accounts', { name: 'Big watcher', role: 'customer', plan: 'enterprise', limits: { perMinute: 1000, perDay: 10000, subscriptions: 3 } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.limits.subscriptions, 3);
+    const ws = connect(res.body.apiKey.key).client;
+    const open = [];
+    for (let i = 0; i < 3; i++) open.push(await subscribe(ws, 'subscription { events { id } }'));
+    assert.deepEqual(open.flatMap((s) => s.errors), [], 'three are allowed');
+    const fourth = await subscribe(ws, 'subscription { events { id } }');
+    assert.deepEqual({ ...(fourth.errors[0] as any[])[0].extensions, requestId: undefined }, { code: 'PLAN_LIMIT_REACHED', status: 409, requestId: undefined });
+    for (const s of open) s.dispose();
+  });
+
   it('when a subscription starts it costs 1 point, and the events it pushes cost nothing', async () => {
     const buyer = await customer('Counted');
     const remaining = async () => (await buyer.client.get('/v1/rate_limit')).body.resources.day.remaining as number;
@@ -139,12 +152,17 @@ describe('subscriptions: graphql-ws on /graphql', () => {
 
   it('when a query or an invalid subscription is sent over the socket, then it is VALIDATION_FAILED and nothing runs', async () => {
     const ws = connect(t.adminKey).client;
+    // On a busy machine an answer can take longer than subscribe()'s pause: wait for each one.
+    const answered = (sub: Awaited<ReturnType<typeof subscribe>>) => eventually('the answer', () => sub.errors.length + sub.results.length > 0);
     const query = await subscribe(ws, '{ viewer { id } }');
+    await answered(query);
     assert.equal((query.errors[0] as any[])[0].extensions.code, 'VALIDATION_FAILED');
     const badType = await subscribe(ws, 'subscription { events(types: ["order.shipped"]) { id } }');
+    await answered(badType);
     const errors = badType.results[0]?.errors ?? badType.errors[0];
     assert.equal(errors[0].extensions.code, 'VALIDATION_FAILED', JSON.stringify(badType));
     const badId = await subscribe(ws, 'subscription { inventoryChanged(petId: "abc") { petId } }');
+    await answered(badId);
     const { requestId, ...extensions } = (badId.results[0]?.errors ?? badId.errors[0])[0].extensions;
     assert.deepEqual(extensions, { code: 'VALIDATION_FAILED', status: 400, details: [{ path: 'petId', message: 'must be an id' }] });
     assert.match(requestId, /^[0-9a-f-]{36}$/, 'every error carries its requestId');

@@ -16,7 +16,7 @@ describe('REST accounts, API keys and authentication', () => {
       assert.equal(res.status, 200);
       assert.equal(res.body.role, 'staff');
       assert.equal(res.body.plan, 'business');
-      assert.deepEqual(res.body.limits, { perMinute: 1000, perDay: 100000 });
+      assert.deepEqual(res.body.limits, { perMinute: 1000, perDay: 100000, webhookEndpoints: 20, subscriptions: 50 });
       assert.ok(t.adminKey.startsWith(res.body.apiKey.prefix));
       assert.ok(res.body.apiKey.prefix.startsWith('psk_'));
       assert.equal(res.body.apiKey.key, undefined, 'the secret is never shown again');
@@ -28,7 +28,7 @@ describe('REST accounts, API keys and authentication', () => {
       assert.equal(res.status, 201);
       assert.equal(res.headers.get('location'), `/v1/accounts/${res.body.id}`);
       assert.equal(res.body.name, 'Acme Kennels');
-      assert.deepEqual(res.body.limits, { perMinute: 60, perDay: 1000 });
+      assert.deepEqual(res.body.limits, { perMinute: 60, perDay: 1000, webhookEndpoints: 1, subscriptions: 2 });
       assert.match(res.body.apiKey.key, /^psk_[A-Za-z0-9_-]{22,}$/);
       assert.ok(res.body.apiKey.key.startsWith(res.body.apiKey.prefix));
 
@@ -42,7 +42,7 @@ describe('REST accounts, API keys and authentication', () => {
     it('when staff creates an enterprise account with limits, then it has them; without limits, or limits on another plan, it is 400', async () => {
       const res = await t.admin.post('/v1/accounts', { name: 'Big', role: 'customer', plan: 'enterprise', limits: { perMinute: 5000, perDay: 2000000 } });
       assert.equal(res.status, 201);
-      assert.deepEqual(res.body.limits, { perMinute: 5000, perDay: 2000000 });
+      assert.deepEqual(res.body.limits, { perMinute: 5000, perDay: 2000000, webhookEndpoints: 20, subscriptions: 50 });
 
       const before = await snapshot(t);
       assertError(await t.admin.post('/v1/accounts', { name: 'Big2', role: 'customer', plan: 'enterprise' }), 400, 'VALIDATION_FAILED');
@@ -70,7 +70,7 @@ describe('REST accounts, API keys and authentication', () => {
       assert.equal(res.status, 200);
       assert.equal(res.body.name, 'Promoted');
       assert.equal(res.body.role, 'staff');
-      assert.deepEqual(res.body.limits, { perMinute: 1000, perDay: 100000 });
+      assert.deepEqual(res.body.limits, { perMinute: 1000, perDay: 100000, webhookEndpoints: 20, subscriptions: 50 });
       assert.equal((await acct.client.post('/v1/categories', { name: 'After promotion' })).status, 201);
     });
 
@@ -78,9 +78,9 @@ describe('REST accounts, API keys and authentication', () => {
       const acct = await createAccount(t);
       const up = await t.admin.patch(`/v1/accounts/${acct.accountId}`, { plan: 'enterprise', limits: { perMinute: 7, perDay: 70 } });
       assert.equal(up.status, 200);
-      assert.deepEqual(up.body.limits, { perMinute: 7, perDay: 70 });
+      assert.deepEqual(up.body.limits, { perMinute: 7, perDay: 70, webhookEndpoints: 20, subscriptions: 50 });
       const down = await t.admin.patch(`/v1/accounts/${acct.accountId}`, { plan: 'pro' });
-      assert.deepEqual(down.body.limits, { perMinute: 300, perDay: 10000 });
+      assert.deepEqual(down.body.limits, { perMinute: 300, perDay: 10000, webhookEndpoints: 5, subscriptions: 10 });
       assertError(await t.admin.patch(`/v1/accounts/${acct.accountId}`, { plan: 'enterprise' }), 400, 'VALIDATION_FAILED');
       assertError(await t.admin.patch(`/v1/accounts/${acct.accountId}`, {}), 400, 'VALIDATION_FAILED');
       assertError(await t.admin.patch('/v1/accounts/987654321', { name: 'Nobody' }), 404, 'NOT_FOUND');

@@ -26,6 +26,13 @@ export class Account {
   @Property({ type: 'integer', nullable: true })
   perDay: number | null = null;
 
+  /** Custom caps (enterprise only); null: the business plan's. */
+  @Property({ type: 'integer', nullable: true })
+  webhookEndpointCap: number | null = null;
+
+  @Property({ type: 'integer', nullable: true })
+  subscriptionCap: number | null = null;
+
   @Property({ type: 'datetime' })
   createdAt: Date = new Date();
 
