@@ -61,12 +61,21 @@ export function docsRoutes(options: DocsOptions = {}): Middleware {
   };
   const page = Buffer.from(renderPage(title, specUrl));
 
+  return pageWithAssets('/docs', 'the reference', page, assets);
+}
+
+/**
+ * A public, read-only page at `path` and its local assets under `path/assets/`: `path/` redirects to
+ * `path`, anything else is left to the next middleware (the 404).
+ */
+export function pageWithAssets(path: string, what: string, page: Buffer, assets: Record<string, Asset>): Middleware {
+  const assetsPrefix = `${path}/assets/`;
   return async (ctx: Context, next: Next) => {
-    if (ctx.path !== '/docs' && !ctx.path.startsWith('/docs/')) return next();
-    requireRead(ctx, 'the reference');
-    if (ctx.path === '/docs/') return ctx.redirect('/docs');
-    if (ctx.path === '/docs') return servePage(ctx, page);
-    const name = ctx.path.startsWith('/docs/assets/') ? ctx.path.slice('/docs/assets/'.length) : undefined;
+    if (ctx.path !== path && !ctx.path.startsWith(`${path}/`)) return next();
+    requireRead(ctx, what);
+    if (ctx.path === `${path}/`) return ctx.redirect(path);
+    if (ctx.path === path) return servePage(ctx, page);
+    const name = ctx.path.startsWith(assetsPrefix) ? ctx.path.slice(assetsPrefix.length) : undefined;
     // Own entries only: `constructor` or `__proto__` would otherwise find Object's and answer 500.
     const asset = name !== undefined && Object.hasOwn(assets, name) ? assets[name] : undefined;
     if (!asset) return next();

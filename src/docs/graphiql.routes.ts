@@ -6,9 +6,9 @@
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { Context, Middleware, Next } from 'koa';
+import type { Middleware } from 'koa';
 import { projectPath } from '../project-path.js';
-import { escapeHtml, requireRead, serveAsset, servePage, type Asset } from './docs.routes.js';
+import { escapeHtml, pageWithAssets, type Asset } from './docs.routes.js';
 
 const packageDir = (name: string) => dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
 const script = 'text/javascript; charset=utf-8';
@@ -25,17 +25,7 @@ export function graphiqlRoutes(options: { endpoint?: string } = {}): Middleware 
   };
   const page = Buffer.from(renderPage(endpoint));
 
-  return async (ctx: Context, next: Next) => {
-    if (ctx.path !== '/graphiql' && !ctx.path.startsWith('/graphiql/')) return next();
-    requireRead(ctx, 'the explorer');
-    if (ctx.path === '/graphiql/') return ctx.redirect('/graphiql');
-    if (ctx.path === '/graphiql') return servePage(ctx, page);
-    const name = ctx.path.startsWith('/graphiql/assets/') ? ctx.path.slice('/graphiql/assets/'.length) : undefined;
-    // Own entries only: `constructor` or `__proto__` would otherwise find Object's and answer 500.
-    const asset = name !== undefined && Object.hasOwn(assets, name) ? assets[name] : undefined;
-    if (!asset) return next();
-    serveAsset(ctx, asset);
-  };
+  return pageWithAssets('/graphiql', 'the explorer', page, assets);
 }
 
 function renderPage(endpoint: string): string {
