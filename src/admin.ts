@@ -4,6 +4,7 @@
  * database anyway. Safe while the service runs (every change is one small transaction).
  */
 import 'reflect-metadata';
+import { existsSync } from 'node:fs';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createOrm, migrate } from './db/orm.js';
 import { AccountsService, DomainError, OPERATOR, type AccountView } from './domain/index.js';
@@ -39,6 +40,12 @@ try {
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
   process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}
+// A mistyped path would otherwise create and migrate a new, empty database, and a key issued there
+// would be unknown to the service.
+if (config.database.kind === 'sqlite' && !existsSync(config.database.path)) {
+  process.stderr.write(`No database at ${config.database.path}: start the service once to create it, or check DATABASE_URL.\n`);
   process.exit(1);
 }
 const orm = await createOrm(config);

@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { projectPath } from '../../src/project-path.js';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
 
@@ -11,13 +12,13 @@ interface Run {
 }
 
 /** `npm run admin -- …` (or the compiled script directly) as a process of its own on the service's database. */
-function admin(t: TestApp, args: string[], { viaNpm = false } = {}): Promise<Run> {
+function admin(t: TestApp, args: string[], { viaNpm = false, databaseUrl = t.config.database.url } = {}): Promise<Run> {
   const [file, argv] = viaNpm ? ['npm', ['run', '--silent', 'admin', '--', ...args]] : [process.execPath, [projectPath('dist/src/admin.js'), ...args]];
   return new Promise((resolve) => {
     execFile(
       file as string,
       argv as string[],
-      { cwd: projectPath('.'), env: { PATH: process.env.PATH ?? '', DATABASE_URL: t.config.database.url }, timeout: 60_000 },
+      { cwd: projectPath('.'), env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -88,6 +89,14 @@ describe('npm run admin: staff work on the configured database without the API (
     const wrongRole = await admin(t, ['issue-staff-key', String(customer.body.id)]);
     assert.equal(wrongRole.code, 1);
     assert.match(wrongRole.stderr, /customer account; a staff key needs a staff account/);
+    if (t.config.database.kind === 'sqlite') {
+      // A mistyped SQLite path is refused, not created as a new empty database.
+      const typo = `${t.config.database.path}.typo`;
+      const wrongFile = await admin(t, ['issue-staff-key'], { databaseUrl: `sqlite:${typo}` });
+      assert.equal(wrongFile.code, 1);
+      assert.match(wrongFile.stderr, /No database at .*\.typo: start the service once to create it, or check DATABASE_URL/);
+      assert.equal(existsSync(typo), false);
+    }
     const after = (await admin(t, ['accounts'])).stdout;
     assert.equal(after, `${before}account ${customer.body.id}  customer  free  Shopper\n  key ${customer.body.apiKey.id}  ${customer.body.apiKey.prefix}…  active\n`);
   });
