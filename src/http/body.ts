@@ -23,6 +23,11 @@ export async function readJsonBody(ctx: Context, { requireJsonType = true } = {}
     if (!requireJsonType) return undefined;
     throw new HttpError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as JSON with Content-Type: application/json.');
   }
+  // A compressed body is not read as JSON bytes (it would fail as invalid UTF-8): say what to do instead.
+  const encoding = ctx.get('content-encoding').trim().toLowerCase();
+  if (encoding && encoding !== 'identity') {
+    throw new HttpError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding.slice(0, 40)} is not supported; send the JSON body uncompressed.`);
+  }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1];
   if (charset && !/^utf-?8$/i.test(charset)) {
     throw new HttpError('UNSUPPORTED_MEDIA_TYPE', `JSON must be UTF-8; charset=${charset.slice(0, 40)} is not supported.`);

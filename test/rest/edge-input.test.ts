@@ -36,6 +36,26 @@ describe('REST edge: text is valid Unicode, and responses never echo a client-ch
     assert.equal(ok.status, 201);
   });
 
+  it('when a body is sent gzip-compressed, then it is 415 UNSUPPORTED_MEDIA_TYPE saying to send it uncompressed, on both facades, and nothing is stored', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const before = await countCategories();
+    const rest = await t.admin.request('POST', '/v1/categories', {
+      rawBody: gzipSync('{"name": "Zipped"}'),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    assert.equal(rest.status, 415);
+    assert.equal(rest.body.code, 'UNSUPPORTED_MEDIA_TYPE');
+    assert.match(rest.body.message, /uncompressed/);
+    const graphql = await t.admin.request('POST', '/graphql', {
+      rawBody: gzipSync('{"query": "mutation { createCategory(input: {name: \\"Zipped\\"}) { id } }"}'),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      skipContract: true,
+    });
+    assert.equal(graphql.status, 415);
+    assert.equal(graphql.body.errors[0].extensions.code, 'UNSUPPORTED_MEDIA_TYPE');
+    assert.equal(await countCategories(), before);
+  });
+
   it('when a name holds a lone surrogate escape, then it is 400 on both facades and nothing is stored', async () => {
     const before = await countCategories();
     const rest = await t.admin.request('POST', '/v1/categories', { rawBody: '{"name": "\\ud800x"}', headers: { 'content-type': 'application/json' } });
