@@ -216,7 +216,6 @@ export class StoreService {
   }
 }
 
-export const toInventoryView = (i: InventoryItem): InventoryView => ({ petId: i.pet.id, quantity: i.quantity, status: i.pet.status });
 
 function mapPage(page: Page<{ id: number; view: InventoryView }>): Page<InventoryView> {
   return { items: page.items.map((r) => r.view), nextCursor: page.nextCursor };

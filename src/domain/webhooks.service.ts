@@ -102,6 +102,9 @@ export class WebhooksService {
   }
 
   async updateWebhook(actor: Actor, id: number, input: WebhookInput): Promise<WebhookEndpointView> {
+    if (input.url === undefined && input.events === undefined && input.enabled === undefined) {
+      throw validationFailed('Give at least one property to change.', [{ path: 'input', message: 'is empty' }]);
+    }
     const endpoint = await this.ownEndpoint(actor, id);
     if (input.url !== undefined) endpoint.url = this.checkedUrl(input.url);
     if (input.events !== undefined) endpoint.events = JSON.stringify(this.checkedEvents(input.events));

@@ -1,5 +1,5 @@
 import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import { validationFailed, type WebhookDeliveryView, type WebhookEndpointView, type WebhookEndpointWithSecretView } from '../domain/index.js';
+import { type WebhookDeliveryView, type WebhookEndpointView, type WebhookEndpointWithSecretView } from '../domain/index.js';
 import { actorOf, domainOf, toId, type GraphQLContext } from './graphql.context.js';
 import { PageArgs, paged, type Connection } from './connection.type.js';
 import {
@@ -42,7 +42,6 @@ export class WebhookResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<WebhookEndpointView> {
     const changes = { url: given(input.url), events: given(input.events), enabled: given(input.enabled) };
-    if (Object.values(changes).every((v) => v === undefined)) throw validationFailed('Give at least one property to change.', [{ path: 'input', message: 'is empty' }]);
     return domainOf(ctx).webhooks.updateWebhook(actorOf(ctx), toId(id), changes);
   }
 

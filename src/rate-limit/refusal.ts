@@ -1,6 +1,5 @@
 /** Why the gate refused a request; both are HTTP 429 at the edge. */
 export type RefusalCode = 'RATE_LIMITED' | 'API_KEY_BANNED';
-export const REFUSAL_CODES: readonly RefusalCode[] = ['RATE_LIMITED', 'API_KEY_BANNED'];
 
 /**
  * The gate's own refusal: a code, a message for the client and the headers the answer must carry
