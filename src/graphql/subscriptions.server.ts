@@ -29,6 +29,16 @@ import { GRAPHQL_PATH } from './graphql.facade.js';
 /** How long a shutdown waits for WebSocket clients to answer the close frame before cutting their sockets. */
 const CLOSE_HANDSHAKE_MS = 1000;
 
+/**
+ * Open WebSocket connections an account may hold on one instance: twice its plan's concurrent
+ * subscriptions, and at least 16 (tabs, reconnects whose old socket has not timed out yet). Every
+ * socket costs memory whether it subscribes or not; past the cap the socket is closed with 4429,
+ * which graphql-ws clients do not retry.
+ */
+export const connectionCap = (subscriptions: number) => Math.max(16, 2 * subscriptions);
+/** graphql-ws's "too many" close code: its clients treat it as final (no reconnect storm). */
+const TOO_MANY_CONNECTIONS = 4429;
+
 export interface SubscriptionServerOptions {
   schema: GraphQLSchema;
   gate: RateLimitGate;
@@ -89,6 +99,8 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     const actor = await options.authenticator.authenticate(key).catch(() => null);
     return actor && !(actor.bannedUntil && actor.bannedUntil > Date.now()) ? actor : null;
   };
+  /** Open authenticated sockets per account (connectionCap). */
+  const connections = new Map<number, number>();
   /** The slot of each open subscription, per socket (to release them when it closes). */
   const counted = new WeakMap<object, Map<string, SubscriptionSlot>>();
   let open = 0;
@@ -116,6 +128,18 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           await options.gate.anonymous(address, true).catch(() => undefined);
           return false;
         }
+        const cap = connectionCap(limitsFor(actor.plan, actor.limits).subscriptions);
+        const held = connections.get(actor.accountId) ?? 0;
+        if (held >= cap) {
+          ctx.extra.socket.close(TOO_MANY_CONNECTIONS, `This account has ${cap} connections open here; close one first.`);
+          return false;
+        }
+        connections.set(actor.accountId, held + 1);
+        ctx.extra.socket.once('close', () => {
+          const left = (connections.get(actor.accountId) ?? 1) - 1;
+          if (left > 0) connections.set(actor.accountId, left);
+          else connections.delete(actor.accountId);
+        });
         actors.set(ctx.extra, actor);
         keys.set(ctx.extra, key);
         return true;

@@ -93,6 +93,35 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     }
   });
 
+  it('when an account opens more WebSocket connections than its cap (16 on the free plan), then the next is closed with 4429, and closing one frees a place', async () => {
+    const { key } = await customer('Socket hoarder', 'free');
+    const sockets: WebSocket[] = [];
+    /** A raw socket's first answer to connection_init: acknowledged, or closed with a code and reason. */
+    const open = (withKey = key) =>
+      new Promise<{ ws: WebSocket; ack: boolean; code?: number; reason?: string }>((resolve) => {
+        const ws = new WebSocket(`${t.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+        sockets.push(ws);
+        ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { 'X-API-Key': withKey } })));
+        ws.on('message', (raw) => JSON.parse(String(raw)).type === 'connection_ack' && resolve({ ws, ack: true }));
+        ws.on('close', (code, reason) => resolve({ ws, ack: false, code, reason: String(reason) }));
+      });
+    try {
+      const first = await Promise.all(Array.from({ length: 16 }, () => open()));
+      assert.deepEqual(first.map((s) => s.ack), Array(16).fill(true));
+      const refused = await open();
+      assert.deepEqual({ ack: refused.ack, code: refused.code }, { ack: false, code: 4429 });
+      assert.match(refused.reason!, /16 connections open/);
+      // Another account is not affected by this one's sockets.
+      assert.equal((await open(t.adminKey)).ack, true);
+      const gone = new Promise((r) => first[0]!.ws.once('close', r));
+      first[0]!.ws.close();
+      await gone;
+      await eventually('a place again', async () => (await open()).ack, 100, 20);
+    } finally {
+      for (const ws of sockets) ws.terminate();
+    }
+  });
+
   it("when a free account opens more subscriptions than its plan's 2, then the third is PLAN_LIMIT_REACHED, and completing one frees a place", async () => {
     const free = await customer('Free watcher', 'free');
     const ws = connect(free.key).client;
