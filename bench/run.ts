@@ -5,7 +5,8 @@
  * of this stack for a keyed read (bench/ladder-server.ts: Koa + router, + key and limiter, + one cached
  * prepared statement on the same SQLite data), the service in production mode on a
  * seeded SQLite file with the in-memory limiter, the same service with the limiter replaced by a
- * no-op (to price the limiter), and, when REDIS_URL is set, the service with Redis as limiter store.
+ * no-op (to price the limiter), the same service with the outbox's writes off (to price the outbox: `order with
+ * outbox / without`), and, when REDIS_URL is set, the service with Redis as limiter store.
  * Then: a warm-up pass, then rounds that alternate every scenario (so drift and neighbours' noise
  * hit all of them alike), and per scenario the medians over rounds; each ratio is the median of the
  * per-round ratios, with its range across rounds.
@@ -180,11 +181,12 @@ async function main() {
     });
     const profDir = projectPath('bench/profiles');
     if (args['cpu-prof']) mkdirSync(profDir, { recursive: true });
-    const wanted = new Set<ServiceName>(args.soak || args.events ? ['memory'] : ['l0', ...LADDER, 'memory', 'no-limiter', ...(REDIS_URL ? (['redis'] as const) : [])]);
+    const wanted = new Set<ServiceName>(args.soak || args.events ? ['memory'] : ['l0', ...LADDER, 'memory', 'no-limiter', 'no-outbox', ...(REDIS_URL ? (['redis'] as const) : [])]);
     const starting: Array<Promise<Service>> = [
       start('memory', 'dist/src/main.js', serviceEnv('memory'), work, args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
     ];
     if (wanted.has('no-limiter')) starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter'), work));
+    if (wanted.has('no-outbox')) starting.push(start('no-outbox', 'dist/bench/service-without-outbox.js', serviceEnv('no-outbox'), work));
     if (wanted.has('redis')) {
       starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }, work));
     }
@@ -258,7 +260,7 @@ function report(
     const ops = rs.map((r) => r.opsPerSec);
     const m = median(ops);
     const spread = `${pct(Math.min(...ops) / m - 1)} … +${pct(Math.max(...ops) / m - 1)}`;
-    const sql = s.service === 'l0' || s.service === 'koa' || s.service === 'gate' ? '–' : s.service === 'floor' ? '1' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' ? '?' : 'as REST by ids';
+    const sql = s.service === 'l0' || s.service === 'koa' || s.service === 'gate' ? '–' : s.service === 'floor' ? '1' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' ? '?' : s.service === 'no-outbox' ? 'as with, less the events' : 'as REST by ids';
     const unexpected = rs.reduce((a, r) => a + r.unexpected + r.errors, 0);
     log(
       `| ${s.label} | ${m.toFixed(0)} | ${spread} | ${(median(rs.map((r) => r.cpuMsPerOp)) * 1000).toFixed(0)} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,
@@ -346,8 +348,8 @@ async function eventLag(service: Service, keys: Record<KeyName, string>) {
   row('subscriber', result.subscriber, 100);
   if (result.badSignatures) log(`**${result.badSignatures} deliveries failed signature verification**`);
   log();
-  log('The outbox\'s cost of placing an order: `npm run bench -- --only rest-order,gql-order --against "$(bash bench/build-ref.sh REF)"`,');
-  log('with REF a commit before the outbox (see docs/PERFORMANCE.md).');
+  log('The outbox\'s cost of placing an order: `npm run bench -- --only rest-order,gql-order,rest-order-no-outbox,gql-order-no-outbox`');
+  log('(the ratios "order with outbox / without"; see docs/PERFORMANCE.md).');
 }
 
 async function dropRedisKeys(url: string, prefix: string) {

@@ -6,7 +6,7 @@ import type autocannon from 'autocannon';
 import { PET_COUNT } from './seed.js';
 
 /** `against`: the memory service built from another commit (`--against DIR`), for before/after ratios. */
-export type ServiceName = 'l0' | 'koa' | 'gate' | 'floor' | 'memory' | 'no-limiter' | 'redis' | 'against';
+export type ServiceName = 'l0' | 'koa' | 'gate' | 'floor' | 'memory' | 'no-limiter' | 'no-outbox' | 'redis' | 'against';
 /** The ladder from L0 to the service (bench/ladder-server.ts): each adds one layer of the stack. */
 export const LADDER: ServiceName[] = ['koa', 'gate', 'floor'];
 export type KeyName = 'enterprise' | 'free';
@@ -59,7 +59,7 @@ const restIds = (service: ServiceName, id: string, label: string): Scenario => (
   requests: [{ method: 'GET', path: REST_IDS_PATH }],
 });
 
-export const SCENARIOS: Scenario[] = [
+const SCENARIOS_BASE: Scenario[] = [
   { ...restIds('l0', 'l0', 'L0: node:http, same bytes from memory'), key: 'enterprise' },
   restIds('koa', 'koa', 'Koa + @koa/router (every route of the document), same bytes'),
   restIds('gate', 'gate', '+ key in a Map, rate-limiter-flexible memory, 5 headers'),
@@ -145,6 +145,14 @@ export const SCENARIOS: Scenario[] = [
   },
 ];
 
+/** The order scenarios again on the service without the outbox's writes (bench/service-without-outbox.ts). */
+const withoutOutbox = (id: string): Scenario => {
+  const s = SCENARIOS_BASE.find((x) => x.id === id)!;
+  return { ...s, id: `${id}-no-outbox`, label: `${s.label}, outbox writes off`, service: 'no-outbox' };
+};
+
+export const SCENARIOS: Scenario[] = [...SCENARIOS_BASE, withoutOutbox('rest-order'), withoutOutbox('gql-order')];
+
 export interface RatioSpec {
   label: string;
   numerator: string;
@@ -166,6 +174,8 @@ export const RATIOS: RatioSpec[] = [
   { label: 'REST place an order / REST read by ids', numerator: 'rest-order', denominator: 'rest-ids', target: 0.5 },
   { label: 'GraphQL / REST (page of 20 + categories, per page)', numerator: 'gql-page', denominator: 'rest-page', target: 0.75 },
   { label: 'GraphQL / REST (place an order)', numerator: 'gql-order', denominator: 'rest-order', target: 0.75 },
+  { label: 'REST order with outbox / without (outbox writes off)', numerator: 'rest-order', denominator: 'rest-order-no-outbox', target: 0.9 },
+  { label: 'GraphQL order with outbox / without (outbox writes off)', numerator: 'gql-order', denominator: 'gql-order-no-outbox', target: 0.9 },
   { label: 'limiter on / limiter off (REST by ids)', numerator: 'rest-ids', denominator: 'rest-ids-no-limiter', target: 0.95 },
   { label: 'Redis / memory limiter (REST by ids)', numerator: 'rest-ids-redis', denominator: 'rest-ids', target: 0.8 },
   { label: '429 refusals / served (REST by ids)', numerator: 'rest-429', denominator: 'rest-ids', target: null },

@@ -12,6 +12,7 @@ import { createOrm, migrate, poolState, type Orm } from './db/orm.js';
 import { bootstrap } from './bootstrap.js';
 import { sqliteWritable } from './db/sqlite-resilience.js';
 import { createReader } from './db/reader.js';
+import { createWriter } from './db/writer.js';
 import type { SqlReader } from './domain/reader.js';
 import { domainFactory, AccountsService } from './domain/index.js';
 import { ApiKeyAuthenticator, authentication } from './http/authentication.js';
@@ -64,6 +65,8 @@ export interface CreateAppOptions {
   windows?: { minute: number; day: number };
   /** Replaces the rate-limit gate. Only the benchmark does (bench/service-without-limiter.ts), to measure what the limiter costs. */
   gate?: RateLimitGate;
+  /** false: the store writes no events. Only the benchmark does (bench/service-without-outbox.ts), to measure what the outbox costs an order. */
+  outbox?: false;
 }
 
 export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App> {
@@ -114,6 +117,8 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   opened(async () => reader.close());
   const domain = domainFactory(orm.em, {
     reader,
+    writer: createWriter(orm),
+    outbox: options.outbox ?? true,
     bans: gate.bans,
     onAccountsChanged: () => authenticator.forget(),
     // An idempotency claim whose request died (crash, kill, cut off at shutdown) frees its key after the request timeout.

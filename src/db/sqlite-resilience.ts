@@ -35,6 +35,7 @@ interface SqliteState {
   path: string;
   /** Set by a SQLITE_FULL; cleared once a readiness probe finds room again. */
   full: boolean;
+  budgetMs: number;
 }
 const states = new WeakMap<Orm, SqliteState>();
 
@@ -48,7 +49,7 @@ export const isSqliteFull = (error: unknown) => codeOf(error) === 'SQLITE_FULL';
  * another connection, for at most `budgetMs`; remembers a full disk for readiness.
  */
 export function makeSqliteResilient(orm: Orm, path: string, budgetMs: number): void {
-  const state: SqliteState = { path, full: false };
+  const state: SqliteState = { path, full: false, budgetMs };
   states.set(orm, state);
   const connection = orm.em.getConnection() as unknown as PatchableConnection;
   const begin = connection.begin.bind(connection);
@@ -69,6 +70,26 @@ export function makeSqliteResilient(orm: Orm, path: string, budgetMs: number): v
     if (isSqliteFull(error)) state.full = true;
     throw error;
   }
+}
+
+/**
+ * The same policy for writes that bypass the ORM (src/db/writer.ts): `guarded` retries a step (the
+ * `BEGIN IMMEDIATE`) while the file is locked, within the budget; `noteFull` remembers a SQLITE_FULL
+ * for readiness. Without makeSqliteResilient (not SQLite) both only pass through.
+ */
+export function sqliteWriteGuard(orm: Orm) {
+  const state = states.get(orm);
+  const noteFull = (error: unknown) => {
+    if (state && isSqliteFull(error)) state.full = true;
+  };
+  return {
+    guarded: <T>(attempt: () => Promise<T>): Promise<T> =>
+      (state ? whileBusy(attempt, state.budgetMs) : attempt()).catch((error: unknown) => {
+        noteFull(error);
+        throw error;
+      }),
+    noteFull,
+  };
 }
 
 async function whileBusy<T>(attempt: () => Promise<T>, budgetMs: number): Promise<T> {

@@ -1,5 +1,6 @@
 import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
 import type { SqlReader } from './reader.js';
+import type { SqlTransaction } from './writer.js';
 import type { FilterQuery } from '@mikro-orm/core';
 import { Event, WebhookDelivery } from './entities/index.js';
 import { isStaff, type Actor } from './actor.js';
@@ -31,6 +32,8 @@ export const EVENTS_CHANNEL = 'petstore_events';
 
 /** Any constant: the PostgreSQL advisory lock that serialises the writers of events. */
 const EVENT_WRITERS_LOCK = 0x5e7e47;
+/** Takes the event writers' turn and queues the NOTIFY (see recordEvent). */
+const EVENT_WRITERS_TURN = `select pg_advisory_xact_lock(?), pg_notify('${EVENTS_CHANNEL}', '')`;
 
 /**
  * Writes one event in the caller's transaction (the outbox: no change without its event, no event
@@ -41,8 +44,29 @@ const EVENT_WRITERS_LOCK = 0x5e7e47;
  */
 export async function recordEvent(em: EntityManager, type: EventType, data: object, accountId: number | null = null): Promise<void> {
   // The NOTIFY is delivered at commit (and not at all on rollback): it wakes the outbox readers of every instance.
-  if (!(em.getPlatform() instanceof BaseSqlitePlatform)) await em.execute(`select pg_advisory_xact_lock(?), pg_notify('${EVENTS_CHANNEL}', '')`, [EVENT_WRITERS_LOCK]);
+  if (!(em.getPlatform() instanceof BaseSqlitePlatform)) await em.execute(EVENT_WRITERS_TURN, [EVENT_WRITERS_LOCK]);
   await em.insert(Event, { type, data: JSON.stringify(data), accountId, createdAt: new Date() });
+}
+
+export interface NewEvent {
+  type: EventType;
+  data: object;
+  accountId: number | null;
+}
+
+/**
+ * `recordEvent` for the plain-SQL writer (src/domain/writer.ts): the same rows, the same PostgreSQL
+ * turn-taking and NOTIFY, all the events in one insert (ids in the order given). Call it last in the
+ * transaction.
+ */
+export async function insertEvents(tx: SqlTransaction, events: readonly NewEvent[]): Promise<void> {
+  if (!events.length) return;
+  if (tx.dialect === 'postgresql') await tx.all(EVENT_WRITERS_TURN, [EVENT_WRITERS_LOCK]);
+  const createdAt = new Date();
+  await tx.run(
+    `insert into events (type, data, account_id, created_at) values ${events.map(() => '(?, ?, ?, ?)').join(', ')}`,
+    events.flatMap((e) => [e.type, JSON.stringify(e.data), e.accountId, createdAt]),
+  );
 }
 
 export const recordOrderEvent = (em: EntityManager, type: 'order.placed' | 'order.completed' | 'order.cancelled', order: OrderView) =>

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/knex';
-import { IdempotencyRecord } from './entities/index.js';
 import { DomainError, ReplayedDomainError, validationFailed, type DomainErrorCode, type ErrorDetail } from './errors.js';
+import type { SqlReader } from './reader.js';
+import type { SqlTransaction, SqlWriter } from './writer.js';
 
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
@@ -21,10 +21,12 @@ type StoredOutcome<T> = { ok: true; value: T } | { ok: false; code: DomainErrorC
  * leaves no order and an open claim, which a retry takes over once it is older than `claimMs`; a crash
  * after it leaves the order and its outcome, which a retry replays. The same key never places twice,
  * even when a request outlives its claim (its commit finds the claim taken over and rolls back).
+ * Plain SQL through the writer (src/domain/writer.ts): the order's transaction is the writer's.
  */
 export class IdempotencyService {
   constructor(
-    private readonly em: EntityManager,
+    private readonly writer: SqlWriter,
+    private readonly reader: SqlReader,
     private readonly claimMs = DEFAULT_IDEMPOTENCY_CLAIM_MS,
   ) {}
 
@@ -38,65 +40,72 @@ export class IdempotencyService {
   }
 
   /** Runs `execute` once per key: inside the transaction that also stores its outcome. */
-  async run<T>(accountId: number, rawKey: string, payload: unknown, execute: (em: EntityManager) => Promise<T>): Promise<{ value: T; replayed: boolean }> {
+  async run<T>(accountId: number, rawKey: string, payload: unknown, execute: (tx: SqlTransaction) => Promise<T>): Promise<{ value: T; replayed: boolean }> {
     const key = IdempotencyService.validateKey(rawKey);
     const requestHash = createHash('sha256').update(JSON.stringify(payload)).digest('hex');
     // Records are kept 24 hours: each new claim drops the account's expired ones (one indexed delete),
     // so the table stays bounded by what accounts used in the last day, with no timer to run.
-    await this.em.nativeDelete(IdempotencyRecord, { account: accountId, expiresAt: { $lte: new Date() } });
+    await this.statement('delete from idempotency_records where account_id = ? and expires_at <= ?', [accountId, new Date()]);
     const recordId = await this.claim(accountId, key, requestHash);
     if (typeof recordId !== 'number') return { value: this.replay(recordId), replayed: true };
     let value: T;
     try {
-      value = await this.em.transactional(async (em) => {
-        const result = await execute(em);
-        await this.store(em, recordId, { ok: true, value: result });
+      value = await this.writer.transaction(async (tx) => {
+        const result = await execute(tx);
+        await this.store(tx, recordId, { ok: true, value: result });
         return result;
       });
     } catch (error) {
       if (error instanceof DomainError && !(error instanceof LostClaim)) {
         // A refusal (no stock, …) changed nothing; it is the key's outcome too.
-        await this.store(this.em, recordId, { ok: false, code: error.code, message: error.message, details: error.details }).catch(() => undefined);
+        const outcome: StoredOutcome<unknown> = { ok: false, code: error.code, message: error.message, details: error.details };
+        await this.writer.transaction((tx) => this.store(tx, recordId, outcome)).catch(() => undefined);
       } else if (!(error instanceof LostClaim)) {
         // Unexpected failure: forget the key so that the client's retry runs again (if this fails too,
         // the claim frees itself after claimMs).
-        await this.em.nativeDelete(IdempotencyRecord, { id: recordId, outcome: null }).catch(() => undefined);
+        await this.statement('delete from idempotency_records where id = ? and outcome is null', [recordId]).catch(() => undefined);
       }
       throw error;
     }
     return { value, replayed: false };
   }
 
+  /** One write in a transaction of its own. */
+  private statement(sql: string, params: readonly unknown[]): Promise<number> {
+    return this.writer.transaction((tx) => tx.run(sql, params));
+  }
+
   /** Returns the new record's id, or the stored outcome of an earlier request with this key. */
   private async claim(accountId: number, key: string, requestHash: string, attempt = 0): Promise<number | StoredOutcome<unknown>> {
     const now = new Date();
     try {
-      return Number(
-        await this.em.insert(IdempotencyRecord, {
-          account: accountId,
-          key,
-          requestHash,
-          outcome: null,
-          createdAt: now,
-          expiresAt: new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS),
-        }),
+      const [row] = await this.writer.transaction((tx) =>
+        tx.all<{ id: number | string }>(
+          'insert into idempotency_records (account_id, key, request_hash, outcome, created_at, expires_at) values (?, ?, ?, null, ?, ?) returning id',
+          [accountId, key, requestHash, now, new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS)],
+        ),
       );
+      return Number(row!.id);
     } catch (error) {
       if (!(error instanceof UniqueConstraintViolationException)) throw error;
     }
-    const existing = await this.em.fork().findOne(IdempotencyRecord, { account: accountId, key });
+    // Committed rows only (the reader), as the ORM's fork read them before.
+    const [existing] = await this.reader.all<RecordRow>(
+      'select id, request_hash, outcome, created_at, expires_at from idempotency_records where account_id = ? and key = ?',
+      [accountId, key],
+    );
     if (!existing) {
       if (attempt < 2) return this.claim(accountId, key, requestHash, attempt + 1);
       throw new DomainError('IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this idempotency key is in flight; retry shortly.');
     }
-    const expired = existing.expiresAt.getTime() <= now.getTime();
-    const abandoned = existing.outcome === null && existing.createdAt.getTime() <= now.getTime() - this.claimMs;
+    const expired = timeOf(existing.expires_at) <= now.getTime();
+    const abandoned = existing.outcome === null && timeOf(existing.created_at) <= now.getTime() - this.claimMs;
     if ((expired || abandoned) && attempt < 2) {
       // Only the record as read: an outcome committed meanwhile is replayed, not deleted.
-      await this.em.nativeDelete(IdempotencyRecord, expired ? { id: existing.id } : { id: existing.id, outcome: null });
+      await this.statement(`delete from idempotency_records where id = ?${expired ? '' : ' and outcome is null'}`, [existing.id]);
       return this.claim(accountId, key, requestHash, attempt + 1);
     }
-    if (existing.requestHash !== requestHash) {
+    if (existing.request_hash !== requestHash) {
       throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'This idempotency key was used with a different request; use a new key.');
     }
     if (existing.outcome === null) {
@@ -111,12 +120,23 @@ export class IdempotencyService {
   }
 
   /** Writes the outcome onto this request's own open claim; if a retry took the claim over, nothing commits. */
-  private async store(em: EntityManager, recordId: number, outcome: StoredOutcome<unknown>) {
-    const written = await em.nativeUpdate(IdempotencyRecord, { id: recordId, outcome: null }, { outcome: JSON.stringify(outcome) });
+  private async store(tx: SqlTransaction, recordId: number, outcome: StoredOutcome<unknown>) {
+    const written = await tx.run('update idempotency_records set outcome = ? where id = ? and outcome is null', [JSON.stringify(outcome), recordId]);
     if (written !== 1) throw new LostClaim();
   }
 
 }
+
+interface RecordRow {
+  id: number | string;
+  request_hash: string;
+  outcome: string | null;
+  /** SQLite: epoch milliseconds; PostgreSQL: a Date. */
+  created_at: number | string | Date;
+  expires_at: number | string | Date;
+}
+
+const timeOf = (value: number | string | Date) => (value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Number.isNaN(Number(value)) ? Date.parse(value) : Number(value));
 
 /** This request outlived its claim and a retry took the key over: its work rolls back, the retry's counts. */
 class LostClaim extends DomainError {

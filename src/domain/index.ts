@@ -3,6 +3,7 @@ import { AccountsService, type AccountsDeps, type BanRegistry } from './accounts
 import { PetsService } from './pets.service.js';
 import { CategoriesService } from './categories.service.js';
 import type { SqlReader } from './reader.js';
+import type { SqlWriter } from './writer.js';
 import { latestEventId } from './events.service.js';
 import { StoreService } from './store.service.js';
 import { EventsService } from './events.service.js';
@@ -38,6 +39,13 @@ export interface Domain {
 export type DomainDeps = AccountsDeps & {
   /** Plain-SQL reads of the hottest queries (src/db/reader.ts). */
   reader: SqlReader;
+  /** Plain-SQL writes of the hottest write, placing an order (src/db/writer.ts). */
+  writer: SqlWriter;
+  /**
+   * False only in the benchmark's variant that prices the outbox (bench/service-without-outbox.ts):
+   * the store (orders, inventory) then writes no events. No configuration of the service reaches it.
+   */
+  outbox?: boolean;
   /** How long an idempotency claim whose request died blocks its key: the request timeout. */
   idempotencyClaimMs?: number;
   /** Which webhook URLs may be registered (https and public addresses unless private ones are allowed). */
@@ -57,7 +65,7 @@ export function createDomain(em: EntityManager | (() => EntityManager), deps: Do
   return {
     pets: new PetsService(emOf, deps.reader),
     categories: new CategoriesService(emOf, deps.reader),
-    store: new StoreService(emOf, deps.reader, deps.idempotencyClaimMs),
+    store: new StoreService(emOf, deps.reader, deps.writer, deps.idempotencyClaimMs, deps.outbox ?? true),
     get accounts() {
       return (accounts ??= new AccountsService(emOf(), deps));
     },

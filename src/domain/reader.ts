@@ -2,7 +2,8 @@
  * Plain-SQL reads for the hottest queries, outside the ORM's unit of work: one prepared statement
  * per SQL text, cached by the driver connection, with `?` placeholders. Implemented in `src/db`
  * (SQLite: a read-only connection of its own; PostgreSQL: named prepared statements). The domain
- * writes its SQL once, in the columns of its entities; writes keep the ORM.
+ * writes its SQL once, in the columns of its entities; writes keep the ORM, except placing an order
+ * (the writer, src/domain/writer.ts).
  */
 export interface SqlReader {
   /** The SQL dialect, for the few conditions written differently (a case-insensitive name search). */

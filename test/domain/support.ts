@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { createOrm, migrate, type Orm } from '../../src/db/orm.js';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { createReader } from '../../src/db/reader.js';
+import { createWriter } from '../../src/db/writer.js';
 import { createDomain, type Actor, type Domain } from '../../src/domain/index.js';
 
 export interface DomainFixture {
@@ -45,7 +46,7 @@ export async function startDomain(): Promise<DomainFixture> {
   await migrate(orm);
   const reader = await createReader(orm, config.database);
   cleanups.unshift(() => reader.close());
-  const domain = () => createDomain(() => orm.em.fork(), { reader });
+  const domain = () => createDomain(() => orm.em.fork(), { reader, writer: createWriter(orm) });
   const adminKey = `psk_${randomBytes(24).toString('base64url')}`;
   await domain().accounts.bootstrapAdmin(adminKey);
   const staff = (await domain().accounts.authenticate(adminKey))!;

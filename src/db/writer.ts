@@ -1,0 +1,184 @@
+import { DriverException } from '@mikro-orm/core';
+import { BaseSqlitePlatform } from '@mikro-orm/knex';
+import type { Knex } from 'knex';
+import type { SqlTransaction, SqlWriter } from '../domain/writer.js';
+import type { Orm } from './orm.js';
+import { sqliteWriteGuard } from './sqlite-resilience.js';
+
+/** Statements kept per connection (the writer has a handful of shapes). */
+const MAX_STATEMENTS = 200;
+
+/**
+ * The plain-SQL writer (src/domain/writer.ts) on the ORM's own connection pool, so writes through it
+ * and through the ORM share the same connections and locks (SQLite: the one pooled connection, whose
+ * `BEGIN IMMEDIATE` makes it the writer; PostgreSQL: the ORM's pool and its settings).
+ * - SQLite: each SQL text is prepared once per connection and kept; BEGIN/COMMIT/ROLLBACK go through
+ *   `exec` (a failed prepared BEGIN would be left in progress, see src/db/orm.ts). A foreign write
+ *   lock is waited out asynchronously and a full disk remembered, as for the ORM
+ *   (src/db/sqlite-resilience.ts).
+ * - PostgreSQL: each SQL text is a named prepared statement (`pg` parses it once per connection).
+ * Every statement is also announced as knex's `query` event, so whoever counts the ORM's SQL (tests,
+ * the benchmark) sees these too. Database errors become the ORM's exceptions, as if the ORM had sent them.
+ */
+export function createWriter(orm: Orm): SqlWriter {
+  const knex = orm.em.getConnection().getKnex();
+  const driver = orm.em.getDriver();
+  const convert = (error: unknown): unknown =>
+    error instanceof Error && !(error instanceof DriverException) ? driver.convertException(error) : error;
+  const announce = (sql: string, bindings: readonly unknown[]) => knex.client.emit('query', { sql, bindings, method: 'raw' });
+  return orm.em.getPlatform() instanceof BaseSqlitePlatform ? sqliteWriter(orm, knex, convert, announce) : postgresWriter(knex, convert, announce);
+}
+
+type Convert = (error: unknown) => unknown;
+type Announce = (sql: string, bindings: readonly unknown[]) => void;
+
+interface LibsqlStatement {
+  all(params: unknown[]): unknown[];
+  run(params: unknown[]): { changes: number };
+}
+interface LibsqlConnection {
+  prepare(sql: string): LibsqlStatement;
+  exec(sql: string): void;
+  readonly inTransaction: boolean;
+}
+
+/** As the ORM stores them on SQLite: dates as epoch milliseconds, booleans as 0/1. */
+const sqliteValue = (value: unknown) => (value instanceof Date ? value.getTime() : typeof value === 'boolean' ? Number(value) : value ?? null);
+
+function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce): SqlWriter {
+  const guard = sqliteWriteGuard(orm);
+  const cache = new WeakMap<LibsqlConnection, Map<string, LibsqlStatement>>();
+  const statementOf = (conn: LibsqlConnection, sql: string) => {
+    let statements = cache.get(conn);
+    if (!statements) cache.set(conn, (statements = new Map()));
+    let statement = statements.get(sql);
+    if (!statement) {
+      if (statements.size >= MAX_STATEMENTS) statements.clear();
+      statement = conn.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return { statement, statements };
+  };
+  const step = <R>(conn: LibsqlConnection, sql: string, params: readonly unknown[], use: (s: LibsqlStatement, values: unknown[]) => R): R => {
+    announce(sql, params);
+    let statements: Map<string, LibsqlStatement> | undefined;
+    try {
+      const found = statementOf(conn, sql);
+      statements = found.statements;
+      return use(found.statement, params.map(sqliteValue));
+    } catch (error) {
+      // A statement that failed is not reused (libsql has no reset): the next use prepares it afresh.
+      statements?.delete(sql);
+      throw convert(error);
+    }
+  };
+  const exec = (conn: LibsqlConnection, sql: string) => {
+    try {
+      conn.exec(sql);
+    } catch (error) {
+      throw convert(error);
+    }
+  };
+  const client = knex.client as { acquireConnection(): Promise<LibsqlConnection>; releaseConnection(conn: LibsqlConnection): Promise<unknown> };
+  return {
+    async transaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+      // Only the BEGIN waits for another process's lock; between attempts the connection goes back to the pool.
+      const conn = await guard.guarded(async () => {
+        const acquired = await client.acquireConnection();
+        try {
+          exec(acquired, 'BEGIN IMMEDIATE');
+          return acquired;
+        } catch (error) {
+          await client.releaseConnection(acquired);
+          throw error;
+        }
+      });
+      try {
+        const result = await work({
+          dialect: 'sqlite',
+          all: async <Row>(sql: string, params: readonly unknown[]) => step(conn, sql, params, (s, values) => s.all(values) as Row[]),
+          run: async (sql: string, params: readonly unknown[]) => step(conn, sql, params, (s, values) => s.run(values).changes),
+        });
+        announce('COMMIT;', []);
+        exec(conn, 'COMMIT');
+        return result;
+      } catch (error) {
+        guard.noteFull(error);
+        if (conn.inTransaction) {
+          try {
+            conn.exec('ROLLBACK');
+          } catch {
+            // Nothing more to undo: the connection is no longer in the transaction.
+          }
+        }
+        throw error;
+      } finally {
+        await client.releaseConnection(conn);
+      }
+    },
+  };
+}
+
+interface PgConnection {
+  query(config: { name?: string; text: string; values?: readonly unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
+}
+
+/**
+ * A statement's name belongs to the connection, and pooled connections outlive a writer: one map per
+ * process, so every writer (tests make several on one pool) names the same SQL alike.
+ */
+const prepared = new Map<string, { name: string; text: string }>();
+
+function postgresWriter(knex: Knex, convert: Convert, announce: Announce): SqlWriter {
+  const statementOf = (sql: string) => {
+    let statement = prepared.get(sql);
+    if (!statement) {
+      let n = 0;
+      statement = { name: `petstore_write_${prepared.size + 1}`, text: sql.replace(/\?/g, () => `$${++n}`) };
+      prepared.set(sql, statement);
+    }
+    return statement;
+  };
+  const query = async (conn: PgConnection, sql: string, params: readonly unknown[]) => {
+    announce(sql, params);
+    try {
+      return await conn.query({ ...statementOf(sql), values: params.map((v) => v ?? null) });
+    } catch (error) {
+      throw convert(error);
+    }
+  };
+  const control = async (conn: PgConnection, sql: string) => {
+    announce(sql, []);
+    try {
+      await conn.query({ text: sql });
+    } catch (error) {
+      throw convert(error);
+    }
+  };
+  const client = knex.client as { acquireConnection(): Promise<PgConnection>; releaseConnection(conn: PgConnection): Promise<unknown> };
+  return {
+    async transaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+      let conn: PgConnection;
+      try {
+        conn = await client.acquireConnection();
+      } catch (error) {
+        throw convert(error);
+      }
+      try {
+        await control(conn, 'begin');
+        const result = await work({
+          dialect: 'postgresql',
+          all: async <Row>(sql: string, params: readonly unknown[]) => (await query(conn, sql, params)).rows as Row[],
+          run: async (sql: string, params: readonly unknown[]) => (await query(conn, sql, params)).rowCount ?? 0,
+        });
+        await control(conn, 'commit');
+        return result;
+      } catch (error) {
+        await conn.query({ text: 'rollback' }).catch(() => undefined);
+        throw error;
+      } finally {
+        await client.releaseConnection(conn);
+      }
+    },
+  };
+}
