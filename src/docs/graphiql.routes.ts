@@ -2,6 +2,8 @@
  * `GET /graphiql`: a GraphQL explorer that works without internet (Apollo Sandbox at `GET /graphql` loads
  * from Apollo's CDN). GraphiQL 3 ships a ready UMD build that needs only React 18's UMD builds, so the
  * three npm packages' files are served from here as `/docs` serves Swagger UI's: no CDN, no bundler.
+ * Subscriptions run over graphql-ws's own browser build (the package the server uses), on a socket to the
+ * page's origin: `connect-src 'self'` of the page's policy admits it (src/docs/assets/petstore-graphiql.js).
  * Outside production only, like the Sandbox. Public: no key, not rate limited (queries need a key).
  */
 import { createRequire } from 'node:module';
@@ -12,6 +14,8 @@ import { escapeHtml, pageWithAssets, type Asset } from './docs.routes.js';
 
 const packageDir = (name: string) => dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
 const script = 'text/javascript; charset=utf-8';
+/** graphql-ws exports no package.json: its directory is the one above its entry point (dist/). */
+const graphqlWsDir = () => dirname(dirname(createRequire(import.meta.url).resolve('graphql-ws')));
 
 /** Koa middleware answering `/graphiql` and `/graphiql/assets/*`; passes everything else on. */
 export function graphiqlRoutes(options: { endpoint?: string } = {}): Middleware {
@@ -21,6 +25,7 @@ export function graphiqlRoutes(options: { endpoint?: string } = {}): Middleware 
     'react-dom.production.min.js': { file: join(packageDir('react-dom'), 'umd', 'react-dom.production.min.js'), type: script },
     'graphiql.min.js': { file: join(packageDir('graphiql'), 'graphiql.min.js'), type: script },
     'graphiql.min.css': { file: join(packageDir('graphiql'), 'graphiql.min.css'), type: 'text/css; charset=utf-8' },
+    'graphql-ws.js': { file: join(graphqlWsDir(), 'umd', 'graphql-ws.js'), type: script },
     'petstore-graphiql.js': { file: projectPath('src/docs/assets/petstore-graphiql.js'), type: script },
   };
   const page = Buffer.from(renderPage(endpoint));
@@ -45,6 +50,7 @@ function renderPage(endpoint: string): string {
   <script src="/graphiql/assets/react.production.min.js"></script>
   <script src="/graphiql/assets/react-dom.production.min.js"></script>
   <script src="/graphiql/assets/graphiql.min.js"></script>
+  <script src="/graphiql/assets/graphql-ws.js"></script>
   <script src="/graphiql/assets/petstore-graphiql.js"></script>
 </body>
 </html>

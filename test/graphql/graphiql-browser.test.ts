@@ -2,7 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { createPet, startApp, type TestApp } from '../helpers/app.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
@@ -71,6 +71,100 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
     assert.equal(shown.data.viewer.role, 'staff');
     assert.equal(shown.data.pets.edges.length, 3);
 
+    assert.deepEqual(offOrigin, [], 'everything the explorer needs comes from the service');
+    assert.deepEqual(problems, [], 'the page runs without errors under its security headers');
+    await page.close();
+  });
+
+  it('when a subscription runs in /graphiql, then without a key the pane shows the refusal, and with the key a stock change made through REST shows up', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => /Refused to|Content Security Policy/i.test(m.text()) && problems.push(`console: ${m.text()}`));
+    const offOrigin: string[] = [];
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(t.url) || url.startsWith('data:')) return route.continue();
+      offOrigin.push(url);
+      return route.abort();
+    });
+    // Routes do not see WebSockets: every socket the page opens is recorded, and whether it has closed.
+    const sockets: Array<{ url: string; closed: boolean }> = [];
+    page.on('websocket', (ws) => {
+      const socket = { url: ws.url(), closed: false };
+      sockets.push(socket);
+      ws.on('close', () => (socket.closed = true));
+    });
+    const { petId } = await createPet(t, { stock: 3, name: 'Subscribed' });
+
+    const schemaAsked = page.waitForResponse((r) => r.url() === `${t.url}/graphql` && /IntrospectionQuery/.test(r.request().postData() ?? ''));
+    const response = await page.goto(`${t.url}/graphiql`);
+    // The page's policy lets it connect to its own origin only; Chromium counts ws:// of that origin in.
+    assert.match(response?.headers()['content-security-policy'] ?? '', /connect-src 'self'/);
+    await page.locator('.graphiql-container .graphiql-query-editor .CodeMirror').waitFor();
+    await schemaAsked;
+    await page.evaluate(editorValue('.graphiql-query-editor', `subscription Stock { inventoryChanged(petId: "${petId}") { petId quantity status } }`));
+    const button = page.locator('.graphiql-execute-button');
+    const running = async () => /stop/i.test((await button.getAttribute('aria-label')) ?? '');
+    const shown = () => page.evaluate<string>(editorValue('.graphiql-response'));
+    /** Runs the operation until `done` holds: a click lost while GraphiQL re-renders is repeated (at most 4), never one that started a run. */
+    const runUntil = async (done: () => Promise<boolean>) => {
+      for (let attempt = 0; attempt < 4; attempt++) {
+        if (!(await running())) await button.click();
+        for (let poll = 0; poll < 25; poll++) {
+          if (await done()) return;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      }
+    };
+
+    // Without a key (the Headers pane as the page opens: {"X-API-Key": ""}) the server closes the socket with
+    // 4403, and the pane shows it at once (graphql-ws's default retries would hold it back for minutes).
+    let text = '';
+    await runUntil(async () => /4403/.test((text = await shown())));
+    assert.match(text, /4403/, `the result pane shows the refusal; it shows: ${text}`);
+    const refusal = JSON.parse(text);
+    assert.deepEqual(refusal.errors[0].extensions, { closeCode: 4403, closeReason: 'Forbidden' }, text);
+    assert.match(refusal.errors[0].message, /X-API-Key is missing or unknown/);
+    assert.equal(await running(), false, 'the run is over');
+
+    await page.evaluate(editorValue(HEADERS, JSON.stringify({ 'X-API-Key': t.adminKey })));
+    await runUntil(running);
+    assert.ok(await running(), 'the subscription runs (the button offers to stop it)');
+    // A change through the REST API, as another client would make it. The subscription starts listening a
+    // moment after the run (the server reads where the event log stands): a change made before then is not
+    // pushed, so a new quantity is set until one shows (at most 5).
+    let quantity = 0;
+    for (let change = 1; change <= 5 && !new RegExp(`"quantity": ${quantity}\\b`).test(text); change++) {
+      quantity = 10 + change;
+      const res = await fetch(`${t.url}/v1/store/inventory/${petId}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', 'x-api-key': t.adminKey },
+        body: JSON.stringify({ quantity }),
+      });
+      assert.equal(res.status, 200, await res.text());
+      for (let poll = 0; poll < 25 && !new RegExp(`"quantity": ${quantity}\\b`).test(text); poll++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        text = await shown();
+      }
+    }
+    const pushed = JSON.parse(text);
+    assert.deepEqual(pushed, { data: { inventoryChanged: { petId: String(petId), quantity, status: 'available' } } }, text);
+
+    // Stop closes the subscription's socket (a click lost while GraphiQL re-renders is repeated: at most 4).
+    for (let attempt = 0; attempt < 4 && (await running()); attempt++) {
+      await button.click();
+      for (let poll = 0; poll < 25 && (await running()); poll++) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    assert.equal(await running(), false, 'the subscription stopped');
+    for (let poll = 0; poll < 50 && !sockets.every((s) => s.closed); poll++) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok(sockets.length >= 2, `a socket per run: ${JSON.stringify(sockets)}`);
+    assert.deepEqual(sockets.filter((s) => !s.closed), [], 'no socket is left open');
+    assert.deepEqual(
+      sockets.filter((s) => s.url !== `${t.url.replace(/^http/, 'ws')}/graphql`),
+      [],
+      'sockets go to the service only',
+    );
     assert.deepEqual(offOrigin, [], 'everything the explorer needs comes from the service');
     assert.deepEqual(problems, [], 'the page runs without errors under its security headers');
     await page.close();
