@@ -152,9 +152,14 @@ export async function migrate(orm: Orm, afterMigrate?: () => Promise<void>): Pro
  * the same ones (a stale extra file only makes this say "pending", and the migrator then decides).
  */
 async function hasPendingMigrations(orm: Orm, dialect: 'sqlite' | 'postgresql'): Promise<boolean> {
-  const names = readdirSync(new URL(`./migrations/${dialect}/`, import.meta.url))
-    .filter((file) => /^Migration\w+\.js$/.test(file))
-    .map((file) => file.slice(0, -'.js'.length));
+  let names: string[];
+  try {
+    names = readdirSync(new URL(`./migrations/${dialect}/`, import.meta.url))
+      .filter((file) => /^Migration\w+\.js$/.test(file))
+      .map((file) => file.slice(0, -'.js'.length));
+  } catch {
+    return true; // no such directory (a bundled build): the migrator decides
+  }
   const table = orm.config.get('migrations').tableName ?? 'mikro_orm_migrations';
   let rows: Array<{ name: string }>;
   try {
