@@ -75,8 +75,10 @@ export function build({ ifChanged = false } = {}) {
  * the YAML parser then stays out of the service's memory. Rewritten whenever the YAML changed.
  */
 function precompileOpenApi() {
+  const source = join(root, 'schema', 'openapi.yaml');
+  if (!existsSync(source)) return;
   const out = join(root, 'dist', 'openapi.json');
-  const text = readFileSync(join(root, 'schema', 'openapi.yaml'), 'utf8');
+  const text = readFileSync(source, 'utf8');
   const sha256 = createHash('sha256').update(text).digest('hex');
   try {
     if (JSON.parse(readFileSync(out, 'utf8')).sha256 === sha256) return;
