@@ -11,7 +11,8 @@ if [ ! -f "$dir/dist/src/main.js" ]; then
   rm -rf "$dir" && mkdir -p "$dir"
   git -C "$root" archive "$sha" | tar -x -C "$dir"
   ln -s "$root/node_modules" "$dir/node_modules"
-  (cd "$dir" && npx tsc -p . >&2 || true)
+  # scripts/build.mjs where the commit has it (it also writes dist/openapi.json), else tsc alone.
+  (cd "$dir" && if [ -f scripts/build.mjs ]; then node scripts/build.mjs >&2; else npx tsc -p . >&2; fi || true)
   [ -f "$dir/dist/src/main.js" ] || { echo "build of $ref failed" >&2; exit 1; }
 fi
 echo "$dir"

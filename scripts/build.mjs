@@ -51,6 +51,7 @@ export function build({ ifChanged = false } = {}) {
   const tsVersion = JSON.parse(readFileSync(join(tsc, '..', '..', 'package.json'), 'utf8')).version;
   const before = fingerprint(tsVersion);
   if (ifChanged && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === before) {
+    precompileOpenApi();
     console.log('petstore: dist/ is up to date (no source changed since the last build); not compiling.');
     return true;
   }
@@ -62,9 +63,30 @@ export function build({ ifChanged = false } = {}) {
     console.log('petstore: the TypeScript compile failed (see above).');
     return false;
   }
+  precompileOpenApi();
   writeFileSync(stampFile, before);
   console.log(`petstore: compiled in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
   return true;
+}
+
+/**
+ * dist/openapi.json: schema/openapi.yaml as JSON with the SHA-256 of the YAML text. The service uses it
+ * only when the hash matches the YAML it serves (src/rest/openapi.ts), so a stale copy is never used;
+ * the YAML parser then stays out of the service's memory. Rewritten whenever the YAML changed.
+ */
+function precompileOpenApi() {
+  const source = join(root, 'schema', 'openapi.yaml');
+  if (!existsSync(source)) return;
+  const out = join(root, 'dist', 'openapi.json');
+  const text = readFileSync(source, 'utf8');
+  const sha256 = createHash('sha256').update(text).digest('hex');
+  try {
+    if (JSON.parse(readFileSync(out, 'utf8')).sha256 === sha256) return;
+  } catch {
+    // missing or unreadable: write it
+  }
+  const { parse } = createRequire(import.meta.url)('yaml');
+  writeFileSync(out, JSON.stringify({ sha256, document: parse(text) }));
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -1,11 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { MikroORM, type Options } from '@mikro-orm/core';
 import { BaseSqlitePlatform, type AbstractSqlDriver } from '@mikro-orm/knex';
-import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from '../domain/entities/index.js';
-import { migrationsFor } from './migrations/index.js';
 import type { Config } from '../config.js';
 import { makeSqliteResilient, SQLITE_ATTEMPT_BUSY_MS } from './sqlite-resilience.js';
 
@@ -28,11 +26,11 @@ type OrmConfig = Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'>
 /**
  * MikroORM's options for the configured database. Only that database's driver is loaded (the
  * PostgreSQL driver and `pg` stay out of an embedded SQLite process, libsql out of a PostgreSQL one).
+ * The migrator and the migrations load in `migrate`, only when one is pending (`loadMigrator`).
  */
 export async function ormOptions(config: OrmConfig): Promise<Options> {
   const common = {
     entities: ENTITIES,
-    extensions: [Migrator],
     allowGlobalContext: false,
     // Reads never need a flush first; writes flush explicitly inside their transaction.
     flushMode: 'commit' as const,
@@ -48,7 +46,7 @@ export async function ormOptions(config: OrmConfig): Promise<Options> {
       ...common,
       driver: LibSqlDriver,
       dbName: config.database.path,
-      migrations: { migrationsList: migrationsFor('sqlite'), transactional: true, snapshot: false, silent: true },
+      migrations: { transactional: true, snapshot: false, silent: true },
       pool: {
         afterCreate: (conn: { exec(sql: string): void }, done: (err: Error | null, conn: unknown) => void) => {
           try {
@@ -66,7 +64,7 @@ export async function ormOptions(config: OrmConfig): Promise<Options> {
     ...common,
     driver: PostgreSqlDriver,
     clientUrl: config.database.url,
-    migrations: { migrationsList: migrationsFor('postgresql'), transactional: true, snapshot: false, silent: true },
+    migrations: { transactional: true, snapshot: false, silent: true },
     pool: { min: 0, max: config.dbPoolMax },
     driverOptions: {
       connection: { statement_timeout: config.dbStatementTimeoutMs || undefined, application_name: 'petstore' },
@@ -124,8 +122,11 @@ const MIGRATION_LOCK = 727_274_001;
 export async function migrate(orm: Orm, afterMigrate?: () => Promise<void>): Promise<void> {
   const connection = orm.em.getConnection();
   const pg = !(orm.em.getPlatform() instanceof BaseSqlitePlatform);
+  // A restart on an up-to-date database (the usual start) needs neither the migrator nor the migrations.
+  const pending = await hasPendingMigrations(orm, pg ? 'postgresql' : 'sqlite');
+  if (pending) await loadMigrator(orm, pg ? 'postgresql' : 'sqlite');
   if (!pg) {
-    await orm.getMigrator().up();
+    if (pending) await orm.getMigrator().up();
     await afterMigrate?.();
     return;
   }
@@ -135,7 +136,7 @@ export async function migrate(orm: Orm, afterMigrate?: () => Promise<void>): Pro
   try {
     await conn.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
-      await orm.getMigrator().up();
+      if (pending) await orm.getMigrator().up();
       await afterMigrate?.();
     } finally {
       await conn.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
@@ -143,6 +144,43 @@ export async function migrate(orm: Orm, afterMigrate?: () => Promise<void>): Pro
   } finally {
     await knex.client.releaseConnection(conn);
   }
+}
+
+/**
+ * Whether a migration of this build is not yet recorded in the database (or the migrations table does not
+ * exist). The names are the compiled migration files beside `migrations/<dialect>/index.js`, which lists
+ * the same ones (a stale extra file only makes this say "pending", and the migrator then decides).
+ */
+async function hasPendingMigrations(orm: Orm, dialect: 'sqlite' | 'postgresql'): Promise<boolean> {
+  let names: string[];
+  try {
+    names = readdirSync(new URL(`./migrations/${dialect}/`, import.meta.url))
+      .filter((file) => /^Migration\w+\.js$/.test(file))
+      .map((file) => file.slice(0, -'.js'.length));
+  } catch {
+    return true; // no such directory (a bundled build): the migrator decides
+  }
+  const table = orm.config.get('migrations').tableName ?? 'mikro_orm_migrations';
+  let rows: Array<{ name: string }>;
+  try {
+    rows = await orm.em.getConnection().execute<Array<{ name: string }>>(`select name from ${table}`);
+  } catch {
+    return true; // no migrations table yet: a new database
+  }
+  const executed = new Set(rows.map((row) => row.name.replace(/\.(js|ts)$/, '')));
+  return names.length === 0 || names.some((name) => !executed.has(name));
+}
+
+/**
+ * Loads @mikro-orm/migrations (umzug and its dependencies, ~10 MB of a process's memory) and this
+ * dialect's migrations, and registers the migrator: `orm.getMigrator()` works from then on.
+ */
+export async function loadMigrator(orm: Orm, dialect: 'sqlite' | 'postgresql'): Promise<void> {
+  const options = orm.config.get('migrations');
+  if (options.migrationsList) return;
+  const [{ Migrator }, { migrationsFor }] = await Promise.all([import('@mikro-orm/migrations'), import('./migrations/index.js')]);
+  options.migrationsList = migrationsFor(dialect);
+  Migrator.register(orm);
 }
 
 /** The knex (tarn) pool behind the ORM, for the metrics; undefined if the driver has none. */

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { createRequire } from 'node:module';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { projectPath } from '../project-path.js';
@@ -63,8 +64,28 @@ export function loadOpenApiText(): string {
   return readFileSync(projectPath('schema/openapi.yaml'), 'utf8');
 }
 
+/** Parses the YAML (the `yaml` package loads here, on first use). */
 export function loadOpenApiDocument(text = loadOpenApiText()): OpenApiDocument {
+  const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
   return parse(text) as OpenApiDocument;
+}
+
+/** Where `npm run build` puts the document as JSON, with the SHA-256 of the YAML it came from (scripts/build.mjs). */
+export const PRECOMPILED_OPENAPI = 'dist/openapi.json';
+
+/**
+ * The document for this YAML text: the build's JSON copy when it was made from exactly this text (one
+ * hash and a JSON.parse, and the YAML parser is never loaded: less memory for the service), otherwise
+ * the YAML parsed.
+ */
+export function openApiDocumentFor(text: string): OpenApiDocument {
+  try {
+    const precompiled = JSON.parse(readFileSync(projectPath(PRECOMPILED_OPENAPI), 'utf8')) as { sha256?: string; document?: OpenApiDocument };
+    if (precompiled.document && precompiled.sha256 === createHash('sha256').update(text).digest('hex')) return precompiled.document;
+  } catch {
+    // no build copy (a build that did not run scripts/build.mjs): parse the YAML
+  }
+  return loadOpenApiDocument(text);
 }
 
 /** A JSON Schema validator over the document's components; OpenAPI's extra keywords are ignored. */

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
 import type { RateLimitGate } from '../rate-limit/index.js';
-import { loadOpenApiDocument, loadOpenApiText } from './openapi.js';
+import { loadOpenApiText, openApiDocumentFor } from './openapi.js';
 import { createRestRouter } from './router.js';
 import { restGuard } from './guard.js';
 import { petsDeprecations, petsRoutes } from './pets.routes.js';
@@ -20,7 +20,7 @@ const GET_PET_DEPRECATED_SINCE = new Date('2026-11-01T00:00:00Z');
  */
 export function restApi({ config, gate }: { config: Pick<Config, 'petsGetSunset'>; gate: RateLimitGate }): Middleware {
   const openApiText = loadOpenApiText();
-  const openApiDoc = loadOpenApiDocument(openApiText);
+  const openApiDoc = openApiDocumentFor(openApiText);
   return createRestRouter(
     openApiDoc,
     {
