@@ -15,7 +15,8 @@ import { createLoaders } from './data.loaders.js';
 import { errorsPlugin, formatError } from './error.mapping.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { rateLimitPlugin } from './rate-limit.plugin.js';
-import { freshLoadersPlugin } from './loaders.plugin.js';
+import { freshLoadersPerMutationField } from './loaders.plugin.js';
+import { jitGateway } from './jit.executor.js';
 import { queryLimits } from './query-limits.js';
 import { buildGraphQLSchema } from './schema.builder.js';
 
@@ -42,10 +43,12 @@ export interface GraphQLFacade {
  */
 export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
   const schema = await buildGraphQLSchema({ gate });
+  freshLoadersPerMutationField(schema);
   const production = config.env === 'production';
   const limits = queryLimits(config.graphqlLimits);
   const apollo = new ApolloServer<GraphQLContext>({
-    schema,
+    // graphql-jit runs the operations through Apollo's gateway hook (src/graphql/jit.executor.ts); or graphql-js, Apollo's own.
+    ...(config.graphqlExecutor === 'jit' ? { gateway: jitGateway(schema) } : { schema }),
     logger,
     introspection: config.introspection,
     hideSchemaDetailsFromClientErrors: production,
@@ -67,7 +70,6 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
       // makes Apollo wrap every resolver) and inline tracing (for federated subgraphs only).
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
-      freshLoadersPlugin(),
       production
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({

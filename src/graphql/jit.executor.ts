@@ -1,0 +1,71 @@
+import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
+import { execute, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import { LRUCache } from 'lru-cache';
+
+/** Which engine executes GraphQL operations over HTTP (`GRAPHQL_EXECUTOR`). Subscriptions always run on graphql-js. */
+export type GraphQLExecutorName = 'jit' | 'graphql-js';
+
+type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
+type GatewayExecutor = NonNullable<Awaited<ReturnType<GatewayInterface['load']>>['executor']>;
+
+/** Compiled operations kept (least recently used dropped first): a service sees a handful of distinct documents. */
+const COMPILED_OPERATIONS = 1000;
+
+/**
+ * Apollo's execution step as graphql-jit: every distinct query (document text and operation name) is
+ * compiled once into a JavaScript function of its variables, which then runs instead of graphql-js's
+ * interpreter. Plugged in through Apollo's `gateway` option, the one place Apollo lets its executor be
+ * replaced: the gateway hands Apollo our schema and returns this executor; everything before execution
+ * (parsing, validation, the document cache, the plugins, the cost and rate limits) and after it (error
+ * formatting, the HTTP answer) stays Apollo's.
+ *
+ * jit answers only what it answers exactly as graphql-js would: a query that completes without errors.
+ * Everything else is graphql-js's, so that every answer is identical under both executors
+ * (test/graphql/executors.test.ts compares them):
+ * - mutations (their root fields write one after the other; jit would gain nothing beside the writes);
+ * - no operation resolved (an unknown `operationName`, several operations without one), or a document
+ *   jit does not compile;
+ * - a query whose jit result has errors (refused variables, a failing field, a null in a non-null
+ *   position) runs again on graphql-js, whose answer is sent. jit reports such errors differently
+ *   (in another order, also under a parent already nulled, with a read-only `message` that GraphQL Armor's
+ *   suggestion masking assigns to, without the `nodes` Apollo reads to make refused variables a 400).
+ *   Queries have no side effects, so running one twice only costs time, and only on that path.
+ */
+export function jitGateway(schema: GraphQLSchema): GatewayInterface {
+  const compiled = new LRUCache<string, CompiledQuery>({ max: COMPILED_OPERATIONS });
+  /** Documents jit cannot compile (it returned errors): graphql-js runs them. */
+  const uncompilable = new WeakSet<DocumentNode>();
+
+  const executor: GatewayExecutor = async (request) => {
+    const { document, operation, context } = request;
+    const operationName = request.request.operationName ?? null;
+    const variables = request.request.variables;
+    const graphqlJs = () => execute({ schema, document, contextValue: context, variableValues: variables, operationName }) as Promise<ExecutionResult>;
+    if (operation?.operation !== 'query' || uncompilable.has(document)) return graphqlJs();
+    // The same text (Apollo's hash of it) and operation name: the same compiled function.
+    const key = `${request.queryHash}\u0000${operationName ?? ''}`;
+    let query = compiled.get(key);
+    if (!query) {
+      const result = compileQuery(schema, document, operationName ?? undefined, { disablingCapturingStackErrors: true });
+      if (!isCompiledQuery(result)) {
+        uncompilable.add(document);
+        return graphqlJs();
+      }
+      compiled.set(key, (query = result));
+    }
+    const result = await query.query(undefined, context, variables ?? {});
+    return result.errors?.length ? graphqlJs() : result;
+  };
+
+  return {
+    async load() {
+      return { executor };
+    },
+    onSchemaLoadOrUpdate(callback) {
+      callback({ apiSchema: schema, coreSupergraphSdl: '' });
+      return () => {};
+    },
+    async stop() {},
+  };
+}
