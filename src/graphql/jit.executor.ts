@@ -32,7 +32,9 @@ const COMPILED_OPERATIONS = 1000;
  *   suggestion masking assigns to, without the `nodes` Apollo reads to make refused variables a 400).
  *   Queries have no side effects, so running one twice only costs time, and only on that path.
  */
-export function jitGateway(schema: GraphQLSchema): GatewayInterface {
+export function jitGateway(schema: GraphQLSchema): GatewayInterface & { answered: { jit: number; graphqlJs: number } } {
+  /** How many operations each engine answered (tests read it). */
+  const answered = { jit: 0, graphqlJs: 0 };
   const compiled = new LRUCache<string, CompiledQuery>({ max: COMPILED_OPERATIONS });
   /** Documents jit cannot compile (it returned errors): graphql-js runs them. */
   const uncompilable = new WeakSet<DocumentNode>();
@@ -41,7 +43,7 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface {
     const { document, operation, context } = request;
     const operationName = request.request.operationName ?? null;
     const variables = request.request.variables;
-    const graphqlJs = () => execute({ schema, document, contextValue: context, variableValues: variables, operationName }) as Promise<ExecutionResult>;
+    const graphqlJs = () => (answered.graphqlJs++, execute({ schema, document, contextValue: context, variableValues: variables, operationName }) as Promise<ExecutionResult>);
     if (operation?.operation !== 'query' || uncompilable.has(document)) return graphqlJs();
     // The same text (Apollo's hash of it) and operation name: the same compiled function.
     const key = `${request.queryHash}\u0000${operationName ?? ''}`;
@@ -55,10 +57,13 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface {
       compiled.set(key, (query = result));
     }
     const result = await query.query(undefined, context, variables ?? {});
-    return result.errors?.length ? graphqlJs() : result;
+    if (result.errors?.length) return graphqlJs();
+    answered.jit++;
+    return result;
   };
 
   return {
+    answered,
     async load() {
       return { executor };
     },
