@@ -9,8 +9,8 @@ export type GraphQLExecutorName = 'jit' | 'graphql-js';
 type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
 type GatewayExecutor = NonNullable<Awaited<ReturnType<GatewayInterface['load']>>['executor']>;
 
-/** Compiled operations kept (least recently used dropped first): a service sees a handful of distinct documents. */
-const COMPILED_OPERATIONS = 1000;
+/** Compiled queries kept (least recently used dropped first): a service sees a handful of distinct documents, and a compiled one holds generated code, so the bound is small. */
+const COMPILED_OPERATIONS = 250;
 
 /**
  * Apollo's execution step as graphql-jit: every distinct query (document text and operation name) is
