@@ -1,5 +1,5 @@
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
-import { execute, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { BREAK, execute, visit, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 
@@ -26,6 +26,10 @@ const COMPILED_OPERATIONS = 250;
  * - mutations (their root fields write one after the other; jit would gain nothing beside the writes);
  * - no operation resolved (an unknown `operationName`, several operations without one), or a document
  *   jit does not compile;
+ * - documents with `@skip` or `@include`: jit orders the answer's keys by where a field first appears in the
+ *   document, skipped selections included, where graphql-js orders them by the first selection that is kept
+ *   (`{ ... @include(if: false) { name } ...F }` with `F` = `{ status name }` answers `name, status` on jit,
+ *   `status, name` on graphql-js);
  * - a query whose jit result has errors (refused variables, a failing field, a null in a non-null
  *   position) runs again on graphql-js, whose answer is sent. jit reports such errors differently
  *   (in another order, also under a parent already nulled, with a read-only `message` that GraphQL Armor's
@@ -36,22 +40,25 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface & { answered
   /** How many operations each engine answered (tests read it). */
   const answered = { jit: 0, graphqlJs: 0 };
   const compiled = new LRUCache<string, CompiledQuery>({ max: COMPILED_OPERATIONS });
-  /** Documents jit cannot compile (it returned errors): graphql-js runs them. */
-  const uncompilable = new WeakSet<DocumentNode>();
+  /** Per document: whether graphql-js runs it (jit cannot compile it, or it has `@skip`/`@include`). */
+  const onGraphqlJs = new WeakMap<DocumentNode, boolean>();
 
   const executor: GatewayExecutor = async (request) => {
     const { document, operation, context } = request;
     const operationName = request.request.operationName ?? null;
     const variables = request.request.variables;
     const graphqlJs = () => (answered.graphqlJs++, execute({ schema, document, contextValue: context, variableValues: variables, operationName }) as Promise<ExecutionResult>);
-    if (operation?.operation !== 'query' || uncompilable.has(document)) return graphqlJs();
+    if (operation?.operation !== 'query') return graphqlJs();
+    let skip = onGraphqlJs.get(document);
+    if (skip === undefined) onGraphqlJs.set(document, (skip = hasSkipOrInclude(document)));
+    if (skip) return graphqlJs();
     // The same text (Apollo's hash of it) and operation name: the same compiled function.
     const key = `${request.queryHash}\u0000${operationName ?? ''}`;
     let query = compiled.get(key);
     if (!query) {
       const result = compileQuery(schema, document, operationName ?? undefined, { disablingCapturingStackErrors: true });
       if (!isCompiledQuery(result)) {
-        uncompilable.add(document);
+        onGraphqlJs.set(document, true);
         return graphqlJs();
       }
       compiled.set(key, (query = result));
@@ -73,4 +80,19 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface & { answered
     },
     async stop() {},
   };
+}
+
+/** Whether the document uses `@skip` or `@include` anywhere. */
+function hasSkipOrInclude(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Directive(node) {
+      if (node.name.value === 'skip' || node.name.value === 'include') {
+        found = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
 }
