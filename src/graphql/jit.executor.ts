@@ -3,9 +3,6 @@ import { BREAK, execute, visit, type DocumentNode, type ExecutionResult, type Gr
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 
-/** Which engine executes GraphQL operations over HTTP (`GRAPHQL_EXECUTOR`). Subscriptions always run on graphql-js. */
-export type GraphQLExecutorName = 'jit' | 'graphql-js';
-
 type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
 type GatewayExecutor = NonNullable<Awaited<ReturnType<GatewayInterface['load']>>['executor']>;
 
@@ -31,7 +28,7 @@ const COMPILED_OPERATIONS = 250;
  *   (`{ ... @include(if: false) { name } ...F }` with `F` = `{ status name }` answers `name, status` on jit,
  *   `status, name` on graphql-js);
  * - a query whose jit result has errors (refused variables, a failing field, a null in a non-null
- *   position) runs again on graphql-js, whose answer is sent. jit reports such errors differently
+ *   position), or whose jit run throws, runs again on graphql-js, whose answer is sent. jit reports such errors differently
  *   (in another order, also under a parent already nulled, with a read-only `message` that GraphQL Armor's
  *   suggestion masking assigns to, without the `nodes` Apollo reads to make refused variables a 400).
  *   Queries have no side effects, so running one twice only costs time, and only on that path.
@@ -49,9 +46,9 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface & { answered
     const variables = request.request.variables;
     const graphqlJs = () => (answered.graphqlJs++, execute({ schema, document, contextValue: context, variableValues: variables, operationName }) as Promise<ExecutionResult>);
     if (operation?.operation !== 'query') return graphqlJs();
-    let skip = onGraphqlJs.get(document);
-    if (skip === undefined) onGraphqlJs.set(document, (skip = hasSkipOrInclude(document)));
-    if (skip) return graphqlJs();
+    let jsOnly = onGraphqlJs.get(document);
+    if (jsOnly === undefined) onGraphqlJs.set(document, (jsOnly = hasSkipOrInclude(document)));
+    if (jsOnly) return graphqlJs();
     // The same text (Apollo's hash of it) and operation name: the same compiled function.
     const key = `${request.queryHash}\u0000${operationName ?? ''}`;
     let query = compiled.get(key);
@@ -63,7 +60,13 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface & { answered
       }
       compiled.set(key, (query = result));
     }
-    const result = await query.query(undefined, context, variables ?? {});
+    let result: ExecutionResult;
+    try {
+      result = await query.query(undefined, context, variables ?? {});
+    } catch {
+      // jit itself failed (not a resolver: their errors are in the result): graphql-js answers instead.
+      return graphqlJs();
+    }
     if (result.errors?.length) return graphqlJs();
     answered.jit++;
     return result;
