@@ -19,6 +19,8 @@
  *   npm run bench -- --cpu-prof        # also writes a CPU profile of the memory service to bench/profiles/
  *   npm run bench -- --against "$(bash bench/build-ref.sh HEAD~1)" --only rest-ids,gql-ids
  *                                      # before/after: every memory scenario also runs on that build
+ *   npm run bench -- --against . --against-env GRAPHQL_EXECUTOR=graphql-js --only gql-ids
+ *                                      # the same build with another setting (here the GraphQL executor)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,9 +48,17 @@ const { values: args } = parseArgs({
     against: { type: 'string' },
     /** Node flags for the --against service only (e.g. --against . --against-node-args=--max-semi-space-size=8). */
     'against-node-args': { type: 'string', default: '' },
+    /** Environment for the --against service only, `K=V,K2=V2` (e.g. --against . --against-env GRAPHQL_EXECUTOR=graphql-js). */
+    'against-env': { type: 'string', default: '' },
   },
 });
 const ROUNDS = Number(args.rounds);
+const againstEnv = Object.fromEntries(
+  args['against-env']
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
@@ -190,7 +200,7 @@ async function main() {
     if (wanted.has('redis')) {
       starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }, work));
     }
-    if (args.against) starting.push(start('against', join(resolve(args.against), 'dist/src/main.js'), serviceEnv('against'), work, args['against-node-args'].split(' ').filter(Boolean)));
+    if (args.against) starting.push(start('against', join(resolve(args.against), 'dist/src/main.js'), { ...serviceEnv('against'), ...againstEnv }, work, args['against-node-args'].split(' ').filter(Boolean)));
     for (const s of await Promise.all(starting)) services.set(s.name, s);
 
     if (wanted.has('l0')) {

@@ -122,6 +122,7 @@ const envSchema = z.object({
     )
     .default('https://studio.apollographql.com,https://sandbox.embed.apollographql.com'),
   GRAPHQL_INTROSPECTION: bool.optional(),
+  GRAPHQL_EXECUTOR: z.enum(['jit', 'graphql-js']).default('jit'),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default('10000'),
   REQUEST_TIMEOUT_MS: int(0, 3_600_000).default('30000'),
   HEADERS_TIMEOUT_MS: int(1, 600_000).default('10000'),
@@ -179,6 +180,8 @@ export interface Config {
   dbBusyTimeoutMs: number;
   /** GraphQL documents beyond these are refused (400) before anything executes. */
   graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
+  /** What executes GraphQL queries and mutations: graphql-jit (compiled once per document) or graphql-js. Same answers. */
+  graphqlExecutor: 'jit' | 'graphql-js';
   /** Whose `X-Forwarded-For` entries are believed (src/http/client-address.ts); null: the socket's address. */
   trustProxy: TrustProxy;
   /** How many client addresses the failed-authentication limiter tracks at most (least recently seen dropped first). */
@@ -237,6 +240,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     metricsEnabled: e.METRICS_ENABLED,
     dbBusyTimeoutMs: e.DB_BUSY_TIMEOUT_MS,
+    graphqlExecutor: e.GRAPHQL_EXECUTOR,
     graphqlLimits: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxAliases: e.GRAPHQL_MAX_ALIASES, maxTokens: e.GRAPHQL_MAX_TOKENS, maxCost: e.GRAPHQL_MAX_COST },
     trustProxy: e.TRUST_PROXY,
     authFailuresMaxAddresses: e.AUTH_FAILURES_MAX_ADDRESSES,

@@ -13,6 +13,8 @@ describe('configuration: an invalid value stops the start with a message naming 
     assert.deepEqual(c.database, { kind: 'sqlite', path: './data/petstore.db', url: 'sqlite:./data/petstore.db' });
     assert.equal(c.redisUrl, undefined);
     assert.equal(c.petsGetSunset.toISOString(), '2027-06-30T00:00:00.000Z');
+    assert.equal(c.graphqlExecutor, 'jit');
+    assert.equal(loadConfig({ GRAPHQL_EXECUTOR: 'graphql-js' }).graphqlExecutor, 'graphql-js');
   });
 
   it('when values are malformed, then each is refused by name', () => {
@@ -23,6 +25,7 @@ describe('configuration: an invalid value stops the start with a message naming 
     refused({ NODE_ENV: 'staging' }, 'NODE_ENV');
     refused({ BAN_SECONDS: '-1' }, 'BAN_SECONDS');
     refused({ ADMIN_API_KEY: 'short' }, 'ADMIN_API_KEY');
+    refused({ GRAPHQL_EXECUTOR: 'fast' }, 'GRAPHQL_EXECUTOR');
   });
 
   it('when PETS_GET_SUNSET names a day that does not exist, then it is refused rather than rolled over', () => {

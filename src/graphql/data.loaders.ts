@@ -24,7 +24,7 @@ export function createLoaders(domain: () => Domain) {
     pets,
     categories,
     inventory,
-    /** Forgets every loaded value: a mutation may have changed them (see `freshLoadersPlugin`). */
+    /** Forgets every loaded value: a mutation may have changed them (see `freshLoadersPerMutationField`). */
     clearAll(): void {
       pets.clearAll();
       categories.clearAll();

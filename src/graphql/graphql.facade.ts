@@ -15,7 +15,8 @@ import { createLoaders } from './data.loaders.js';
 import { errorsPlugin, formatError } from './error.mapping.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { rateLimitPlugin } from './rate-limit.plugin.js';
-import { freshLoadersPlugin } from './loaders.plugin.js';
+import { freshLoadersPerMutationField } from './loaders.plugin.js';
+import { jitGateway } from './jit.executor.js';
 import { queryLimits } from './query-limits.js';
 import { buildGraphQLSchema } from './schema.builder.js';
 
@@ -42,10 +43,12 @@ export interface GraphQLFacade {
  */
 export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
   const schema = await buildGraphQLSchema({ gate });
+  freshLoadersPerMutationField(schema);
   const production = config.env === 'production';
   const limits = queryLimits(config.graphqlLimits);
   const apollo = new ApolloServer<GraphQLContext>({
-    schema,
+    // graphql-jit runs the operations through Apollo's gateway hook (src/graphql/jit.executor.ts); or graphql-js, Apollo's own.
+    ...(config.graphqlExecutor === 'jit' ? { gateway: jitGateway(schema) } : { schema }),
     logger,
     introspection: config.introspection,
     hideSchemaDetailsFromClientErrors: production,
@@ -67,7 +70,6 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
       // makes Apollo wrap every resolver) and inline tracing (for federated subgraphs only).
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
-      freshLoadersPlugin(),
       production
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({
@@ -126,17 +128,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     state.route = ctx.path === GRAPHQL_PATH ? `${ctx.method} ${GRAPHQL_PATH}` : undefined;
     // What Apollo's cache-control plugin answered for every operation (results depend on the key).
     ctx.set('Cache-Control', 'no-store');
-    const context: GraphQLContext = {
-      get domain() {
-        return state.domain;
-      },
-      actor: state.actor,
-      authFailure: state.authFailure,
-      loaders: createLoaders(() => state.domain),
-      clientAddress: ctx.ip,
-      requestId: state.requestId,
-      observed: {},
-    };
+    const context: GraphQLContext = new RequestContext(state, ctx.ip);
     try {
       await answer(ctx, state, context);
     } catch (error) {
@@ -152,6 +144,31 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
   };
 
   return { schema, middleware, stop: () => apollo.stop() };
+}
+
+/**
+ * The resolvers' context of one HTTP request. A class, so that `domain` is a getter on the prototype:
+ * Apollo copies the context object for every operation (`Object.assign` onto a new object with the same
+ * prototype), which would otherwise call the getter and copy a plain value.
+ */
+class RequestContext implements GraphQLContext {
+  readonly actor: AppState['actor'];
+  readonly authFailure: AppState['authFailure'];
+  readonly loaders: GraphQLContext['loaders'];
+  readonly requestId: string;
+  readonly observed: GraphQLContext['observed'] = {};
+  constructor(
+    readonly state: AppState,
+    readonly clientAddress: string,
+  ) {
+    this.actor = state.actor;
+    this.authFailure = state.authFailure;
+    this.requestId = state.requestId;
+    this.loaders = createLoaders(() => state.domain);
+  }
+  get domain() {
+    return this.state.domain;
+  }
 }
 
 function withRequestId(text: string, requestId: string): string {

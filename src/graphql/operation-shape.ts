@@ -15,6 +15,7 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
   type OperationDefinitionNode,
+  visit,
 } from 'graphql';
 import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
 import type { GraphQLOperationShape } from '../rate-limit/cost.js';
@@ -119,5 +120,74 @@ export function operationShape(
   shape.needsKey = shape.rootFields.some((name) => !INTROSPECTION.has(name));
   walk(root, rootFields, 1, undefined, true);
   shape.nestedConnectionParents = nested;
+  return shape;
+}
+
+/** Shapes kept per operation (one entry per distinct set of shape-relevant variable values). */
+const SHAPES_PER_OPERATION = 64;
+const UNDEFINED = '\u0000undefined';
+
+interface OperationShapes {
+  /** Variables whose values the shape reads: in a `first` argument or a directive argument (`@skip`/`@include`). */
+  valued: readonly string[];
+  /** Every other variable of the operation: only whether it is absent, null or set can change the shape. */
+  others: readonly string[];
+  byVariables: Map<string, OperationShape>;
+}
+
+const shapesByOperation = new WeakMap<OperationDefinitionNode, OperationShapes>();
+
+/** Names of the variables that appear inside a `first` argument or inside a directive, anywhere in the document. */
+function shapeVariables(document: DocumentNode): Set<string> {
+  const names = new Set<string>();
+  let depth = 0;
+  visit(document, {
+    Argument: {
+      enter: (node) => void (node.name.value === 'first' && depth++),
+      leave: (node) => void (node.name.value === 'first' && depth--),
+    },
+    Directive: { enter: () => void depth++, leave: () => void depth-- },
+    Variable: (node) => void (depth > 0 && names.add(node.name.value)),
+  });
+  return names;
+}
+
+/**
+ * `operationShape`, computed once per operation of a cached document and per key of the variables that
+ * can change it: the values of those the shape reads (`first`, `@skip`/`@include`) and, for every other
+ * variable, whether it is absent, null or set (a null where an argument needs a value fails that argument's
+ * coercion, and with it the read of `first` beside it). Any other value of a variable (ids, filters, inputs)
+ * gives the same shape, so a request that differs only there reuses it. The document must be Apollo's
+ * cached one (the same object for the same query text), or this only costs a little memory until it is
+ * collected. `variables` are the coerced ones.
+ */
+export function cachedOperationShape(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  ceiling = Number.POSITIVE_INFINITY,
+): OperationShape {
+  let shapes = shapesByOperation.get(operation);
+  if (!shapes) {
+    const valued = shapeVariables(document);
+    const declared = (operation.variableDefinitions ?? []).map((d) => d.variable.name.value);
+    shapes = { valued: declared.filter((n) => valued.has(n)), others: declared.filter((n) => !valued.has(n)), byVariables: new Map() };
+    shapesByOperation.set(operation, shapes);
+  }
+  let key = `${ceiling}\u0000`;
+  for (const name of shapes.valued) {
+    const value = variables[name];
+    key += `${value === undefined ? UNDEFINED : JSON.stringify(value)}\u0000`;
+  }
+  for (const name of shapes.others) {
+    const value = variables[name];
+    key += value === undefined ? 'u' : value === null ? 'n' : 's';
+  }
+  let shape = shapes.byVariables.get(key);
+  if (!shape) {
+    shape = operationShape(schema, document, operation, variables, ceiling);
+    if (shapes.byVariables.size < SHAPES_PER_OPERATION) shapes.byVariables.set(key, shape);
+  }
   return shape;
 }

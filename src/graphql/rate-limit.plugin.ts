@@ -4,7 +4,7 @@ import { authError } from '../http/authentication.js';
 import { graphqlCost, type RateLimitGate } from '../rate-limit/index.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { toRequestError } from './error.mapping.js';
-import { coerceVariables, operationShape } from './operation-shape.js';
+import { cachedOperationShape, coerceVariables } from './operation-shape.js';
 
 /** What the answer's `extensions.cost` shows. */
 export interface OperationCost {
@@ -38,7 +38,7 @@ export function rateLimitPlugin(gate: RateLimitGate, { maxNodes }: { maxNodes: n
           // Variables that do not fit the operation: execution refuses the request with their errors (400)
           // before any resolver runs, like an invalid document, and it costs nothing.
           if (!('variables' in coerced)) return;
-          const shape = operationShape(schema, document, operation, coerced.variables, maxNodes);
+          const shape = cachedOperationShape(schema, document, operation, coerced.variables, maxNodes);
           // The same walk names the operation for metrics: a bounded label from the schema's own field names.
           ctx.observed.operation = operationLabel(operation.operation, shape.rootFields);
           if (shape.overCeiling) {

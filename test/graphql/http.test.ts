@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { buildSchema, parse, type OperationDefinitionNode } from 'graphql';
 import Database from 'libsql';
 import { startApp, createAccount, type TestApp } from '../helpers/app.js';
-import { operationShape } from '../../src/graphql/operation-shape.js';
+import { cachedOperationShape, operationShape } from '../../src/graphql/operation-shape.js';
 import { projectPath } from '../../src/project-path.js';
 import { graphqlCost } from '../../src/rate-limit/index.js';
 import { assertGraphQLError, dataOf, gql } from './support.js';
@@ -295,5 +295,45 @@ describe('GraphQL rate limiting: the operation cost is charged to the account be
     assert.ok(Number(res.headers.get('retry-after')) >= 1, 'Retry-After in whole seconds');
     assert.equal(res.headers.get('x-ratelimit-remaining'), '1');
     dataOf(await gql(client, '{ viewer { id } }'));
+  });
+});
+
+describe('GraphQL cost: the per-document cache of the operation shape', () => {
+  const schema = buildSchema(readFileSync(projectPath('schema/schema.graphql'), 'utf8'));
+  // One document object, as Apollo's document cache hands it to every request with the same text.
+  const document = parse(`
+    query Q($first: Int = 20, $inner: Int, $ids: [ID!], $withCats: Boolean!) {
+      pets(first: $first, filter: { ids: $ids }) { edges { node { id } } }
+      categories @include(if: $withCats) { edges { node { pets(first: $inner) { edges { cursor } } } } }
+    }`);
+  const operation = document.definitions[0] as OperationDefinitionNode;
+  const fresh = (variables: Record<string, unknown>) => operationShape(schema, document, operation, variables, 1000);
+  const cached = (variables: Record<string, unknown>) => cachedOperationShape(schema, document, operation, variables, 1000);
+
+  it('when only the values of other variables change (ids), then the cached shape is the one computed afresh', () => {
+    const a = cached({ first: 20, ids: ['1', '2'], withCats: false });
+    assert.deepEqual(a, fresh({ first: 20, ids: ['1', '2'], withCats: false }));
+    assert.equal(cached({ first: 20, ids: ['3', '4', '5'], withCats: false }), a);
+  });
+
+  it('when page sizes, @include conditions or nullness change, then every answer equals the uncached one', () => {
+    const cases: Array<Record<string, unknown>> = [
+      { first: 20, withCats: false },
+      { first: 100, withCats: true, inner: 100 },
+      { first: 100, withCats: true, inner: 3 },
+      { first: 100, withCats: true },
+      { first: 1, withCats: true, inner: null },
+      { first: null, withCats: true, ids: null },
+      { first: 100, withCats: true, inner: 100, ids: ['1'] },
+      { first: 100, withCats: true, inner: 100 },
+    ];
+    for (const variables of cases) {
+      const expected = fresh(variables);
+      assert.deepEqual(cached(variables), expected, JSON.stringify(variables));
+      assert.equal(graphqlCost(cached(variables)), graphqlCost(expected));
+    }
+    assert.notEqual(graphqlCost(cached(cases[1]!)), graphqlCost(cached(cases[0]!)));
+    assert.equal(cached(cases[1]!).overCeiling, true);
+    assert.equal(cached(cases[2]!).overCeiling, false);
   });
 });
