@@ -28,12 +28,15 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
     await t?.close();
   });
 
-  it('when the network beyond the service is cut and a key is put in the headers pane, then a query run in /graphiql shows data', async () => {
+  /**
+   * A new page with the network beyond the service cut: every request elsewhere is aborted and recorded
+   * (`offOrigin`); page errors and CSP refusals are recorded in `problems`.
+   */
+  async function offlinePage() {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
     page.on('console', (m) => /Refused to|Content Security Policy/i.test(m.text()) && problems.push(`console: ${m.text()}`));
-    // The network is cut: every request not to the service is aborted and recorded.
     const offOrigin: string[] = [];
     await page.route('**/*', (route) => {
       const url = route.request().url();
@@ -41,6 +44,11 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
       offOrigin.push(url);
       return route.abort();
     });
+    return { page, problems, offOrigin };
+  }
+
+  it('when the network beyond the service is cut and a key is put in the headers pane, then a query run in /graphiql shows data', async () => {
+    const { page, problems, offOrigin } = await offlinePage();
 
     // On load GraphiQL asks for the schema, still without a key (a 401 it shows in the result pane): let that
     // answer arrive first, or on a busy machine it can land after the query's and overwrite it.
@@ -77,17 +85,7 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
   });
 
   it('when a subscription runs in /graphiql, then without a key the pane shows the refusal, and with the key a stock change made through REST shows up', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => /Refused to|Content Security Policy/i.test(m.text()) && problems.push(`console: ${m.text()}`));
-    const offOrigin: string[] = [];
-    await page.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith(t.url) || url.startsWith('data:')) return route.continue();
-      offOrigin.push(url);
-      return route.abort();
-    });
+    const { page, problems, offOrigin } = await offlinePage();
     // Routes do not see WebSockets: every socket the page opens is recorded, and whether it has closed.
     const sockets: Array<{ url: string; closed: boolean }> = [];
     page.on('websocket', (ws) => {
