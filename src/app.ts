@@ -168,7 +168,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   });
 
   const server = createHttpServer(koa.callback(), config, logger, {
-    parser: parserRefusal,
+    parser: (errorCode, received) => parserRefusal(errorCode, received, { graphql: toGraphQLErrorBody }),
     shutdown: (requestId, path) => shutdownRefusal(requestId, path, { graphql: toGraphQLErrorBody }),
   });
   let closing: Promise<void> | undefined;

@@ -31,7 +31,7 @@ export interface Refusal {
 /** The answers the server writes outside the app, in the app's error shape (src/http/refusals.ts). */
 export interface Refusals {
   /** A request Node's parser refused, by the error's code (oversized headers, timeout, not HTTP). */
-  parser(errorCode: string | undefined): Refusal;
+  parser(errorCode: string | undefined, received: Buffer | undefined): Refusal;
   /** A request unanswered when the grace period ends. */
   shutdown(requestId: string | undefined, path: string): Refusal;
 }
@@ -125,7 +125,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, refusal
     socket.destroy();
     return;
   }
-  const refusal = refusals.parser(error.code);
+  const refusal = refusals.parser(error.code, (error as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket);
   const headers = { ...refusal.headers, 'Content-Length': String(Buffer.byteLength(refusal.body)) };
   const head = Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)

@@ -29,10 +29,20 @@ const PARSER_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
   HPE_CHUNK_EXTENSIONS_OVERFLOW: { code: 'PAYLOAD_TOO_LARGE', message: 'The chunk extensions are too large.' },
 };
 
-/** The answer to a request the parser refused (no request exists yet: a fresh request id, REST's shape). */
-export function parserRefusal(errorCode: string | undefined): Refusal {
+/**
+ * The answer to a request the parser refused (no request exists yet: a fresh request id). Its shape is
+ * the facade's when the bytes received start with a request line naming a path (`GET /graphql?query=…
+ * HTTP/1.1` too long: GraphQL's `{errors}`), REST's otherwise.
+ */
+export function parserRefusal(errorCode: string | undefined, received: Buffer | undefined, renderers: ErrorRenderers): Refusal {
   const known = PARSER_ERRORS[errorCode ?? ''] ?? { code: 'VALIDATION_FAILED', message: 'The request is not valid HTTP/1.1.' };
-  return refusal(new HttpError(known.code, known.message), randomUUID(), '/', {});
+  return refusal(new HttpError(known.code, known.message), randomUUID(), requestPath(received), renderers);
+}
+
+/** The path of the request line at the start of `received` ('/' when there is none). */
+function requestPath(received: Buffer | undefined): string {
+  const line = /^[A-Z]{3,10} (\/[^ ?#\r\n]*)/.exec(received?.subarray(0, 1024).toString('latin1') ?? '');
+  return line?.[1] ?? '/';
 }
 
 /** The answer to a request still unanswered when the shutdown's grace period ends: 503, retry elsewhere. */

@@ -9,7 +9,7 @@ import { STATUS_OF } from '../../src/http/error-status.js';
 import { RawConnection } from './support.js';
 
 /** Everything the server sent before closing, parsed as one response. */
-async function refusal(conn: RawConnection) {
+async function refusal(conn: RawConnection, shape: 'rest' | 'graphql' = 'rest') {
   const sent = await conn.untilClosed();
   const end = sent.indexOf('\r\n\r\n');
   assert.ok(end > 0, `no response: ${JSON.stringify(sent.slice(0, 200))}`);
@@ -17,7 +17,10 @@ async function refusal(conn: RawConnection) {
   const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
   const status = Number(statusLine!.split(' ')[1]);
   assert.match(headers['content-type'] ?? '', /^application\/json/, sent);
-  const body = JSON.parse(sent.slice(end + 4));
+  const parsed = JSON.parse(sent.slice(end + 4));
+  // GraphQL's shape carries the same fields: the message, and code, status and requestId in `extensions`.
+  if (shape === 'graphql') assert.equal(parsed.errors?.length, 1, sent);
+  const body = shape === 'graphql' ? { message: parsed.errors[0].message, ...parsed.errors[0].extensions } : parsed;
   assert.deepEqual(Object.keys(body).sort(), ['code', 'message', 'requestId', 'status']);
   assert.equal(body.status, status);
   assert.equal(STATUS_OF[body.code as keyof typeof STATUS_OF], status, 'the code is in the catalogue with this status');
@@ -37,6 +40,13 @@ describe('ops: refusals by the HTTP parser answer the Error shape', () => {
     const conn = await RawConnection.open(t.url);
     conn.send(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     const { status, body } = await refusal(conn);
+    assert.deepEqual([status, body.code], [431, 'HEADERS_TOO_LARGE']);
+  });
+
+  it('when a GraphQL GET has a query too long for the request line, then the 431 is in GraphQL\'s error shape (errors[0].extensions)', async () => {
+    const conn = await RawConnection.open(t.url);
+    conn.send(`GET /graphql?query=${encodeURIComponent(`{ ${'pets { edges { cursor } } '.repeat(800)}}`)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const { status, body } = await refusal(conn, 'graphql');
     assert.deepEqual([status, body.code], [431, 'HEADERS_TOO_LARGE']);
   });
 
