@@ -141,12 +141,14 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   const graphql = await createGraphQLFacade({ config, gate, logger });
   opened(() => graphql.stop());
 
+  // How an error is written per facade (REST's shape is the default): in Koa, and for what the server answers itself.
+  const errorRenderers = { graphql: toGraphQLErrorBody };
   const koa = new Koa({ proxy: config.trustProxy !== null });
   koa.silent = true;
   koa.use(clientAddress(config.trustProxy));
   koa.use(observeRequests({ logger, metrics }));
   koa.use(requestId());
-  koa.use(errorEnvelope({ logger, renderers: { graphql: toGraphQLErrorBody } }));
+  koa.use(errorEnvelope({ logger, renderers: errorRenderers }));
   koa.use(securityHeaders());
   koa.use(corsPolicy(config.corsOrigins));
   koa.use(
@@ -168,8 +170,8 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
   });
 
   const server = createHttpServer(koa.callback(), config, logger, {
-    parser: (errorCode, received) => parserRefusal(errorCode, received, { graphql: toGraphQLErrorBody }),
-    shutdown: (requestId, path) => shutdownRefusal(requestId, path, { graphql: toGraphQLErrorBody }),
+    parser: (errorCode, received) => parserRefusal(errorCode, received, errorRenderers),
+    shutdown: (requestId, path) => shutdownRefusal(requestId, path, errorRenderers),
   });
   let closing: Promise<void> | undefined;
   return {

@@ -180,7 +180,7 @@ export interface Config {
   dbBusyTimeoutMs: number;
   /** GraphQL documents beyond these are refused (400) before anything executes. */
   graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
-  /** What executes GraphQL queries and mutations: graphql-jit (compiled once per document) or graphql-js. Same answers. */
+  /** What executes GraphQL queries: graphql-jit (compiled once per document) or graphql-js; mutations, `@skip`/`@include` and answers with errors always run on graphql-js (src/graphql/jit.executor.ts). Same answers. */
   graphqlExecutor: 'jit' | 'graphql-js';
   /** Whose `X-Forwarded-For` entries are believed (src/http/client-address.ts); null: the socket's address. */
   trustProxy: TrustProxy;
