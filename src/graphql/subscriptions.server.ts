@@ -92,7 +92,6 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     answerAsPlainRequest(server, request, socket, head);
   };
   server.on('upgrade', onUpgrade);
-  const actors = new WeakMap<object, Actor>();
   /** The raw key of each socket: every subscribe, and every event pushed, re-checks it (revocation, ban, role). */
   const keys = new WeakMap<object, string>();
   const stillValid = async (key: string): Promise<Actor | null> => {
@@ -140,7 +139,6 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           if (left > 0) connections.set(actor.accountId, left);
           else connections.delete(actor.accountId);
         });
-        actors.set(ctx.extra, actor);
         keys.set(ctx.extra, key);
         return true;
       },
