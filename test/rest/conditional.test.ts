@@ -87,9 +87,12 @@ describe('REST conditional requests (ETag, If-None-Match, 304)', () => {
   });
 
   it('when If-None-Match comes with an invalid request, then it is the 400 as always, charged', async () => {
+    const before = await t.admin.get('/v1/pets?limit=1');
     const res = await t.admin.get('/v1/pets?limit=0', { headers: { 'if-none-match': '*' } });
     assert.equal(res.status, 400);
     assert.equal(res.body.code, 'VALIDATION_FAILED');
+    // Charged: one point less than the request before it left.
+    assert.equal(Number(res.headers.get('x-ratelimit-remaining')), Number(before.headers.get('x-ratelimit-remaining')) - 1);
   });
 
   it('when two instances serve the same database, then they give the same ETag for the same state', async () => {
