@@ -52,6 +52,29 @@ export class PetsService {
   }
 
   async listPets(filter: PetFilter, page: PageRequest): Promise<Page<PetView>> {
+    const { where, params, limit } = this.petsQuery(filter, page);
+    const rows = await this.reader.all<PetRow>(`select ${PET_COLUMNS} from pets where ${where} order by id asc limit ?`, params);
+    return toPage(rows.map(petRowToView), limit);
+  }
+
+  /**
+   * `listPets` with the store's version (see `Domain.storeVersion`) read in the same statement as the
+   * rows, so both come from one snapshot: one statement instead of two for a versioned answer. The
+   * version is a one-row table left-joined to the pets, so it comes back when no pet matches too.
+   */
+  async listPetsWithVersion(filter: PetFilter, page: PageRequest): Promise<{ page: Page<PetView>; storeVersion: number }> {
+    const { where, params, limit } = this.petsQuery(filter, page);
+    const rows = await this.reader.all<PetRow & { store_version: number | string | null }>(
+      `select v.store_version, ${PET_COLUMNS} from (select max(id) as store_version from events) v left join pets on ${where} order by id asc limit ?`,
+      params,
+    );
+    const storeVersion = Number(rows[0]?.store_version ?? 0);
+    const pets = rows[0]?.id === null ? [] : rows.map(petRowToView);
+    return { page: toPage(pets, limit), storeVersion };
+  }
+
+  /** The conditions (`and`-joined, unqualified pets columns), their values and the page's size, its `limit + 1` last. */
+  private petsQuery(filter: PetFilter, page: PageRequest): { where: string; params: unknown[]; limit: number } {
     const limit = pageSize(page.limit);
     const after = decodeCursor(page.cursor);
     const where = ['id > ?'];
@@ -78,8 +101,7 @@ export class PetsService {
       params.push(...ids);
     }
     params.push(limit + 1);
-    const rows = await this.reader.all<PetRow>(`select ${PET_COLUMNS} from pets where ${where.join(' and ')} order by id asc limit ?`, params);
-    return toPage(rows.map(petRowToView), limit);
+    return { where: where.join(' and '), params, limit };
   }
 
   async getPet(id: number): Promise<PetView> {

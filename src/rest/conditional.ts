@@ -23,6 +23,13 @@ export const VERSIONED_OPERATIONS: ReadonlySet<string> = new Set([
   'listEvents',
 ]);
 
+/**
+ * Versioned GETs whose handler reads the store's version in the same statement as its data (one
+ * snapshot, one statement fewer) and returns it as `storeVersion`; the others read it first, alone.
+ * A conditional request still reads the version alone first: a match needs no data.
+ */
+export const VERSION_READ_WITH_DATA: ReadonlySet<string> = new Set(['listPets']);
+
 /** Changes with the answers' shapes (a deploy that changes a representation must not answer 304 to an old tag). */
 const REPRESENTATION = '1';
 
