@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { Context, Middleware, Next } from 'koa';
 import type { Actor, Domain } from '../domain/index.js';
 import { hashApiKey, KEY_PREFIX } from '../domain/accounts.service.js';
@@ -35,8 +36,8 @@ export class ApiKeyAuthenticator {
     private readonly ttlMs = 1000,
   ) {}
 
-  async authenticate(rawKey: string): Promise<Actor | null> {
-    const id = hashApiKey(rawKey);
+  /** `id`: the key's hash, when the caller already has it. */
+  async authenticate(rawKey: string, id = hashApiKey(rawKey)): Promise<Actor | null> {
     const now = Date.now();
     const hit = this.cache.get(id);
     if (hit && hit.expires > now) return hit.actor;
@@ -53,9 +54,8 @@ export class ApiKeyAuthenticator {
    * limit: a key not in the index is refused without a database lookup, a valid key is served, even
    * one this instance has never seen.
    */
-  async mayBeValid(rawKey: string): Promise<boolean> {
+  async mayBeValid(rawKey: string, id = hashApiKey(rawKey)): Promise<boolean> {
     if (!wellFormed(rawKey)) return false;
-    const id = hashApiKey(rawKey);
     const hit = this.cache.get(id);
     if (hit && hit.expires > Date.now()) return hit.actor !== null;
     return (await this.validHashes()).has(id.slice(0, INDEX_HASH_CHARS));
@@ -97,14 +97,30 @@ export function authentication({ authenticator, gate, domain }: { authenticator:
     if (!key) state.authFailure = 'UNAUTHENTICATED';
     // An address over the failed-authentication limit: an unknown key is refused (429) without a
     // database lookup; a valid key is served as usual.
-    else if (gate.isAddressBlocked(ctx.ip) && !(await authenticator.mayBeValid(key))) state.authFailure = 'INVALID_API_KEY';
     else {
-      const actor = await authenticator.authenticate(key);
-      if (actor) state.actor = actor;
-      else state.authFailure = 'INVALID_API_KEY';
+      const id = keyHash(ctx.req.socket, key);
+      if (gate.isAddressBlocked(ctx.ip) && !(await authenticator.mayBeValid(key, id))) state.authFailure = 'INVALID_API_KEY';
+      else {
+        const actor = await authenticator.authenticate(key, id);
+        if (actor) state.actor = actor;
+        else state.authFailure = 'INVALID_API_KEY';
+      }
     }
     await next();
   };
+}
+
+/**
+ * The hash of a request's key, remembered on its connection: a keep-alive connection usually sends the
+ * same key with every request, and the key stays in memory only as long as the connection does.
+ */
+const KEY_HASH = Symbol('apiKeyHash');
+function keyHash(socket: Socket & { [KEY_HASH]?: { key: string; hash: string } }, key: string): string {
+  const last = socket[KEY_HASH];
+  if (last !== undefined && last.key === key) return last.hash;
+  const hash = hashApiKey(key);
+  socket[KEY_HASH] = { key, hash };
+  return hash;
 }
 
 /** The refusal of a request that needs a key and has none that is valid. */

@@ -36,11 +36,25 @@ const REPRESENTATION = '1';
 const tagOf = (text: string) => `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
 
 /**
+ * Version tags already computed, by their text: a tag is a pure function of it (the version is still
+ * read per request), and a hot read asks for the same one again and again. Bounded: emptied when full.
+ */
+const versionTags = new Map<string, string>();
+const MAX_VERSION_TAGS = 1000;
+
+/**
  * The tag of a versioned answer: the store's version, what was asked (path and query, as sent), and
  * who asked (orders and events are seen per account).
  */
 export function versionTag(version: number, requestTarget: string, actor: Actor | undefined): string {
-  return tagOf(`${REPRESENTATION}\n${version}\n${requestTarget}\n${actor ? `${actor.accountId}:${actor.role}` : '-'}`);
+  const text = `${REPRESENTATION}\n${version}\n${requestTarget}\n${actor ? `${actor.accountId}:${actor.role}` : '-'}`;
+  let tag = versionTags.get(text);
+  if (tag === undefined) {
+    if (versionTags.size >= MAX_VERSION_TAGS) versionTags.clear();
+    tag = tagOf(text);
+    versionTags.set(text, tag);
+  }
+  return tag;
 }
 
 /** The tag of an answer from its bytes. */
