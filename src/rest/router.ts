@@ -63,9 +63,10 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
     const handler = handlers[op.operationId]!;
     const versioned = op.method === 'get' && VERSIONED_OPERATIONS.has(op.operationId);
     const versionWithData = versioned && VERSION_READ_WITH_DATA.has(op.operationId);
+    const route = `${op.method.toUpperCase()} /v1${op.path}`;
     router.register(koaPath, [op.method.toUpperCase()], async (ctx: Context) => {
       const state = ctx.state as AppState;
-      state.route = `${op.method.toUpperCase()} /v1${op.path}`;
+      state.route = route;
       const deprecation = deprecations[op.operationId];
       if (deprecation) ctx.set(deprecation((ctx as Context & { params: Record<string, string> }).params));
       const run = (input: RestInput) =>
@@ -150,7 +151,9 @@ async function validateRequest(ctx: Context, op: CompiledOperation): Promise<Res
   if (!op.validateQuery(query)) {
     throw validationFailed('A query parameter is invalid.', toDetails(op.validateQuery.errors, ''));
   }
-  const headers = { ...ctx.headers };
+  // Only the documented headers are checked (the schema allows any other) and handed on: a copy of them alone.
+  const headers: Record<string, unknown> = {};
+  for (const name of op.headerParameters) if (ctx.headers[name] !== undefined) headers[name] = ctx.headers[name];
   if (!op.validateHeaders(headers)) {
     throw validationFailed('A header is invalid.', toDetails(op.validateHeaders.errors, ''));
   }
