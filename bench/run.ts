@@ -296,8 +296,14 @@ function report(
   log();
   log(`## Results: ${ROUNDS} rounds × ${DURATION} s per scenario, ${CONNECTIONS} connections, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
   log();
-  log('| scenario | op/s (median) | spread (min–max) | CPU µs/op | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request |');
-  log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  // Every scenario against the stack's floor F and the bare floor L0: the median of the per-round ratios of op/s.
+  const versus = (s: Scenario, floorId: string) => {
+    const floor = runs.get(floorId);
+    if (!floor || s.id === floorId) return '–';
+    return pct(median(runs.get(s.id)!.map((r, i) => r.opsPerSec / floor[i]!.opsPerSec)));
+  };
+  log('| scenario | op/s (median) | spread (min–max) | CPU µs/op | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request | ÷ F | ÷ L0 |');
+  log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of scenarios) {
     const rs = runs.get(s.id)!;
     const ops = rs.map((r) => r.opsPerSec);
@@ -306,7 +312,7 @@ function report(
     const sql = s.service === 'l0' || s.service === 'koa' || s.service === 'gate' ? '–' : s.service === 'floor' ? '1' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' || s.service === 'against-postgres' ? '?' : s.service === 'no-outbox' ? 'as with, less the events' : s.service === 'postgres' ? 'as on SQLite' : 'as REST by ids';
     const unexpected = rs.reduce((a, r) => a + r.unexpected + r.errors, 0);
     log(
-      `| ${s.label} | ${m.toFixed(0)} | ${spread} | ${(median(rs.map((r) => r.cpuMsPerOp)) * 1000).toFixed(0)} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,
+      `| ${s.label} | ${m.toFixed(0)} | ${spread} | ${(median(rs.map((r) => r.cpuMsPerOp)) * 1000).toFixed(0)} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} | ${versus(s, 'floor')} | ${versus(s, 'l0')} |`,
     );
   }
   log();
