@@ -4,7 +4,7 @@ import type { Actor, Domain } from '../domain/index.js';
 import { hashApiKey, KEY_PREFIX } from '../domain/accounts.service.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
 import type { AppState } from './context.js';
-import { HttpError } from './errors.js';
+import { describeError, HttpError } from './errors.js';
 
 const CACHE_LIMIT = 10_000;
 /** How long the index of valid keys is trusted before it is read again (when next consulted). */
@@ -98,12 +98,19 @@ export function authentication({ authenticator, gate, domain }: { authenticator:
     // An address over the failed-authentication limit: an unknown key is refused (429) without a
     // database lookup; a valid key is served as usual.
     else {
-      const id = keyHash(ctx.req.socket, key);
-      if (gate.isAddressBlocked(ctx.ip) && !(await authenticator.mayBeValid(key, id))) state.authFailure = 'INVALID_API_KEY';
-      else {
-        const actor = await authenticator.authenticate(key, id);
-        if (actor) state.actor = actor;
-        else state.authFailure = 'INVALID_API_KEY';
+      try {
+        const id = keyHash(ctx.req.socket, key);
+        if (gate.isAddressBlocked(ctx.ip) && !(await authenticator.mayBeValid(key, id))) state.authFailure = 'INVALID_API_KEY';
+        else {
+          const actor = await authenticator.authenticate(key, id);
+          if (actor) state.actor = actor;
+          else state.authFailure = 'INVALID_API_KEY';
+        }
+      } catch (error) {
+        // The database could not say (out of connections, restarting): the facade refuses with 503 and
+        // the rate-limit headers of the address, like any request without a checked key.
+        if (describeError(error)?.code !== 'UNAVAILABLE') throw error;
+        state.authFailure = 'UNAVAILABLE';
       }
     }
     await next();
@@ -123,8 +130,9 @@ function keyHash(socket: Socket & { [KEY_HASH]?: { key: string; hash: string } }
   return hash;
 }
 
-/** The refusal of a request that needs a key and has none that is valid. */
+/** The refusal of a request that needs a key and has none that is valid (or whose key could not be checked). */
 export function authError(failure: AppState['authFailure']): HttpError {
+  if (failure === 'UNAVAILABLE') return new HttpError('UNAVAILABLE', 'Your API key could not be checked: the database is busy or unreachable; retry shortly.', { 'Retry-After': '2' });
   return failure === 'INVALID_API_KEY'
     ? new HttpError('INVALID_API_KEY', 'The API key is unknown or revoked.')
     : new HttpError('UNAUTHENTICATED', 'Send your API key in the X-API-Key header.');
