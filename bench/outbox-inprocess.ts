@@ -1,6 +1,6 @@
 /**
  * What the outbox costs an order inside the process, without HTTP: `StoreService.placeOrder` on the
- * benchmark's seeded database (one copy per variant), with the outbox's writes on and off, in
+ * benchmark's seeded database (seeded by each build, so each has its own schema; one copy per variant), with the outbox's writes on and off, in
  * interleaved batches in one process, and the CPU per order of each batch. The HTTP benchmark's
  * `order with outbox / without` carries the whole request around the same difference, and its rounds
  * move by tens of per cent on a shared machine; this isolates the order's transaction and what the
@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { projectPath } from '../src/project-path.js';
-import { seedBenchDatabase, PET_COUNT } from './seed.js';
+import { PET_COUNT } from './seed.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -66,17 +66,18 @@ const median = (xs: number[]) => {
 
 const work = mkdtempSync(join(tmpdir(), 'petstore-outbox-'));
 try {
-  const seed = await seedBenchDatabase(join(work, 'seed.db'));
-  const copy = (name: string) => {
-    const file = join(work, `${name}.db`);
-    copyFileSync(seed.file, file);
-    return file;
-  };
   const builds: Array<[string, string]> = [['this build', projectPath('.')], ...(args.against ? [['--against', resolve(args.against)] as [string, string]] : [])];
   const variants: Variant[] = [];
   for (const [label, root] of builds) {
-    variants.push(await variant(`${label}, outbox on`, root, copy(`${variants.length}`), true));
-    variants.push(await variant(`${label}, outbox off`, root, copy(`${variants.length}`), false));
+    const { seedBenchDatabase } = await import(join(root, 'dist/bench/seed.js'));
+    const seed: { file: string } = await seedBenchDatabase(join(work, `seed-${variants.length}.db`));
+    const copy = () => {
+      const file = join(work, `${variants.length}.db`);
+      copyFileSync(seed.file, file);
+      return file;
+    };
+    variants.push(await variant(`${label}, outbox on`, root, copy(), true));
+    variants.push(await variant(`${label}, outbox off`, root, copy(), false));
   }
   let pet = 0;
   const batch = async (v: Variant, n: number) => {
