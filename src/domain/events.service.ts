@@ -165,12 +165,20 @@ export class EventsService {
    * Drops events, and webhook delivery attempts, older than the retention period; returns how many
    * events went. The newest event always stays: its id is the store's version (REST's ETags), which
    * must never go back.
+   *
+   * Events are stamped in their transaction after the writers' turn, so `createdAt` follows the id:
+   * the events to drop are those below the first one within the period. `events` has no index on
+   * `createdAt` (every order would write its page too): that first event is found by reading in id
+   * order, through exactly the rows that go (an hour's worth at the hourly purge), and they go by id.
+   * An instance whose clock is behind the others' can make an event go or stay a little early or late
+   * (by the clocks' difference, on a 30-day horizon).
    */
   async purgeExpired(now = new Date()): Promise<number> {
     const horizon = new Date(now.getTime() - EVENT_RETENTION_MS);
     await this.em.nativeDelete(WebhookDelivery, { createdAt: { $lt: horizon }, status: { $ne: 'pending' } });
-    const newest = await this.lastEventId();
-    return this.em.nativeDelete(Event, { createdAt: { $lt: horizon }, id: { $lt: newest } });
+    const [kept] = await this.em.find(Event, { createdAt: { $gte: horizon } }, { orderBy: { id: 'asc' }, limit: 1, fields: ['id'] });
+    const bound = kept ? kept.id : await this.lastEventId();
+    return this.em.nativeDelete(Event, { id: { $lt: bound } });
   }
 }
 
