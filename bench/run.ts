@@ -19,7 +19,7 @@
  *   npm run bench -- --soak            # 5 minutes of mixed load on the memory service; RSS growth
  *   npm run bench -- --events --duration 20
  *                                      # event committed → webhook received / → subscriber: p50, p99 (no load)
- *   npm run bench -- --cpu-prof        # also writes a CPU profile of the memory (and PostgreSQL) service to bench/profiles/
+ *   npm run bench -- --cpu-prof        # also CPU profiles of the memory, outbox-off (and PostgreSQL) services in bench/profiles/
  *   npm run bench -- --against "$(bash bench/build-ref.sh HEAD~1)" --only rest-ids,gql-ids
  *                                      # before/after: every memory scenario also runs on that build
  *   npm run bench -- --against . --against-env GRAPHQL_EXECUTOR=graphql-js --only gql-ids
@@ -206,11 +206,11 @@ async function main() {
         ? ['memory']
         : ['l0', ...LADDER, 'memory', 'no-limiter', 'no-outbox', ...(REDIS_URL ? (['redis'] as const) : []), ...(PG_URL ? (['postgres'] as const) : [])],
     );
-    const starting: Array<Promise<Service>> = [
-      start('memory', 'dist/src/main.js', serviceEnv('memory'), work, args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
-    ];
+    // Each profile is named after its service (the outbox-off twin is profiled too, to diff the two).
+    const profArgs = (name: ServiceName) => (args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []);
+    const starting: Array<Promise<Service>> = [start('memory', 'dist/src/main.js', serviceEnv('memory'), work, profArgs('memory'))];
     if (wanted.has('no-limiter')) starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter'), work));
-    if (wanted.has('no-outbox')) starting.push(start('no-outbox', 'dist/bench/service-without-outbox.js', serviceEnv('no-outbox'), work));
+    if (wanted.has('no-outbox')) starting.push(start('no-outbox', 'dist/bench/service-without-outbox.js', serviceEnv('no-outbox'), work, profArgs('no-outbox')));
     if (wanted.has('redis')) {
       starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }, work));
     }
@@ -221,7 +221,7 @@ async function main() {
       const pg = await seedBenchDatabase(url);
       keysOf.set('postgres', { enterprise: pg.enterpriseKey, free: pg.freeKey });
       log(`seeded ${PET_COUNT} pets on PostgreSQL (${pgDatabase}) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-      starting.push(start('postgres', 'dist/src/main.js', { ...serviceEnv('postgres'), DATABASE_URL: url }, work, args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []));
+      starting.push(start('postgres', 'dist/src/main.js', { ...serviceEnv('postgres'), DATABASE_URL: url }, work, profArgs('postgres')));
       // Before/after on PostgreSQL: the --against build on the same database (orders rotate over 10,000 pets of ample stock).
       if (args.against) {
         starting.push(

@@ -63,12 +63,25 @@ export interface NewEvent {
 export async function insertEvents(tx: SqlTransaction, events: readonly NewEvent[]): Promise<void> {
   if (!events.length) return;
   if (tx.dialect === 'postgresql') await tx.runLast(EVENT_WRITERS_TURN, [EVENT_WRITERS_LOCK]);
-  const createdAt = new Date();
-  await tx.runLast(
-    `insert into events (type, data, account_id, created_at) values ${events.map(() => '(?, ?, ?, ?)').join(', ')}`,
-    events.flatMap((e) => [e.type, JSON.stringify(e.data), e.accountId, createdAt]),
-  );
+  // On the hottest write: one SQL text per row count and dialect (the writer finds its prepared statement by it), no per-call closures.
+  const params: unknown[] = [];
+  if (tx.dialect === 'postgresql') {
+    // Stamped by the server after the writers' turn (the insert runs after the lock, in the same message), so
+    // created_at follows the id as the purge expects (outbox-upkeep.ts).
+    for (const e of events) params.push(e.type, JSON.stringify(e.data), e.accountId);
+    await tx.runLast(insertEventsSql(events.length, 'postgresql'), params);
+  } else {
+    const createdAt = new Date();
+    for (const e of events) params.push(e.type, JSON.stringify(e.data), e.accountId, createdAt);
+    await tx.runLast(insertEventsSql(events.length, 'sqlite'), params);
+  }
 }
+
+const INSERT_EVENTS_SQL = { sqlite: [] as string[], postgresql: [] as string[] };
+const insertEventsSql = (rows: number, dialect: 'sqlite' | 'postgresql') =>
+  (INSERT_EVENTS_SQL[dialect][rows] ??= `insert into events (type, data, account_id, created_at) values ${Array.from({ length: rows }, () =>
+    dialect === 'postgresql' ? '(?, ?, ?, clock_timestamp())' : '(?, ?, ?, ?)',
+  ).join(', ')}`);
 
 export const recordOrderEvent = (em: EntityManager, type: 'order.placed' | 'order.completed' | 'order.cancelled', order: OrderView) =>
   recordEvent(em, type, orderRepresentation(order), order.accountId);
@@ -162,12 +175,20 @@ export class EventsService {
    * Drops events, and webhook delivery attempts, older than the retention period; returns how many
    * events went. The newest event always stays: its id is the store's version (REST's ETags), which
    * must never go back.
+   *
+   * Events are stamped in their transaction after the writers' turn, so `createdAt` follows the id:
+   * the events to drop are those below the first one within the period. `events` has no index on
+   * `createdAt` (every order would write its page too): that first event is found by reading in id
+   * order, through exactly the rows that go (an hour's worth at the hourly purge), and they go by id.
+   * An instance whose clock is behind the others' can make an event go or stay a little early or late
+   * (by the clocks' difference, on a 30-day horizon).
    */
   async purgeExpired(now = new Date()): Promise<number> {
     const horizon = new Date(now.getTime() - EVENT_RETENTION_MS);
     await this.em.nativeDelete(WebhookDelivery, { createdAt: { $lt: horizon }, status: { $ne: 'pending' } });
-    const newest = await this.lastEventId();
-    return this.em.nativeDelete(Event, { createdAt: { $lt: horizon }, id: { $lt: newest } });
+    const [kept] = await this.em.find(Event, { createdAt: { $gte: horizon } }, { orderBy: { id: 'asc' }, limit: 1, fields: ['id'] });
+    const bound = kept ? kept.id : await this.lastEventId();
+    return this.em.nativeDelete(Event, { id: { $lt: bound } });
   }
 }
 

@@ -155,3 +155,31 @@ describe('events: the outbox and the event feed', () => {
     assertGraphQLError(await gql(bob, '{ events(types: ["nope"]) { edges { cursor } } }'), 'VALIDATION_FAILED', 400);
   });
 });
+
+describe('events: the 30-day purge', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  it('when some events are past 30 days, then exactly those go, and when all are, then the newest stays with the store version', async () => {
+    const catId = (await t.admin.post('/v1/categories', { name: 'Purged' })).body.id;
+    for (const name of ['A', 'B', 'C']) assert.equal((await t.admin.post('/v1/pets', { name, categoryId: catId })).status, 201);
+    const before = (await walk(t.admin, '/v1/events?limit=100')).items;
+    assert.ok(before.length >= 4);
+    const em = t.app.orm.em.fork();
+    const old = new Date(Date.now() - 31 * 24 * 3600 * 1000);
+    // The three oldest events are past the period; the rest are within it.
+    await em.execute('update events set created_at = ? where id <= ?', [old, before[2].id]);
+    assert.equal(await new EventsService(em).purgeExpired(), 3);
+    assert.deepEqual((await walk(t.admin, '/v1/events?limit=100')).items.map((e) => e.id), before.slice(3).map((e) => e.id));
+
+    const tag = (await t.admin.get('/v1/pets')).headers.get('etag');
+    assert.ok(tag);
+    // Seen from 31 days on, every event is past the period: all go but the newest (the store's version).
+    assert.equal(await new EventsService(t.app.orm.em.fork()).purgeExpired(new Date(Date.now() + 31 * 24 * 3600 * 1000)), before.length - 4);
+    assert.deepEqual((await walk(t.admin, '/v1/events?limit=100')).items.map((e) => e.id), [before.at(-1).id]);
+    assert.equal((await t.admin.get('/v1/pets')).headers.get('etag'), tag);
+  });
+});

@@ -1,11 +1,12 @@
-import { Entity, Index, PrimaryKey, Property, BigIntType } from '@mikro-orm/core';
+import { Entity, PrimaryKey, Property, BigIntType } from '@mikro-orm/core';
 
 /**
  * One row of the transactional outbox: written in the same transaction as the change it describes,
- * read by the event feed, the webhook dispatcher and the subscription relay. Kept 30 days.
+ * read by the event feed, the webhook dispatcher and the subscription relay. Kept 30 days. Every
+ * read is by id; no index on `createdAt` (every order would write its page too): the purge finds
+ * the oldest event it keeps by id (EventsService.purgeExpired).
  */
 @Entity({ tableName: 'events' })
-@Index({ name: 'events_created_at_index', properties: ['createdAt'] })
 export class Event {
   /** Monotonic in commit order: writers of events are serialised (see EventsService.record). */
   @PrimaryKey({ type: new BigIntType('number'), autoincrement: true })
@@ -25,6 +26,7 @@ export class Event {
   @Property({ type: new BigIntType('number'), nullable: true })
   accountId: number | null;
 
+  /** Set in the writing transaction, after the writers' turn: it follows the id (up to the clocks of the instances). */
   @Property({ type: 'datetime' })
   createdAt: Date = new Date();
 
