@@ -21,6 +21,8 @@
  *                                      # before/after: every memory scenario also runs on that build
  *   npm run bench -- --against . --against-env GRAPHQL_EXECUTOR=graphql-js --only gql-ids
  *                                      # the same build with another setting (here the GraphQL executor)
+ *
+ * Every service runs with the node flags of its build's start command (package.json's `start`), as served.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,7 +48,10 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     only: { type: 'string' },
     against: { type: 'string' },
-    /** Node flags for the --against service only (e.g. --against . --against-node-args=--max-semi-space-size=8). */
+    /**
+     * Node flags for the --against service only, after its start command's own (the last of a repeated flag wins:
+     * --against . --against-node-args=--max-semi-space-size=16 is the same build on V8's default young generation).
+     */
     'against-node-args': { type: 'string', default: '' },
     /** Environment for the --against service only, `K=V,K2=V2` (e.g. --against . --against-env GRAPHQL_EXECUTOR=graphql-js). */
     'against-env': { type: 'string', default: '' },
@@ -100,6 +105,17 @@ function cpuMs(pid: number): number {
 function rssKb(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) : Number.NaN;
+}
+
+/**
+ * The node flags of a build's start command: `npm start` is `node <flags> scripts/start.mjs` in its
+ * package.json, and the production command `node <flags> dist/src/main.js` takes the same flags
+ * (README, "Memory"). A build without such flags (an older commit) runs on node's defaults.
+ */
+function startNodeArgs(root: string): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+  const match = /^node((?: --\S+)*) scripts\/start\.mjs$/.exec(scripts?.start ?? '');
+  return match ? match[1]!.split(' ').filter(Boolean) : [];
 }
 
 /**
@@ -189,18 +205,24 @@ async function main() {
       ...(args.events ? { WEBHOOK_ALLOW_PRIVATE: 'true' } : {}),
       ...Object.fromEntries(['WEBHOOK_POLL_MS', 'SUBSCRIPTION_POLL_MS'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
     });
+    // Each build runs with the node flags of its own start command (`npm start`), as it is served.
+    const ownNodeArgs = startNodeArgs(projectPath('.'));
     const profDir = projectPath('bench/profiles');
     if (args['cpu-prof']) mkdirSync(profDir, { recursive: true });
     const wanted = new Set<ServiceName>(args.soak || args.events ? ['memory'] : ['l0', ...LADDER, 'memory', 'no-limiter', 'no-outbox', ...(REDIS_URL ? (['redis'] as const) : [])]);
     const starting: Array<Promise<Service>> = [
-      start('memory', 'dist/src/main.js', serviceEnv('memory'), work, args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
+      start('memory', 'dist/src/main.js', serviceEnv('memory'), work, [...ownNodeArgs, ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]),
     ];
-    if (wanted.has('no-limiter')) starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter'), work));
-    if (wanted.has('no-outbox')) starting.push(start('no-outbox', 'dist/bench/service-without-outbox.js', serviceEnv('no-outbox'), work));
+    if (wanted.has('no-limiter')) starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter'), work, ownNodeArgs));
+    if (wanted.has('no-outbox')) starting.push(start('no-outbox', 'dist/bench/service-without-outbox.js', serviceEnv('no-outbox'), work, ownNodeArgs));
     if (wanted.has('redis')) {
-      starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }, work));
+      starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }, work, ownNodeArgs));
     }
-    if (args.against) starting.push(start('against', join(resolve(args.against), 'dist/src/main.js'), { ...serviceEnv('against'), ...againstEnv }, work, args['against-node-args'].split(' ').filter(Boolean)));
+    if (args.against) {
+      const root = resolve(args.against);
+      const nodeArgs = [...startNodeArgs(root), ...args['against-node-args'].split(' ').filter(Boolean)];
+      starting.push(start('against', join(root, 'dist/src/main.js'), { ...serviceEnv('against'), ...againstEnv }, work, nodeArgs));
+    }
     for (const s of await Promise.all(starting)) services.set(s.name, s);
 
     if (wanted.has('l0')) {
