@@ -6,17 +6,20 @@
  * prepared statement on the same SQLite data), the service in production mode on a
  * seeded SQLite file with the in-memory limiter, the same service with the limiter replaced by a
  * no-op (to price the limiter), the same service with the outbox's writes off (to price the outbox: `order with
- * outbox / without`), and, when REDIS_URL is set, the service with Redis as limiter store.
+ * outbox / without`), when REDIS_URL is set, the service with Redis as limiter store, and, when PG_URL
+ * is set, the service on PostgreSQL (a database of its own, created next to PG_URL's, seeded alike
+ * and dropped at the end) for the read and the order.
  * Then: a warm-up pass, then rounds that alternate every scenario (so drift and neighbours' noise
  * hit all of them alike), and per scenario the medians over rounds; each ratio is the median of the
  * per-round ratios, with its range across rounds.
  *
  *   npm run bench                      # default: 5 rounds of 3 s per scenario, ~3 minutes
+ *   PG_URL=postgres://postgres@127.0.0.1:5432/test npm run bench -- --only rest-ids-pg,rest-order-pg
  *   npm run bench -- --rounds 5 --duration 10
  *   npm run bench -- --soak            # 5 minutes of mixed load on the memory service; RSS growth
  *   npm run bench -- --events --duration 20
  *                                      # event committed → webhook received / → subscriber: p50, p99 (no load)
- *   npm run bench -- --cpu-prof        # also writes a CPU profile of the memory service to bench/profiles/
+ *   npm run bench -- --cpu-prof        # also writes a CPU profile of the memory (and PostgreSQL) service to bench/profiles/
  *   npm run bench -- --against "$(bash bench/build-ref.sh HEAD~1)" --only rest-ids,gql-ids
  *                                      # before/after: every memory scenario also runs on that build
  *   npm run bench -- --against . --against-env GRAPHQL_EXECUTOR=graphql-js --only gql-ids
@@ -35,6 +38,7 @@ import { countStatements, type StatementCount } from './sql-count.js';
 import { LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
+import { createDatabase, dropDatabase } from '../src/db/pg-admin.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -68,6 +72,7 @@ const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
 const REDIS_URL = process.env.REDIS_URL;
+const PG_URL = process.env.PG_URL;
 
 interface Service {
   name: ServiceName;
@@ -182,12 +187,17 @@ async function main() {
   const work = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
   const services = new Map<ServiceName, Service>();
   const redisPrefix = `bench-${process.pid}`;
+  const pgDatabase = `petstore_bench_${process.pid}`;
+  let pgCreated = false;
   try {
     log(`petstore bench: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, ${new Date().toISOString()}`);
     let t = performance.now();
     const db = await seedBenchDatabase(join(work, 'seed.db'));
     log(`seeded ${PET_COUNT} pets in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     const keys: Record<KeyName, string> = { enterprise: db.enterpriseKey, free: db.freeKey };
+    /** The PostgreSQL service has its own database, hence its own accounts and keys. */
+    const keysOf = new Map<ServiceName, Record<KeyName, string>>();
+    const keyFor = (s: Scenario) => (keysOf.get(s.service) ?? keys)[s.key];
     const copy = (name: string) => {
       const file = join(work, `${name}.db`);
       copyFileSync(db.file, file);
@@ -209,7 +219,11 @@ async function main() {
     const ownNodeArgs = startNodeArgs(projectPath('.'));
     const profDir = projectPath('bench/profiles');
     if (args['cpu-prof']) mkdirSync(profDir, { recursive: true });
-    const wanted = new Set<ServiceName>(args.soak || args.events ? ['memory'] : ['l0', ...LADDER, 'memory', 'no-limiter', 'no-outbox', ...(REDIS_URL ? (['redis'] as const) : [])]);
+    const wanted = new Set<ServiceName>(
+      args.soak || args.events
+        ? ['memory']
+        : ['l0', ...LADDER, 'memory', 'no-limiter', 'no-outbox', ...(REDIS_URL ? (['redis'] as const) : []), ...(PG_URL ? (['postgres'] as const) : [])],
+    );
     const starting: Array<Promise<Service>> = [
       start('memory', 'dist/src/main.js', serviceEnv('memory'), work, [...ownNodeArgs, ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]),
     ];
@@ -222,6 +236,25 @@ async function main() {
       const root = resolve(args.against);
       const nodeArgs = [...startNodeArgs(root), ...args['against-node-args'].split(' ').filter(Boolean)];
       starting.push(start('against', join(root, 'dist/src/main.js'), { ...serviceEnv('against'), ...againstEnv }, work, nodeArgs));
+    }
+    if (wanted.has('postgres')) {
+      t = performance.now();
+      const url = await createDatabase(PG_URL!, pgDatabase);
+      pgCreated = true;
+      const pg = await seedBenchDatabase(url);
+      keysOf.set('postgres', { enterprise: pg.enterpriseKey, free: pg.freeKey });
+      log(`seeded ${PET_COUNT} pets on PostgreSQL (${pgDatabase}) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+      starting.push(start('postgres', 'dist/src/main.js', { ...serviceEnv('postgres'), DATABASE_URL: url }, work, [...ownNodeArgs, ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]));
+      // Before/after on PostgreSQL: the --against build on the same database (orders rotate over 10,000 pets of ample stock).
+      if (args.against) {
+        starting.push(
+          start('against-postgres', join(resolve(args.against), 'dist/src/main.js'), { ...serviceEnv('against-postgres'), DATABASE_URL: url, ...againstEnv }, work, [
+            ...startNodeArgs(resolve(args.against)),
+            ...args['against-node-args'].split(' ').filter(Boolean),
+          ]),
+        );
+        keysOf.set('against-postgres', keysOf.get('postgres')!);
+      }
     }
     for (const s of await Promise.all(starting)) services.set(s.name, s);
 
@@ -251,17 +284,19 @@ async function main() {
     log(`counted SQL statements per request in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
     const scenarios = SCENARIOS.filter((s) => wanted.has(s.service) && (!args.only || args.only.split(',').includes(s.id))).flatMap((s) =>
-      args.against && s.service === 'memory' && s.expect !== 429 ? [s, { ...s, id: `${s.id}@against`, label: `${s.label} [--against build]`, service: 'against' as const }] : [s],
+      args.against && (s.service === 'memory' || s.service === 'postgres') && s.expect !== 429
+        ? [s, { ...s, id: `${s.id}@against`, label: `${s.label} [--against build]`, service: s.service === 'memory' ? ('against' as const) : ('against-postgres' as const) }]
+        : [s],
     );
     log(`warm-up: ${WARMUP} s per scenario`);
-    for (const s of scenarios) await fire(services.get(s.service)!, s, keys[s.key], WARMUP);
+    for (const s of scenarios) await fire(services.get(s.service)!, s, keyFor(s), WARMUP);
     const rssWarm = new Map([...services].map(([name, s]) => [name, rssKb(s.child.pid!)]));
 
     const runs = new Map<string, Run[]>(scenarios.map((s) => [s.id, []]));
     for (let round = 1; round <= ROUNDS; round++) {
       log(`round ${round}/${ROUNDS}`);
       for (const s of scenarios) {
-        const run = await fire(services.get(s.service)!, s, keys[s.key], DURATION);
+        const run = await fire(services.get(s.service)!, s, keyFor(s), DURATION);
         runs.get(s.id)!.push(run);
         log(`  ${s.id.padEnd(20)} ${run.opsPerSec.toFixed(0).padStart(6)} op/s  ${(run.cpuMsPerOp * 1000).toFixed(0)} CPU µs/op  p50 ${run.p50} ms  p99 ${run.p99} ms  non-2xx ${run.non2xx}`);
       }
@@ -271,6 +306,7 @@ async function main() {
   } finally {
     await Promise.all([...services.values()].map(stop));
     if (REDIS_URL && services.has('redis')) await dropRedisKeys(REDIS_URL, redisPrefix).catch(() => {});
+    if (pgCreated) await dropDatabase(PG_URL!, pgDatabase).catch((error: Error) => log(`could not drop ${pgDatabase}: ${error.message}`));
     rmSync(work, { recursive: true, force: true });
   }
 }
@@ -285,24 +321,30 @@ function report(
   log();
   log(`## Results: ${ROUNDS} rounds × ${DURATION} s per scenario, ${CONNECTIONS} connections, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
   log();
-  log('| scenario | op/s (median) | spread (min–max) | CPU µs/op | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request |');
-  log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  // Every scenario against the stack's floor F and the bare floor L0: the median of the per-round ratios of op/s.
+  const versus = (s: Scenario, floorId: string) => {
+    const floor = runs.get(floorId);
+    if (!floor || s.id === floorId) return '–';
+    return pct(median(runs.get(s.id)!.map((r, i) => r.opsPerSec / floor[i]!.opsPerSec)));
+  };
+  log('| scenario | op/s (median) | spread (min–max) | CPU µs/op | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request | ÷ F | ÷ L0 |');
+  log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of scenarios) {
     const rs = runs.get(s.id)!;
     const ops = rs.map((r) => r.opsPerSec);
     const m = median(ops);
     const spread = `${pct(Math.min(...ops) / m - 1)} … +${pct(Math.max(...ops) / m - 1)}`;
-    const sql = s.service === 'l0' || s.service === 'koa' || s.service === 'gate' ? '–' : s.service === 'floor' ? '1' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' ? '?' : s.service === 'no-outbox' ? 'as with, less the events' : 'as REST by ids';
+    const sql = s.service === 'l0' || s.service === 'koa' || s.service === 'gate' ? '–' : s.service === 'floor' ? '1' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' || s.service === 'against-postgres' ? '?' : s.service === 'no-outbox' ? 'as with, less the events' : s.service === 'postgres' ? 'as on SQLite' : 'as REST by ids';
     const unexpected = rs.reduce((a, r) => a + r.unexpected + r.errors, 0);
     log(
-      `| ${s.label} | ${m.toFixed(0)} | ${spread} | ${(median(rs.map((r) => r.cpuMsPerOp)) * 1000).toFixed(0)} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,
+      `| ${s.label} | ${m.toFixed(0)} | ${spread} | ${(median(rs.map((r) => r.cpuMsPerOp)) * 1000).toFixed(0)} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} | ${versus(s, 'floor')} | ${versus(s, 'l0')} |`,
     );
   }
   log();
   log('| ratio (median of per-round ratios) | value | range across rounds | target | met | same ratio from CPU µs/op |');
   log('|---|---:|---:|---:|:-:|---:|');
   const againstRatios = scenarios
-    .filter((s) => s.service === 'against')
+    .filter((s) => s.service === 'against' || s.service === 'against-postgres')
     .map((s) => ({ label: `${s.id.replace('@against', '')}: this build / --against build`, numerator: s.id.replace('@against', ''), denominator: s.id, target: null }));
   for (const r of [...RATIOS, ...againstRatios]) {
     const num = runs.get(r.numerator);

@@ -5,8 +5,11 @@
 import type autocannon from 'autocannon';
 import { PET_COUNT } from './seed.js';
 
-/** `against`: the memory service built from another commit (`--against DIR`), for before/after ratios. */
-export type ServiceName = 'l0' | 'koa' | 'gate' | 'floor' | 'memory' | 'no-limiter' | 'no-outbox' | 'redis' | 'against';
+/**
+ * `against`: the memory service built from another commit (`--against DIR`), for before/after ratios.
+ * `postgres`: the same service on PostgreSQL (`PG_URL`), memory limiter, its own seeded database.
+ */
+export type ServiceName = 'l0' | 'koa' | 'gate' | 'floor' | 'memory' | 'no-limiter' | 'no-outbox' | 'redis' | 'postgres' | 'against' | 'against-postgres';
 /** The ladder from L0 to the service (bench/ladder-server.ts): each adds one layer of the stack. */
 export const LADDER: ServiceName[] = ['koa', 'gate', 'floor'];
 export type KeyName = 'enterprise' | 'free';
@@ -151,7 +154,21 @@ const withoutOutbox = (id: string): Scenario => {
   return { ...s, id: `${id}-no-outbox`, label: `${s.label}, outbox writes off`, service: 'no-outbox' };
 };
 
-export const SCENARIOS: Scenario[] = [...SCENARIOS_BASE, withoutOutbox('rest-order'), withoutOutbox('gql-order')];
+/** The read and the order again on PostgreSQL (`PG_URL`): the order's target holds on both databases. */
+const onPostgres = (id: string): Scenario => {
+  const s = SCENARIOS_BASE.find((x) => x.id === id)!;
+  return { ...s, id: `${id}-pg`, label: `${s.label}, PostgreSQL`, service: 'postgres' };
+};
+
+export const SCENARIOS: Scenario[] = [
+  ...SCENARIOS_BASE,
+  withoutOutbox('rest-order'),
+  withoutOutbox('gql-order'),
+  onPostgres('rest-ids'),
+  onPostgres('gql-ids'),
+  onPostgres('rest-order'),
+  onPostgres('gql-order'),
+];
 
 export interface RatioSpec {
   label: string;
@@ -172,6 +189,11 @@ export const RATIOS: RatioSpec[] = [
   { label: 'GraphQL / REST (by ids)', numerator: 'gql-ids', denominator: 'rest-ids', target: 0.8 },
   { label: 'GraphQL pet(id) / REST (one pet)', numerator: 'gql-pet', denominator: 'rest-one', target: 0.75 },
   { label: 'REST place an order / REST read by ids', numerator: 'rest-order', denominator: 'rest-ids', target: 0.5 },
+  { label: 'PostgreSQL: REST place an order / REST read by ids', numerator: 'rest-order-pg', denominator: 'rest-ids-pg', target: 0.5 },
+  { label: 'PostgreSQL: GraphQL / REST (by ids)', numerator: 'gql-ids-pg', denominator: 'rest-ids-pg', target: null },
+  { label: 'PostgreSQL: GraphQL / REST (place an order)', numerator: 'gql-order-pg', denominator: 'rest-order-pg', target: null },
+  { label: 'PostgreSQL / SQLite (REST by ids)', numerator: 'rest-ids-pg', denominator: 'rest-ids', target: null },
+  { label: 'PostgreSQL / SQLite (REST place an order)', numerator: 'rest-order-pg', denominator: 'rest-order', target: null },
   { label: 'GraphQL / REST (page of 20 + categories, per page)', numerator: 'gql-page', denominator: 'rest-page', target: 0.75 },
   { label: 'GraphQL / REST (place an order)', numerator: 'gql-order', denominator: 'rest-order', target: 0.75 },
   { label: 'REST order with outbox / without (outbox writes off)', numerator: 'rest-order', denominator: 'rest-order-no-outbox', target: 0.9 },

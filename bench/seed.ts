@@ -1,9 +1,9 @@
 /**
- * The benchmark's database: a temporary SQLite file migrated and bootstrapped by the app itself
- * (staff key from ADMIN_API_KEY), then 10 categories and 10,000 pets (stock 1,000,000 each, so
- * orders never run out) inserted by three set-based statements in one transaction, and two
- * accounts created through `POST /v1/accounts` like any operator would: an enterprise customer with
- * quotas a benchmark cannot exhaust, and a free customer for the 429 path.
+ * The benchmark's database: a temporary SQLite file (or, with `PG_URL`, a fresh PostgreSQL database)
+ * migrated and bootstrapped by the app itself (staff key from ADMIN_API_KEY), then 10 categories and
+ * 10,000 pets (stock 1,000,000 each, so orders never run out) inserted by three set-based statements
+ * in one transaction, and two accounts created through `POST /v1/accounts` like any operator would:
+ * an enterprise customer with quotas a benchmark cannot exhaust, and a free customer for the 429 path.
  */
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
@@ -15,15 +15,18 @@ export const CATEGORY_COUNT = 10;
 export const STOCK = 1_000_000;
 
 export interface BenchDatabase {
+  /** The SQLite file, or the PostgreSQL URL. */
   file: string;
   adminKey: string;
   enterpriseKey: string;
   freeKey: string;
 }
 
+/** `file`: a SQLite file's path, or a `postgres://` URL of an empty database. */
 export async function seedBenchDatabase(file: string): Promise<BenchDatabase> {
   const adminKey = `psk_${randomBytes(24).toString('base64url')}`;
-  const config = loadConfig({ DATABASE_URL: `sqlite:${file}`, NODE_ENV: 'production', LOG_LEVEL: 'silent', ADMIN_API_KEY: adminKey });
+  const postgres = /^postgres(ql)?:\/\//.test(file);
+  const config = loadConfig({ DATABASE_URL: postgres ? file : `sqlite:${file}`, NODE_ENV: 'production', LOG_LEVEL: 'silent', ADMIN_API_KEY: adminKey });
   const app = await createApp(config, { announce: () => {} });
   try {
     const knex = app.orm.em.getConnection().getKnex();
@@ -42,7 +45,8 @@ export async function seedBenchDatabase(file: string): Promise<BenchDatabase> {
       );
       await trx.raw(`insert into inventory (pet_id, quantity) select id, ${STOCK} from pets`);
     });
-    const [{ pets }] = await knex.raw('select count(*) as pets from pets');
+    const counted = await knex.raw('select count(*) as pets from pets');
+    const [{ pets }] = postgres ? counted.rows : counted;
     if (Number(pets) < PET_COUNT) throw new Error(`seeded ${pets} pets, expected ${PET_COUNT}`);
 
     const { url } = await app.listen(0, '127.0.0.1');
@@ -64,7 +68,7 @@ export async function seedBenchDatabase(file: string): Promise<BenchDatabase> {
     });
     const freeKey = await create({ name: 'Bench free', role: 'customer', plan: 'free' });
     // Everything into the main file, so that a copy of it is the whole database.
-    await knex.raw('pragma wal_checkpoint(truncate)');
+    if (!postgres) await knex.raw('pragma wal_checkpoint(truncate)');
     return { file, adminKey, enterpriseKey, freeKey };
   } finally {
     await app.close();

@@ -98,6 +98,7 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
           dialect: 'sqlite',
           all: async <Row>(sql: string, params: readonly unknown[]) => step(conn, sql, params, (s, values) => s.all(values) as Row[]),
           run: async (sql: string, params: readonly unknown[]) => step(conn, sql, params, (s, values) => s.run(values).changes),
+          runLast: async (sql: string, params: readonly unknown[]) => void step(conn, sql, params, (s, values) => s.run(values)),
         });
         announce('COMMIT;', []);
         exec(conn, 'COMMIT');
@@ -121,6 +122,26 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
 
 interface PgConnection {
   query(config: { name?: string; text: string; values?: readonly unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  /** pg's quoting of a string literal (doubles quotes; `E'…'` with doubled backslashes when there are any). */
+  escapeLiteral(value: string): string;
+}
+
+/** A parameter as an SQL literal, for the writes sent with the COMMIT (simple protocol: no parameters). */
+function pgLiteral(conn: PgConnection, value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (value instanceof Date) return `${conn.escapeLiteral(value.toISOString())}::timestamptz`;
+  if (typeof value === 'string') return conn.escapeLiteral(value);
+  throw new TypeError(`cannot inline a ${typeof value} parameter`);
+}
+
+/** `?` placeholders replaced by the parameters as literals (the writer's SQL has no `?` elsewhere). */
+function inline(conn: PgConnection, sql: string, params: readonly unknown[]): string {
+  let n = 0;
+  const text = sql.replace(/\?/g, () => pgLiteral(conn, params[n++]));
+  if (n !== params.length) throw new TypeError(`${params.length} parameters for ${n} placeholders`);
+  return text;
 }
 
 /**
@@ -166,12 +187,18 @@ function postgresWriter(knex: Knex, convert: Convert, announce: Announce): SqlWr
       }
       try {
         await control(conn, 'begin');
+        const last: string[] = [];
         const result = await work({
           dialect: 'postgresql',
           all: async <Row>(sql: string, params: readonly unknown[]) => (await query(conn, sql, params)).rows as Row[],
           run: async (sql: string, params: readonly unknown[]) => (await query(conn, sql, params)).rowCount ?? 0,
+          runLast: async (sql: string, params: readonly unknown[]) => {
+            announce(sql, params);
+            last.push(inline(conn, sql, params));
+          },
         });
-        await control(conn, 'commit');
+        // One message: the last writes and the COMMIT run back to back in the server (simple protocol).
+        await control(conn, [...last, 'commit'].join(';\n'));
         return result;
       } catch (error) {
         await conn.query({ text: 'rollback' }).catch(() => undefined);

@@ -56,14 +56,15 @@ export interface NewEvent {
 
 /**
  * `recordEvent` for the plain-SQL writer (src/domain/writer.ts): the same rows, the same PostgreSQL
- * turn-taking and NOTIFY, all the events in one insert (ids in the order given). Call it last in the
- * transaction.
+ * turn-taking and NOTIFY, all the events in one insert (ids in the order given). Written last
+ * (`runLast`): on PostgreSQL the turn, the insert and the COMMIT go to the server as one message, so
+ * the writers' turn lasts the server's time for them, not round trips through a busy event loop.
  */
 export async function insertEvents(tx: SqlTransaction, events: readonly NewEvent[]): Promise<void> {
   if (!events.length) return;
-  if (tx.dialect === 'postgresql') await tx.all(EVENT_WRITERS_TURN, [EVENT_WRITERS_LOCK]);
+  if (tx.dialect === 'postgresql') await tx.runLast(EVENT_WRITERS_TURN, [EVENT_WRITERS_LOCK]);
   const createdAt = new Date();
-  await tx.run(
+  await tx.runLast(
     `insert into events (type, data, account_id, created_at) values ${events.map(() => '(?, ?, ?, ?)').join(', ')}`,
     events.flatMap((e) => [e.type, JSON.stringify(e.data), e.accountId, createdAt]),
   );

@@ -11,6 +11,14 @@ export interface SqlTransaction {
   all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]>;
   /** A write; resolves with the number of rows it changed. */
   run(sql: string, params: readonly unknown[]): Promise<number>;
+  /**
+   * A write that must be the transaction's last (the outbox's turn-taking lock and its events).
+   * PostgreSQL sends these writes and the COMMIT together, as one message (their parameters inlined as
+   * quoted literals), so a lock they take is held for the server's own time only, not for round trips
+   * through a busy process's event loop; a failure among them rolls the whole transaction back. SQLite
+   * (one writer at a time anyway) runs the write at once.
+   */
+  runLast(sql: string, params: readonly unknown[]): Promise<void>;
 }
 
 export interface SqlWriter {

@@ -10,6 +10,12 @@ import { EventsService, type EventSubscriptions } from '../domain/events.service
 import type { EventView } from '../domain/views.js';
 
 const BATCH = 200;
+/**
+ * Woken reads start at least this far apart: on PostgreSQL every committed event wakes every instance
+ * (NOTIFY), and under load a read per event would cost each order a query more; one read picks up
+ * everything committed before it.
+ */
+const WAKE_GAP_MS = 10;
 
 export class EventStream implements EventSubscriptions {
   private readonly listeners = new Set<(event: EventView) => void>();
@@ -63,20 +69,22 @@ export class EventStream implements EventSubscriptions {
       return;
     }
     clearTimeout(this.timer);
-    this.schedule(0);
+    this.schedule(Math.max(0, this.lastReadAt + WAKE_GAP_MS - performance.now()));
   }
 
   private reading = false;
   private readAgain = false;
+  private lastReadAt = 0;
 
   private schedule(delay = this.pollMs) {
     if (this.closed) return;
     this.timer = setTimeout(() => {
+      this.lastReadAt = performance.now();
       this.reading = true;
       this.readAgain = false;
       this.polling = this.poll().then((more) => {
         this.reading = false;
-        if (more) this.schedule(this.readAgain ? 0 : this.pollMs);
+        if (more) this.schedule(this.readAgain ? WAKE_GAP_MS : this.pollMs);
       });
     }, delay);
   }

@@ -26,6 +26,13 @@ export const retryDelayMs = (retry: number, scale: number, random = Math.random(
 const RELAY = 'webhooks';
 const FAN_OUT_BATCH = 200;
 const CLAIM_BATCH = 20;
+/**
+ * Woken ticks start at least this far apart. On PostgreSQL every committed order wakes every
+ * instance (NOTIFY); a tick per wake-up would cost each order a few ORM queries more under load.
+ * One tick picks up everything committed before it, so a busy instance ticks every 25 ms at most,
+ * an idle one at once.
+ */
+const WAKE_GAP_MS = 25;
 
 export interface WebhookDispatcherOptions {
   allowPrivate: boolean;
@@ -163,7 +170,9 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
     });
   }
 
+  let lastTickAt = 0;
   async function runTick() {
+    lastTickAt = performance.now();
     const em = orm.em.fork();
     await fanOut(em);
     // A full batch means more may be due: keep going rather than wait for the next poll.
@@ -193,20 +202,25 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
 
   // At most one woken tick waits; it clears the flag when it starts, so a wake during a running tick queues the next.
   let wakePending = false;
+  let wakeTimer: NodeJS.Timeout | undefined;
   return {
     tick,
     wake() {
       if (stopped || wakePending) return;
       wakePending = true;
-      current = current.then(() => {
-        wakePending = false;
-        return runTick().catch((err: unknown) => logger.warn({ err }, 'webhooks: tick failed; retrying at the next one'));
-      });
+      wakeTimer = setTimeout(() => {
+        current = current.then(() => {
+          wakePending = false;
+          if (stopped) return;
+          return runTick().catch((err: unknown) => logger.warn({ err }, 'webhooks: tick failed; retrying at the next one'));
+        });
+      }, Math.max(0, lastTickAt + WAKE_GAP_MS - performance.now()));
     },
     async stop() {
       stopped = true;
       shutdown.abort();
       clearTimeout(timer);
+      clearTimeout(wakeTimer);
       await current;
     },
   };

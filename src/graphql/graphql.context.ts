@@ -12,8 +12,8 @@ export interface GraphQLContext {
   readonly domain: Domain;
   /** The caller, when the request carried a valid API key. */
   readonly actor?: Actor;
-  /** Why there is no actor: no key, or a key that is unknown or revoked. */
-  readonly authFailure?: 'UNAUTHENTICATED' | 'INVALID_API_KEY';
+  /** Why there is no actor: no key, a key that is unknown or revoked, or a key that could not be checked (database busy). */
+  readonly authFailure?: 'UNAUTHENTICATED' | 'INVALID_API_KEY' | 'UNAVAILABLE';
   readonly loaders: Loaders;
   /** The client's address, as the HTTP pipeline determined it (per-address limiter). */
   readonly clientAddress: string;

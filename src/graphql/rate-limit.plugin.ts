@@ -60,7 +60,7 @@ export function rateLimitPlugin(gate: RateLimitGate, { maxNodes }: { maxNodes: n
           }
           for (const [name, value] of Object.entries(headers)) response.http.headers.set(name.toLowerCase(), value);
           cost = { requested, charged: actor ? requested : 1 };
-          if (!actor && shape.needsKey) {
+          if (!actor && (shape.needsKey || authFailure === 'UNAVAILABLE')) {
             throw toRequestError(authError(authFailure));
           }
         },

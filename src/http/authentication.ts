@@ -1,9 +1,10 @@
+import type { Socket } from 'node:net';
 import type { Context, Middleware, Next } from 'koa';
 import type { Actor, Domain } from '../domain/index.js';
 import { hashApiKey, KEY_PREFIX } from '../domain/accounts.service.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
 import type { AppState } from './context.js';
-import { HttpError } from './errors.js';
+import { describeError, HttpError } from './errors.js';
 
 const CACHE_LIMIT = 10_000;
 /** How long the index of valid keys is trusted before it is read again (when next consulted). */
@@ -35,8 +36,8 @@ export class ApiKeyAuthenticator {
     private readonly ttlMs = 1000,
   ) {}
 
-  async authenticate(rawKey: string): Promise<Actor | null> {
-    const id = hashApiKey(rawKey);
+  /** `id`: the key's hash, when the caller already has it. */
+  async authenticate(rawKey: string, id = hashApiKey(rawKey)): Promise<Actor | null> {
     const now = Date.now();
     const hit = this.cache.get(id);
     if (hit && hit.expires > now) return hit.actor;
@@ -53,9 +54,8 @@ export class ApiKeyAuthenticator {
    * limit: a key not in the index is refused without a database lookup, a valid key is served, even
    * one this instance has never seen.
    */
-  async mayBeValid(rawKey: string): Promise<boolean> {
+  async mayBeValid(rawKey: string, id = hashApiKey(rawKey)): Promise<boolean> {
     if (!wellFormed(rawKey)) return false;
-    const id = hashApiKey(rawKey);
     const hit = this.cache.get(id);
     if (hit && hit.expires > Date.now()) return hit.actor !== null;
     return (await this.validHashes()).has(id.slice(0, INDEX_HASH_CHARS));
@@ -97,18 +97,42 @@ export function authentication({ authenticator, gate, domain }: { authenticator:
     if (!key) state.authFailure = 'UNAUTHENTICATED';
     // An address over the failed-authentication limit: an unknown key is refused (429) without a
     // database lookup; a valid key is served as usual.
-    else if (gate.isAddressBlocked(ctx.ip) && !(await authenticator.mayBeValid(key))) state.authFailure = 'INVALID_API_KEY';
     else {
-      const actor = await authenticator.authenticate(key);
-      if (actor) state.actor = actor;
-      else state.authFailure = 'INVALID_API_KEY';
+      try {
+        const id = keyHash(ctx.req.socket, key);
+        if (gate.isAddressBlocked(ctx.ip) && !(await authenticator.mayBeValid(key, id))) state.authFailure = 'INVALID_API_KEY';
+        else {
+          const actor = await authenticator.authenticate(key, id);
+          if (actor) state.actor = actor;
+          else state.authFailure = 'INVALID_API_KEY';
+        }
+      } catch (error) {
+        // The database could not say (out of connections, restarting): the facade refuses with 503 and
+        // the rate-limit headers of the address, like any request without a checked key.
+        if (describeError(error)?.code !== 'UNAVAILABLE') throw error;
+        state.authFailure = 'UNAVAILABLE';
+      }
     }
     await next();
   };
 }
 
-/** The refusal of a request that needs a key and has none that is valid. */
+/**
+ * The hash of a request's key, remembered on its connection: a keep-alive connection usually sends the
+ * same key with every request, and the key stays in memory only as long as the connection does.
+ */
+const KEY_HASH = Symbol('apiKeyHash');
+function keyHash(socket: Socket & { [KEY_HASH]?: { key: string; hash: string } }, key: string): string {
+  const last = socket[KEY_HASH];
+  if (last !== undefined && last.key === key) return last.hash;
+  const hash = hashApiKey(key);
+  socket[KEY_HASH] = { key, hash };
+  return hash;
+}
+
+/** The refusal of a request that needs a key and has none that is valid (or whose key could not be checked). */
 export function authError(failure: AppState['authFailure']): HttpError {
+  if (failure === 'UNAVAILABLE') return new HttpError('UNAVAILABLE', 'Your API key could not be checked: the database is busy or unreachable; retry shortly.', { 'Retry-After': '2' });
   return failure === 'INVALID_API_KEY'
     ? new HttpError('INVALID_API_KEY', 'The API key is unknown or revoked.')
     : new HttpError('UNAUTHENTICATED', 'Send your API key in the X-API-Key header.');

@@ -14,8 +14,8 @@ export interface AppState {
   domain: Domain;
   /** Set when the request carried a valid API key. */
   actor?: Actor;
-  /** Why there is no actor: no key, or a key that is unknown or revoked. */
-  authFailure?: 'UNAUTHENTICATED' | 'INVALID_API_KEY';
+  /** Why there is no actor: no key, a key that is unknown or revoked, or a key that could not be checked (database busy). */
+  authFailure?: 'UNAUTHENTICATED' | 'INVALID_API_KEY' | 'UNAVAILABLE';
   /** Route template for logs and metrics, e.g. `GET /v1/pets/{petId}`. */
   route?: string;
   /** GraphQL operation name for logs. */

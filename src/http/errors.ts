@@ -63,7 +63,22 @@ export function describeError(error: unknown): KnownError | null {
   if (name === 'ConnectionException') {
     return describeError(new HttpError('UNAVAILABLE', 'The database is unreachable; retry shortly.', { 'Retry-After': '5' }));
   }
+  if (isDatabaseOverloaded(code, error)) {
+    return describeError(new HttpError('UNAVAILABLE', 'The database is busy or restarting; retry shortly.', { 'Retry-After': '2' }));
+  }
   return null;
+}
+
+/**
+ * PostgreSQL refusing work it could do later (SQLSTATE classes 08 connection exception and 53
+ * insufficient resources, e.g. 53300 too many connections; 57P01–57P03 shutting down or starting;
+ * 57014 a statement cancelled by `statement_timeout`), the network to it failing, or the pool's wait
+ * for a connection running out: the database is busy or away, not the request wrong.
+ */
+function isDatabaseOverloaded(code: string | undefined, error: unknown): boolean {
+  if (typeof code === 'string' && /^(08|53)...$|^57P0[123]$|^57014$|^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|AI_AGAIN)$/.test(code)) return true;
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message.startsWith('Knex: Timeout acquiring a connection');
 }
 
 /** Converts anything thrown into the public error shape; unknown errors become INTERNAL (never leaked). */

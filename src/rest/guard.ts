@@ -18,6 +18,7 @@ export function restGuard(gate: Pick<RateLimitGate, 'charge' | 'anonymous'>): Re
       return;
     }
     ctx.set(await gate.anonymous(ctx.ip, state.authFailure === 'INVALID_API_KEY'));
-    if (op && !op.public) throw authError(state.authFailure);
+    // A key that could not be checked is refused even on a public operation: its owner expects its own quota.
+    if (op && (!op.public || state.authFailure === 'UNAVAILABLE')) throw authError(state.authFailure);
   };
 }

@@ -52,6 +52,8 @@ export interface CompiledOperation {
   validateParams: ValidateFunction;
   validateQuery: ValidateFunction;
   validateHeaders: ValidateFunction;
+  /** The lower-case names of the operation's header parameters (what `validateHeaders` checks). */
+  headerParameters: string[];
   validateBody?: ValidateFunction;
   /**
    * Path and query parameters typed integer. ajv's coercion takes anything `Number()` reads ("1e3",
@@ -159,6 +161,7 @@ export function compileOperations(doc: OpenApiDocument): CompiledOperation[] {
         validateParams: coercingAjv.compile(group('path')),
         validateQuery: coercingAjv.compile(group('query')),
         validateHeaders: strictAjv.compile(group('header', true)),
+        headerParameters: params.filter((p) => p.in === 'header').map((p) => p.name.toLowerCase()),
         validateBody: body ? strictAjv.compile(rebase(body) as Json) : undefined,
         integerParameters: { path: integers('path'), query: integers('query') },
       });

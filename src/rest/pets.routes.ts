@@ -35,11 +35,12 @@ export function petsRoutes({ sunset }: Pick<PetsRoutesOptions, 'sunset'>): RestH
   return {
     listPets: async ({ query }, { domain, url }) => {
       const ids = typeof query.ids === 'string' ? query.ids.split(',').map(Number) : undefined;
-      const result = await domain.pets.listPets(
+      // The store's version comes with the rows, in one statement (the answer's tag; see VERSION_READ_WITH_DATA).
+      const { page, storeVersion } = await domain.pets.listPetsWithVersion(
         { status: query.status, categoryId: query.categoryId, name: query.name, ids },
         { limit: query.limit, cursor: query.cursor },
       );
-      return out.page(result, out.pet, url);
+      return { ...out.page(page, out.pet, url), storeVersion };
     },
 
     createPet: async ({ body }, { domain, actor }) => {

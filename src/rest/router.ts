@@ -6,7 +6,7 @@ import { HttpError } from '../http/errors.js';
 import { readJsonBody } from '../http/body.js';
 import type { AppState } from '../http/context.js';
 import { compileOperations, toDetails, type CompiledOperation, type OpenApiDocument } from './openapi.js';
-import { bodyTag, matches, versionTag, VERSIONED_OPERATIONS } from './conditional.js';
+import { bodyTag, matches, versionTag, VERSION_READ_WITH_DATA, VERSIONED_OPERATIONS } from './conditional.js';
 
 export interface RestInput {
   params: Record<string, any>;
@@ -19,6 +19,11 @@ export interface RestResult {
   status?: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /**
+   * The store's version read in the same statement as the answer's data: required from the handlers of
+   * `VERSION_READ_WITH_DATA` (src/rest/conditional.ts), whose tag is made from it.
+   */
+  storeVersion?: number;
 }
 
 export interface RestCall {
@@ -56,9 +61,12 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
   for (const op of ops) {
     const koaPath = op.path.replace(/\{(\w+)\}/g, ':$1');
     const handler = handlers[op.operationId]!;
+    const versioned = op.method === 'get' && VERSIONED_OPERATIONS.has(op.operationId);
+    const versionWithData = versioned && VERSION_READ_WITH_DATA.has(op.operationId);
+    const route = `${op.method.toUpperCase()} /v1${op.path}`;
     router.register(koaPath, [op.method.toUpperCase()], async (ctx: Context) => {
       const state = ctx.state as AppState;
-      state.route = `${op.method.toUpperCase()} /v1${op.path}`;
+      state.route = route;
       const deprecation = deprecations[op.operationId];
       if (deprecation) ctx.set(deprecation((ctx as Context & { params: Record<string, string> }).params));
       const run = (input: RestInput) =>
@@ -73,10 +81,11 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
       if (ifNoneMatch && state.actor) return conditionalGet(ctx, op, ifNoneMatch, run);
       await guard(ctx, op);
       const input = await validateRequest(ctx, op);
-      // The store's version is read before the data, so a tag never claims a newer state than its answer shows.
-      const versionTagged = op.method === 'get' && VERSIONED_OPERATIONS.has(op.operationId) ? await storeTag(ctx) : undefined;
+      // The store's version is read before the data (or with it, in one statement), so a tag never claims
+      // a newer state than its answer shows.
+      const versionTagged = versioned && !versionWithData ? await storeTag(ctx) : undefined;
       const result = await run(input);
-      send(ctx, result, versionTagged, ifNoneMatch);
+      send(ctx, result, versionWithData ? resultTag(ctx, op, result) : versionTagged, ifNoneMatch);
     });
   }
 
@@ -142,7 +151,9 @@ async function validateRequest(ctx: Context, op: CompiledOperation): Promise<Res
   if (!op.validateQuery(query)) {
     throw validationFailed('A query parameter is invalid.', toDetails(op.validateQuery.errors, ''));
   }
-  const headers = { ...ctx.headers };
+  // Only the documented headers are checked (the schema allows any other) and handed on: a copy of them alone.
+  const headers: Record<string, unknown> = {};
+  for (const name of op.headerParameters) if (ctx.headers[name] !== undefined) headers[name] = ctx.headers[name];
   if (!op.validateHeaders(headers)) {
     throw validationFailed('A header is invalid.', toDetails(op.validateHeaders.errors, ''));
   }
@@ -200,6 +211,13 @@ function trimStrings(value: unknown): unknown {
 async function storeTag(ctx: Context): Promise<string> {
   const state = ctx.state as AppState;
   return versionTag(await state.domain.storeVersion(), ctx.originalUrl, state.actor);
+}
+
+/** The tag of an answer whose handler read the store's version with its data. */
+function resultTag(ctx: Context, op: CompiledOperation, result: RestResult): string {
+  if (result.storeVersion === undefined) throw new Error(`${op.operationId} answered without the store version it must read with its data`);
+  const state = ctx.state as AppState;
+  return versionTag(result.storeVersion, ctx.originalUrl, state.actor);
 }
 
 /** The answer's bytes as they will be sent: JSON for data, a document's own text as it is. */

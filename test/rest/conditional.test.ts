@@ -49,6 +49,19 @@ describe('REST conditional requests (ETag, If-None-Match, 304)', () => {
     assert.notEqual(after.headers.get('etag'), etag);
   });
 
+  it('when a pet list that matched nothing gains a pet, then its old ETag no longer matches and the pet is in the answer', async () => {
+    const empty = await t.admin.get('/v1/pets?name=Quokka');
+    assert.equal(empty.status, 200);
+    assert.deepEqual(empty.body, []);
+    const etag = empty.headers.get('etag')!;
+    assert.equal((await t.admin.get('/v1/pets?name=Quokka', { headers: { 'if-none-match': etag } })).status, 304);
+    const { petId: quokka } = await createPet(t, { name: 'Quokka' });
+    const after = await t.admin.get('/v1/pets?name=Quokka', { headers: { 'if-none-match': etag } });
+    assert.equal(after.status, 200);
+    assert.deepEqual(after.body.map((p: { id: number }) => p.id), [quokka]);
+    assert.notEqual(after.headers.get('etag'), etag);
+  });
+
   it('when a 304 is answered for the store data, then no row is read: only the store version is', async () => {
     const first = await t.admin.get(`/v1/pets?ids=${petId}`);
     const statements: string[] = [];

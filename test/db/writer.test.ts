@@ -1,0 +1,67 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
+import { createWriter } from '../../src/db/writer.js';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { postgresUrl, skipUnless } from '../helpers/services.js';
+
+/**
+ * The plain-SQL writer's last writes (`runLast`: the outbox's events). On PostgreSQL they travel with
+ * the COMMIT as one message with their parameters inlined as literals, so what a client stored must
+ * come back byte for byte, and a failure among them must undo the whole transaction.
+ */
+const NASTY = `O'Brien \\ "quoted" $$ $1 ? ; commit; -- é 🐶 \n\t end`;
+
+for (const database of ['SQLite', 'PostgreSQL'] as const) {
+  describe(`writer: last writes go with the commit (${database})`, async () => {
+    const pg = database === 'PostgreSQL' ? await postgresUrl() : undefined;
+    const skip = database === 'PostgreSQL' ? skipUnless(pg, 'PostgreSQL') : false;
+    const name = `petstore_writer_${process.pid}_${randomBytes(3).toString('hex')}`;
+    let t: TestApp;
+
+    before(async () => {
+      if (skip) return;
+      t = await startApp(pg ? { databaseUrl: await createDatabase(pg, name) } : {});
+    });
+    after(async () => {
+      if (skip) return;
+      await t?.close();
+      if (pg) await dropDatabase(pg, name);
+    });
+
+    it('when an event with quotes, backslashes, placeholders and a semicolon is written last, then the feed returns it unchanged', { skip }, async () => {
+      const writer = createWriter(t.app.orm);
+      // A pet as the feed shows it, its name full of what an inlined literal must survive.
+      const data = { id: 424242, name: NASTY, categoryId: 1, status: 'available' };
+      const at = new Date('2026-11-26T10:20:30.456Z');
+      await writer.transaction(async (tx) => {
+        await tx.runLast('insert into events (type, data, account_id, created_at) values (?, ?, ?, ?)', ['pet.updated', JSON.stringify(data), null, at]);
+      });
+      const res = await t.admin.get('/v1/events?types=pet.updated');
+      assert.equal(res.status, 200);
+      const event = res.body.find((e: { data: { id?: number } }) => e.data.id === 424242);
+      assert.ok(event, `the event is in the feed: ${JSON.stringify(res.body)}`);
+      assert.deepEqual(event.data, data);
+      assert.equal(event.createdAt, at.toISOString());
+    });
+
+    it('when a last write fails, then the writes before it in the transaction are undone too', { skip }, async () => {
+      const writer = createWriter(t.app.orm);
+      const before = await t.admin.get('/v1/categories?limit=100');
+      await assert.rejects(
+        writer.transaction(async (tx) => {
+          await tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', ['Doomed', 'doomed', null, new Date()]);
+          // type is not null: the last write fails, after the insert above has run.
+          await tx.runLast('insert into events (type, data, account_id, created_at) values (?, ?, ?, ?)', [null, '{}', null, new Date()]);
+        }),
+      );
+      const afterwards = await t.admin.get('/v1/categories?limit=100');
+      assert.deepEqual(afterwards.body, before.body);
+      // The connection went back to the pool usable: the next transaction commits.
+      await writer.transaction((tx) => tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', ['Kept', 'kept', null, new Date()]));
+      const kept = await t.admin.get('/v1/categories?limit=100');
+      assert.ok(kept.body.some((c: { name: string }) => c.name === 'Kept'));
+    });
+  });
+}
