@@ -24,6 +24,8 @@
  *                                      # before/after: every memory scenario also runs on that build
  *   npm run bench -- --against . --against-env GRAPHQL_EXECUTOR=graphql-js --only gql-ids
  *                                      # the same build with another setting (here the GraphQL executor)
+ *
+ * Every service runs with the node flags of its build's start command (package.json's `start`), as served.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -50,7 +52,10 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     only: { type: 'string' },
     against: { type: 'string' },
-    /** Node flags for the --against service only (e.g. --against . --against-node-args=--max-semi-space-size=8). */
+    /**
+     * Node flags for the --against service only, after its start command's own (the last of a repeated flag wins:
+     * --against . --against-node-args=--max-semi-space-size=16 is the same build on V8's default young generation).
+     */
     'against-node-args': { type: 'string', default: '' },
     /** Environment for the --against service only, `K=V,K2=V2` (e.g. --against . --against-env GRAPHQL_EXECUTOR=graphql-js). */
     'against-env': { type: 'string', default: '' },
@@ -105,6 +110,17 @@ function cpuMs(pid: number): number {
 function rssKb(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) : Number.NaN;
+}
+
+/**
+ * The node flags of a build's start command: `npm start` is `node <flags> scripts/start.mjs` in its
+ * package.json, and the production command `node <flags> dist/src/main.js` takes the same flags
+ * (README, "Memory"). A build without such flags (an older commit) runs on node's defaults.
+ */
+function startNodeArgs(root: string): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+  const match = /^node((?: --\S+)*) scripts\/start\.mjs$/.exec(scripts?.start ?? '');
+  return match ? match[1]!.split(' ').filter(Boolean) : [];
 }
 
 /**
@@ -199,6 +215,8 @@ async function main() {
       ...(args.events ? { WEBHOOK_ALLOW_PRIVATE: 'true' } : {}),
       ...Object.fromEntries(['WEBHOOK_POLL_MS', 'SUBSCRIPTION_POLL_MS'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
     });
+    // Each build runs with the node flags of its own start command (`npm start`), as it is served.
+    const ownNodeArgs = startNodeArgs(projectPath('.'));
     const profDir = projectPath('bench/profiles');
     if (args['cpu-prof']) mkdirSync(profDir, { recursive: true });
     const wanted = new Set<ServiceName>(
@@ -208,11 +226,16 @@ async function main() {
     );
     // Each profile is named after its service (the outbox-off twin is profiled too, to diff the two).
     const profArgs = (name: ServiceName) => (args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []);
-    const starting: Array<Promise<Service>> = [start('memory', 'dist/src/main.js', serviceEnv('memory'), work, profArgs('memory'))];
-    if (wanted.has('no-limiter')) starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter'), work));
-    if (wanted.has('no-outbox')) starting.push(start('no-outbox', 'dist/bench/service-without-outbox.js', serviceEnv('no-outbox'), work, profArgs('no-outbox')));
+    const starting: Array<Promise<Service>> = [start('memory', 'dist/src/main.js', serviceEnv('memory'), work, [...ownNodeArgs, ...profArgs('memory')])];
+    if (wanted.has('no-limiter')) starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter'), work, ownNodeArgs));
+    if (wanted.has('no-outbox')) starting.push(start('no-outbox', 'dist/bench/service-without-outbox.js', serviceEnv('no-outbox'), work, [...ownNodeArgs, ...profArgs('no-outbox')]));
     if (wanted.has('redis')) {
-      starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }, work));
+      starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }, work, ownNodeArgs));
+    }
+    if (args.against) {
+      const root = resolve(args.against);
+      const nodeArgs = [...startNodeArgs(root), ...args['against-node-args'].split(' ').filter(Boolean)];
+      starting.push(start('against', join(root, 'dist/src/main.js'), { ...serviceEnv('against'), ...againstEnv }, work, nodeArgs));
     }
     if (wanted.has('postgres')) {
       t = performance.now();
@@ -221,16 +244,18 @@ async function main() {
       const pg = await seedBenchDatabase(url);
       keysOf.set('postgres', { enterprise: pg.enterpriseKey, free: pg.freeKey });
       log(`seeded ${PET_COUNT} pets on PostgreSQL (${pgDatabase}) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-      starting.push(start('postgres', 'dist/src/main.js', { ...serviceEnv('postgres'), DATABASE_URL: url }, work, profArgs('postgres')));
+      starting.push(start('postgres', 'dist/src/main.js', { ...serviceEnv('postgres'), DATABASE_URL: url }, work, [...ownNodeArgs, ...profArgs('postgres')]));
       // Before/after on PostgreSQL: the --against build on the same database (orders rotate over 10,000 pets of ample stock).
       if (args.against) {
         starting.push(
-          start('against-postgres', join(resolve(args.against), 'dist/src/main.js'), { ...serviceEnv('against-postgres'), DATABASE_URL: url, ...againstEnv }, work, args['against-node-args'].split(' ').filter(Boolean)),
+          start('against-postgres', join(resolve(args.against), 'dist/src/main.js'), { ...serviceEnv('against-postgres'), DATABASE_URL: url, ...againstEnv }, work, [
+            ...startNodeArgs(resolve(args.against)),
+            ...args['against-node-args'].split(' ').filter(Boolean),
+          ]),
         );
         keysOf.set('against-postgres', keysOf.get('postgres')!);
       }
     }
-    if (args.against) starting.push(start('against', join(resolve(args.against), 'dist/src/main.js'), { ...serviceEnv('against'), ...againstEnv }, work, args['against-node-args'].split(' ').filter(Boolean)));
     for (const s of await Promise.all(starting)) services.set(s.name, s);
 
     if (wanted.has('l0')) {

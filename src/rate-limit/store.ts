@@ -1,4 +1,8 @@
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible';
+// The two modules used on every start, not the package's index, which loads every store it supports
+// (rate-limiter-flexible.d.ts); the Redis counter loads with the Redis client.
+import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
+import RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
 
 /** What the gate uses of a counter: it only counts (`penalty`/`reward`), reads, blocks and deletes. */
 export type Counter = Pick<RateLimiterAbstract, 'get' | 'penalty' | 'reward' | 'block' | 'delete'>;
@@ -74,7 +78,7 @@ export function redisReady(client: Pick<import('ioredis').Redis, 'once' | 'off'>
  */
 export async function redisStore(url: string, keyPrefix: string, logger?: StoreLogger): Promise<LimiterStore> {
   // Loaded only when Redis is configured: the embedded default never holds the client in memory.
-  const { Redis } = await import('ioredis');
+  const [{ Redis }, { default: RedisCounter }] = await Promise.all([import('ioredis'), import('rate-limiter-flexible/lib/RateLimiterRedis.js')]);
   const client = new Redis(url, {
     enableOfflineQueue: false,
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
@@ -105,7 +109,7 @@ export async function redisStore(url: string, keyPrefix: string, logger?: StoreL
     kind: 'redis',
     counter: ({ name, points, duration }) =>
       guarded(
-        new RateLimiterRedis({ storeClient: client, keyPrefix: `${keyPrefix}:${name}`, points, duration, rejectIfRedisNotReady: true }),
+        new RedisCounter({ storeClient: client, keyPrefix: `${keyPrefix}:${name}`, points, duration, rejectIfRedisNotReady: true }),
         new RateLimiterMemory({ keyPrefix: `insurance:${name}`, points, duration }),
         breaker,
       ),
