@@ -10,6 +10,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { startApp, createAccount, type Client, type TestApp, type TestResponse } from '../helpers/app.js';
 
 /** What two answers to the same request may differ in: blanked before comparing. */
@@ -203,6 +204,26 @@ describe('GraphQL fast path: answers with it on and off are identical (status, h
     await query('customer', '{ pets { edges { node { nope } } } }');
     await query('customer', '{ pets { edges { node { id } }');
     assert.ok(fast.app.graphqlFastPathAnswers() - before >= 5, `the fast path answered ${fast.app.graphqlFastPathAnswers() - before} requests`);
+  });
+
+  it('when the fast path answers, then the header lines come in the same order, spelt the same, as on Apollo\'s path', async () => {
+    /** The names of the header lines as sent (fetch sorts and lower-cases them). */
+    const headerLines = (app: TestApp, key: string, body: string) =>
+      new Promise<{ status: number; names: string[] }>((resolve, reject) => {
+        const url = new URL(`${app.url}/graphql`);
+        const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key } }, (res) => {
+          res.resume().on('end', () => resolve({ status: res.statusCode!, names: res.rawHeaders.filter((_, i) => i % 2 === 0) }));
+        });
+        req.on('error', reject).end(body);
+      });
+    const body = JSON.stringify({ query: 'query Lines { viewer { id } }' });
+    const before = fast.app.graphqlFastPathAnswers();
+    for (let i = 0; i < 2; i++) {
+      const [a, b] = [await headerLines(fast, clients.fast.customer.key!, body), await headerLines(slow, clients.slow.customer.key!, body)];
+      assert.equal(a.status, 200);
+      assert.deepEqual(a, b);
+    }
+    assert.equal(fast.app.graphqlFastPathAnswers() - before, 1);
   });
 
   it('when a key runs out of points and is banned, then both answer every request alike and charge it alike', async () => {
