@@ -49,6 +49,8 @@ export interface App {
   logger: Logger;
   metrics: Metrics;
   config: Config;
+  /** How many GraphQL requests the fast path answered (GRAPHQL_FAST_PATH; tests read it). */
+  graphqlFastPathAnswers(): number;
   /** Starts listening; port 0 picks a free port. Resolves with the base URL. */
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
   /** Readiness turns 503, in-flight requests finish (up to the grace period), then everything closes. */
@@ -182,6 +184,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     logger,
     metrics,
     config,
+    graphqlFastPathAnswers: () => graphql.fastPathAnswers(),
     async listen(port = config.port, host = config.host) {
       const listening = await server.listen(port, host);
       // GraphQL subscriptions: graphql-ws over a WebSocket upgrade of /graphql (src/graphql/subscriptions.server.ts).

@@ -27,7 +27,15 @@ export interface GraphQLContext {
    * subscription that outlives a revocation or a demotion stops receiving what the key may no longer see.
    */
   readonly currentActor?: () => Promise<Actor | null>;
+  /**
+   * HTTP only: the charge the fast path already made for this request when it hands the request to Apollo
+   * after all (src/graphql/fast-path.ts); the rate-limit plugin takes it instead of charging again.
+   */
+  charged?: PriorCharge;
 }
+
+/** A charge made before Apollo ran: the rate-limit headers it gave, or the refusal it threw. */
+export type PriorCharge = { cost: number; headers: Record<string, string> } | { cost: number; error: unknown };
 
 export const domainOf = (ctx: GraphQLContext): Domain => ctx.domain;
 

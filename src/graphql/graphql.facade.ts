@@ -13,10 +13,11 @@ import { HttpError, describeError } from '../http/errors.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
 import { createLoaders } from './data.loaders.js';
 import { errorsPlugin, formatError } from './error.mapping.js';
-import type { GraphQLContext } from './graphql.context.js';
+import type { GraphQLContext, PriorCharge } from './graphql.context.js';
 import { rateLimitPlugin } from './rate-limit.plugin.js';
 import { freshLoadersPerMutationField } from './loaders.plugin.js';
 import { jitGateway } from './jit.executor.js';
+import { graphqlFastPath } from './fast-path.js';
 import { queryLimits } from './query-limits.js';
 import { buildGraphQLSchema } from './schema.builder.js';
 
@@ -32,6 +33,8 @@ export interface GraphQLFacade {
   schema: GraphQLSchema;
   /** Answers `/graphql` and everything under it; other paths go to `next`. Mount after authentication. */
   middleware: Middleware;
+  /** How many requests the fast path answered (src/graphql/fast-path.ts); tests read it. */
+  fastPathAnswers(): number;
   stop(): Promise<void>;
 }
 
@@ -46,9 +49,10 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
   freshLoadersPerMutationField(schema);
   const production = config.env === 'production';
   const limits = queryLimits(config.graphqlLimits);
+  const gateway = config.graphqlExecutor === 'jit' ? jitGateway(schema) : undefined;
   const apollo = new ApolloServer<GraphQLContext>({
     // graphql-jit runs the operations through Apollo's gateway hook (src/graphql/jit.executor.ts); or graphql-js, Apollo's own.
-    ...(config.graphqlExecutor === 'jit' ? { gateway: jitGateway(schema) } : { schema }),
+    ...(gateway ? { gateway } : { schema }),
     logger,
     introspection: config.introspection,
     hideSchemaDetailsFromClientErrors: production,
@@ -85,6 +89,20 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     ],
   });
   await apollo.start();
+  let running = true;
+  let fastPathAnswers = 0;
+
+  // Queries Apollo already ran on jit, answered again without its per-request pipeline (src/graphql/fast-path.ts).
+  const fastPath =
+    gateway && config.graphqlFastPath
+      ? graphqlFastPath({
+          schema,
+          gate,
+          maxNodes: config.graphqlLimits.maxCost,
+          prepared: gateway.prepared,
+          answeredByJit: () => void gateway.answered.jit++,
+        })
+      : undefined;
 
   const contexts = new WeakMap<Context, GraphQLContext>();
   const execute = koaMiddleware(apollo, { context: async ({ ctx }) => contexts.get(ctx)! });
@@ -94,7 +112,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
   const freeHeaders = (state: AppState, address: string): Promise<Record<string, string>> =>
     state.actor ? gate.charge(state.actor, 0) : gate.anonymous(address, state.authFailure === 'INVALID_API_KEY');
 
-  const answer = async (ctx: Context, state: AppState, context: GraphQLContext) => {
+  const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
     if (ctx.path !== GRAPHQL_PATH) throw new HttpError('NOT_FOUND', `Nothing at ${ctx.path}. The GraphQL API is at ${GRAPHQL_PATH}.`);
     if (ctx.method !== 'GET' && ctx.method !== 'POST') {
       throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
@@ -111,11 +129,18 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
       if (body !== undefined && body !== null && typeof body !== 'object') {
         throw validationFailed('The request body must be a JSON object such as {"query": "…"}.', [{ path: 'body', message: 'must be an object' }]);
       }
+      if (fastPath && running) {
+        const outcome = await fastPath.answer(ctx, context, body);
+        if (outcome === true) return void fastPathAnswers++;
+        // Charged, then left to Apollo: it answers with that charge, over DataLoaders of its own.
+        if (outcome) context = context.again(outcome.charged);
+      }
       // Apollo refuses a missing body itself (400); the Koa adapter only needs something set.
       (ctx.request as { body?: unknown }).body = body ?? {};
     }
     contexts.set(ctx, context);
     await execute(ctx, afterApollo);
+    if (fastPath && ctx.method === 'POST') fastPath.learn(ctx);
     // Apollo answers a malformed HTTP request (no query, a GET mutation, a CSRF-unsafe request) before
     // any plugin runs: those few error bodies get their requestId here.
     if (ctx.status >= 400 && typeof ctx.body === 'string' && !ctx.body.includes('"requestId"')) ctx.body = withRequestId(ctx.body, state.requestId);
@@ -128,7 +153,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     state.route = ctx.path === GRAPHQL_PATH ? `${ctx.method} ${GRAPHQL_PATH}` : undefined;
     // What Apollo's cache-control plugin answered for every operation (results depend on the key).
     ctx.set('Cache-Control', 'no-store');
-    const context: GraphQLContext = new RequestContext(state, ctx.ip);
+    const context = new RequestContext(state, ctx.ip);
     try {
       await answer(ctx, state, context);
     } catch (error) {
@@ -143,7 +168,15 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     if (!ctx.response.get('X-RateLimit-Limit')) ctx.set(await freeHeaders(state, ctx.ip));
   };
 
-  return { schema, middleware, stop: () => apollo.stop() };
+  return {
+    schema,
+    middleware,
+    fastPathAnswers: () => fastPathAnswers,
+    stop: () => {
+      running = false;
+      return apollo.stop();
+    },
+  };
 }
 
 /**
@@ -156,15 +189,22 @@ class RequestContext implements GraphQLContext {
   readonly authFailure: AppState['authFailure'];
   readonly loaders: GraphQLContext['loaders'];
   readonly requestId: string;
-  readonly observed: GraphQLContext['observed'] = {};
+  charged?: PriorCharge;
   constructor(
     readonly state: AppState,
     readonly clientAddress: string,
+    readonly observed: GraphQLContext['observed'] = {},
   ) {
     this.actor = state.actor;
     this.authFailure = state.authFailure;
     this.requestId = state.requestId;
     this.loaders = createLoaders(() => state.domain);
+  }
+  /** The same request's context for Apollo after the fast path charged it: fresh DataLoaders, the charge handed over. */
+  again(charged: PriorCharge): RequestContext {
+    const context = new RequestContext(this.state, this.clientAddress, this.observed);
+    context.charged = charged;
+    return context;
   }
   get domain() {
     return this.state.domain;

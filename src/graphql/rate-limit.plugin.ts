@@ -1,4 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
+import type { DocumentNode, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import { validationFailed } from '../domain/errors.js';
 import { authError } from '../http/authentication.js';
 import { graphqlCost, type RateLimitGate } from '../rate-limit/index.js';
@@ -34,33 +35,33 @@ export function rateLimitPlugin(gate: RateLimitGate, { maxNodes }: { maxNodes: n
           if (operation.operation === 'subscription') {
             throw toRequestError(validationFailed('Subscriptions run over the graphql-ws protocol (a WebSocket to /graphql, key in connection_init); use POST for queries and mutations.'));
           }
-          const coerced = coerceVariables(schema, operation, request.variables);
+          const priced = priceOperation(schema, document, operation, request.variables, maxNodes);
           // Variables that do not fit the operation: execution refuses the request with their errors (400)
           // before any resolver runs, like an invalid document, and it costs nothing.
-          if (!('variables' in coerced)) return;
-          const shape = cachedOperationShape(schema, document, operation, coerced.variables, maxNodes);
+          if (priced.refused === 'variables') return;
           // The same walk names the operation for metrics: a bounded label from the schema's own field names.
-          ctx.observed.operation = operationLabel(operation.operation, shape.rootFields);
-          if (shape.overCeiling) {
+          ctx.observed.operation = priced.label;
+          if (priced.refused === 'size') {
             throw toRequestError(
               validationFailed(
                 `Query size limit of ${maxNodes} exceeded: the answer could hold more than ${maxNodes} fields. Ask for smaller pages (first) or fewer nested lists.`,
               ),
             );
           }
-          const requested = graphqlCost(shape);
+          const { requested, needsKey } = priced;
           const { actor, authFailure } = ctx;
           let headers: Record<string, string>;
           try {
             // Without a valid key every request, introspection included, takes a point from the address's limiter.
-            headers = actor ? await gate.charge(actor, requested) : await gate.anonymous(ctx.clientAddress, true);
+            // The fast path may have charged this request already (then it answers through Apollo): that charge counts, once.
+            headers = actor ? await takeCharge(ctx, requested, () => gate.charge(actor, requested)) : await gate.anonymous(ctx.clientAddress, true);
           } catch (error) {
             // A refusal carries its own headers (the rate-limit headers and Retry-After).
             throw toRequestError(error);
           }
           for (const [name, value] of Object.entries(headers)) response.http.headers.set(name.toLowerCase(), value);
           cost = { requested, charged: actor ? requested : 1 };
-          if (!actor && (shape.needsKey || authFailure === 'UNAVAILABLE')) {
+          if (!actor && (needsKey || authFailure === 'UNAVAILABLE')) {
             throw toRequestError(authError(authFailure));
           }
         },
@@ -74,6 +75,46 @@ export function rateLimitPlugin(gate: RateLimitGate, { maxNodes }: { maxNodes: n
       };
     },
   };
+}
+
+/** What the cost analysis says of an operation with the request's variables. */
+export type OperationPrice =
+  /** The variables do not fit the operation: execution refuses them (400), nothing is charged. */
+  | { refused: 'variables' }
+  /** Over the size ceiling: refused (400), nothing charged; `label` names the operation for metrics. */
+  | { refused: 'size'; label: string }
+  | { refused?: undefined; label: string; requested: number; needsKey: boolean };
+
+/**
+ * The operation's price under the shared policy, read with its coerced variables (the shape is cached per
+ * operation and per key of the variables that can change it). One function for Apollo's pipeline (the plugin
+ * above) and the fast path (fast-path.ts), so both price a request alike.
+ */
+export function priceOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown> | undefined,
+  maxNodes: number,
+): OperationPrice {
+  const coerced = coerceVariables(schema, operation, variables);
+  if (!('variables' in coerced)) return { refused: 'variables' };
+  const shape = cachedOperationShape(schema, document, operation, coerced.variables, maxNodes);
+  const label = operationLabel(operation.operation, shape.rootFields);
+  if (shape.overCeiling) return { refused: 'size', label };
+  return { label, requested: graphqlCost(shape), needsKey: shape.needsKey };
+}
+
+/**
+ * A charge the fast path made before handing the request to Apollo (its answer needed Apollo after all:
+ * the charge was refused, or the result has errors). Taken once, for the same cost; otherwise `charge` runs.
+ */
+async function takeCharge(ctx: GraphQLContext, requested: number, charge: () => Promise<Record<string, string>>): Promise<Record<string, string>> {
+  const charged = ctx.charged;
+  if (!charged || charged.cost !== requested) return charge();
+  ctx.charged = undefined;
+  if ('error' in charged) throw charged.error;
+  return charged.headers;
 }
 
 /** `query pets`, `mutation placeOrder`, or `query (several fields)`: never client input such as the operation name. */
