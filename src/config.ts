@@ -143,7 +143,7 @@ const envSchema = z.object({
     .transform(Number)
     .pipe(z.number().positive().max(1000))
     .default('1'),
-  WEBHOOK_POLL_MS: int(10, 60_000).default('200'),
+  WEBHOOK_POLL_MS: int(10, 60_000).default('100'),
   WEBHOOK_TIMEOUT_MS: int(100, 60_000).default('10000'),
   SUBSCRIPTION_POLL_MS: int(5, 60_000).default('50'),
   SUBSCRIPTION_LEASE_MS: int(1000, 600_000).default('30000'),
