@@ -12,31 +12,13 @@ import { randomBytes } from 'node:crypto';
 import { ApolloServer, type BaseContext } from '@apollo/server';
 import { GraphQLError, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import pino from 'pino';
-import { startApp, createAccount, type Client, type TestApp, type TestResponse } from '../helpers/app.js';
+import { startApp, createAccount, type Client, type TestApp } from '../helpers/app.js';
+import { comparableAnswer } from './support.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { HttpError } from '../../src/http/errors.js';
 import { errorsPlugin, formatError } from '../../src/graphql/error.mapping.js';
 import { jitGateway } from '../../src/graphql/jit.executor.js';
 import { queryLimits } from '../../src/graphql/query-limits.js';
-
-/** What two answers to the same request may differ in: blanked before comparing. */
-const VARYING_HEADERS = new Set(['date', 'x-request-id', 'x-ratelimit-reset']);
-
-function normalised(res: TestResponse) {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of res.headers) {
-    if (VARYING_HEADERS.has(name)) headers[name] = '…';
-    // `ratelimit: "minute";r=…;t=<seconds to the reset>`: the seconds depend on when each app started.
-    else headers[name] = name === 'ratelimit' ? value.replace(/;t=\d+/g, ';t=…') : value;
-  }
-  const body = res.text
-    .replace(/"requestId":"[^"]+"/g, '"requestId":"…"')
-    .replace(/psk_[A-Za-z0-9_-]+/g, 'psk_…')
-    .replace(/whsec_[A-Za-z0-9+/=_-]+/g, 'whsec_…')
-        // Times differ between the apps, their format must not: every date-time keeps its shape, digits masked.
-    .replace(/"\d{4}-\d\d-\d\dT[^"]*"/g, (t) => t.replace(/\d/g, '#'));
-  return { status: res.status, headers, body };
-}
 
 describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP', () => {
   let jit: TestApp;
@@ -61,7 +43,7 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
     const send = (c: Client) => c.request('POST', '/graphql', { body: { query, variables, operationName }, skipContract: true });
     const a = await send(client(jit, customers.jit));
     const b = await send(client(js, customers.js));
-    assert.deepEqual(normalised(a), normalised(b), `different answers to ${query.slice(0, 120)}`);
+    assert.deepEqual(comparableAnswer(a), comparableAnswer(b), `different answers to ${query.slice(0, 120)}`);
     return a;
   }
 

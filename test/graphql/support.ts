@@ -44,3 +44,27 @@ export function assertGraphQLError(res: TestResponse<GraphQLBody>, code: string,
   assertNoLeak(res);
   return error;
 }
+
+/**
+ * An answer as two apps (or two executors) must give it alike, for parity tests: status, headers and body
+ * with what differs by nature masked (request ids, dates, keys and secrets, the seconds to a window's reset,
+ * a ban's end time). `varying`: more headers to mask (e.g. `retry-after`, seconds counted from each app's start).
+ */
+export function comparableAnswer(res: TestResponse, varying: readonly string[] = []) {
+  const masked = new Set(['date', 'x-request-id', 'x-ratelimit-reset', ...varying]);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of res.headers) {
+    if (masked.has(name)) headers[name] = '…';
+    // `ratelimit: "minute";r=…;t=<seconds to the reset>`: the seconds depend on when each app started.
+    else headers[name] = name === 'ratelimit' ? value.replace(/;t=\d+/g, ';t=…') : value;
+  }
+  const body = res.text
+    .replace(/"requestId":"[^"]+"/g, '"requestId":"…"')
+    .replace(/psk_[A-Za-z0-9_-]+/g, 'psk_…')
+    .replace(/whsec_[A-Za-z0-9+/=_-]+/g, 'whsec_…')
+    // Times differ between the apps, their format must not: every date-time keeps its shape, digits masked.
+    .replace(/"\d{4}-\d\d-\d\dT[^"]*"/g, (t) => t.replace(/\d/g, '#'))
+    // A ban's message says until when (a time a few milliseconds apart in the two apps).
+    .replace(/(banned until )[^".]+/g, '$1…');
+  return { status: res.status, headers, body };
+}
