@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { SqlReader } from '../domain/reader.js';
 import type { Config } from '../config.js';
 import type { Orm } from './orm.js';
+import { namedStatement } from './pg-statements.js';
 
 /** Statements kept per connection: the domain has a few dozen read shapes (an `in` list per length). */
 const MAX_STATEMENTS = 500;
@@ -44,20 +45,10 @@ interface PgConnection {
 }
 
 function postgresReader(knex: Knex): SqlReader & { close(): void } {
-  const prepared = new Map<string, { name: string; text: string }>();
-  const statementOf = (sql: string) => {
-    let statement = prepared.get(sql);
-    if (!statement) {
-      let n = 0;
-      statement = { name: `petstore_read_${prepared.size + 1}`, text: sql.replace(/\?/g, () => `$${++n}`) };
-      prepared.set(sql, statement);
-    }
-    return statement;
-  };
   return {
     dialect: 'postgresql',
     async all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]> {
-      const { name, text } = statementOf(sql);
+      const { name, text } = namedStatement(sql);
       const connection = (await knex.client.acquireConnection()) as PgConnection;
       try {
         return (await connection.query({ name, text, values: params })).rows as Row[];

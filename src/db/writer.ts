@@ -3,6 +3,7 @@ import { BaseSqlitePlatform } from '@mikro-orm/knex';
 import type { Knex } from 'knex';
 import type { SqlTransaction, SqlWriter } from '../domain/writer.js';
 import type { Orm } from './orm.js';
+import { namedStatement } from './pg-statements.js';
 import { sqliteWriteGuard } from './sqlite-resilience.js';
 
 /** Statements kept per connection (the writer has a handful of shapes). */
@@ -144,26 +145,11 @@ function inline(conn: PgConnection, sql: string, params: readonly unknown[]): st
   return text;
 }
 
-/**
- * A statement's name belongs to the connection, and pooled connections outlive a writer: one map per
- * process, so every writer (tests make several on one pool) names the same SQL alike.
- */
-const prepared = new Map<string, { name: string; text: string }>();
-
 function postgresWriter(knex: Knex, convert: Convert, announce: Announce): SqlWriter {
-  const statementOf = (sql: string) => {
-    let statement = prepared.get(sql);
-    if (!statement) {
-      let n = 0;
-      statement = { name: `petstore_write_${prepared.size + 1}`, text: sql.replace(/\?/g, () => `$${++n}`) };
-      prepared.set(sql, statement);
-    }
-    return statement;
-  };
   const query = async (conn: PgConnection, sql: string, params: readonly unknown[]) => {
     announce(sql, params);
     try {
-      return await conn.query({ ...statementOf(sql), values: params.map((v) => v ?? null) });
+      return await conn.query({ ...namedStatement(sql), values: params.map((v) => v ?? null) });
     } catch (error) {
       throw convert(error);
     }
