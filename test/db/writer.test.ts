@@ -2,6 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
+import { NotNullConstraintViolationException } from '@mikro-orm/core';
 import { createWriter } from '../../src/db/writer.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { postgresUrl, skipUnless } from '../helpers/services.js';
@@ -49,13 +50,17 @@ for (const database of ['SQLite', 'PostgreSQL'] as const) {
     it('when a last write fails, then the writes before it in the transaction are undone too', { skip }, async () => {
       const writer = createWriter(t.app.orm);
       const before = await t.admin.get('/v1/categories?limit=100');
+      let insertedBefore = 0;
       await assert.rejects(
         writer.transaction(async (tx) => {
-          await tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', ['Doomed', 'doomed', null, new Date()]);
+          insertedBefore = await tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', ['Doomed', 'doomed', null, new Date()]);
           // type is not null: the last write fails, after the insert above has run.
           await tx.runLast('insert into events (type, data, account_id, created_at) values (?, ?, ?, ?)', [null, '{}', null, new Date()]);
         }),
+        // The database refused the last write (not, say, the writer before sending anything).
+        NotNullConstraintViolationException,
       );
+      assert.equal(insertedBefore, 1, 'the first write ran inside the transaction');
       const afterwards = await t.admin.get('/v1/categories?limit=100');
       assert.deepEqual(afterwards.body, before.body);
       // The connection went back to the pool usable: the next transaction commits.

@@ -76,6 +76,7 @@ describe('GraphQL fast path: answers with it on and off are identical (status, h
       const b = await send('slow', sent);
       const what = `${sent.method ?? 'POST'} ${String(JSON.stringify(sent.body ?? sent.search ?? null)).slice(0, 160)} ${JSON.stringify(sent.headers ?? {})} (#${i + 1})`;
       assert.deepEqual(comparableAnswer(a, ['retry-after']), comparableAnswer(b, ['retry-after']), `different answers to ${what}`);
+      assert.ok(logLine(logs.fast), `no request log line for ${what}`);
       assert.deepEqual(logLine(logs.fast), logLine(logs.slow), `different log lines for ${what}`);
       answers.push(a);
     }

@@ -7,10 +7,10 @@ import { startApp, type TestApp } from '../helpers/app.js';
 import { postgresUrl, skipUnless } from '../helpers/services.js';
 
 /**
- * PostgreSQL out of connections or cancelling a statement is the database being busy, not a bug:
- * every answer is 503 UNAVAILABLE with Retry-After in the error shape, never a 500. The service runs
- * as a role allowed one connection (the server refuses the pool's others with SQLSTATE 53300), then
- * with a statement timeout shorter than a statement.
+ * PostgreSQL out of connections is the database being busy, not a bug: every answer is 503 UNAVAILABLE
+ * with Retry-After in the error shape, never a 500. The service runs as a role allowed one connection
+ * (the server refuses the pool's others with SQLSTATE 53300). The other codes mapped alike (57014 a
+ * statement timeout, 57P0x, class 08) have no test of their own.
  */
 describe('PostgreSQL refusals: out of connections, a statement cancelled', async () => {
   const admin = await postgresUrl();
