@@ -12,7 +12,7 @@ import { postgresUrl, skipUnless } from '../helpers/services.js';
  * (the server refuses the pool's others with SQLSTATE 53300). The other codes mapped alike (57014 a
  * statement timeout, 57P0x, class 08) have no test of their own.
  */
-describe('PostgreSQL refusals: out of connections, a statement cancelled', async () => {
+describe('PostgreSQL refusals: out of connections', async () => {
   const admin = await postgresUrl();
   const skip = skipUnless(admin, 'PostgreSQL');
   const suffix = `${process.pid}_${randomBytes(3).toString('hex')}`;
