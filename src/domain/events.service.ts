@@ -44,11 +44,16 @@ const EVENT_WRITERS_TURN = `select pg_advisory_xact_lock(?), pg_notify('${EVENTS
  */
 export async function recordEvent(em: EntityManager, type: EventType, data: object, accountId: number | null = null): Promise<void> {
   // The NOTIFY is delivered at commit (and not at all on rollback): it wakes the outbox readers of every instance.
-  if (!(em.getPlatform() instanceof BaseSqlitePlatform)) await em.execute(EVENT_WRITERS_TURN, [EVENT_WRITERS_LOCK]);
-  await em.insert(Event, { type, data: JSON.stringify(data), accountId, createdAt: new Date() });
+  if (em.getPlatform() instanceof BaseSqlitePlatform) {
+    await em.insert(Event, { type, data: JSON.stringify(data), accountId, createdAt: new Date() });
+    return;
+  }
+  await em.execute(EVENT_WRITERS_TURN, [EVENT_WRITERS_LOCK]);
+  // The server's clock after the turn, as insertEvents stamps them: created_at follows the id (the purge relies on it).
+  await em.execute(insertEventsSql(1, 'postgresql'), [type, JSON.stringify(data), accountId]);
 }
 
-export interface NewEvent {
+interface NewEvent {
   type: EventType;
   data: object;
   accountId: number | null;
@@ -67,7 +72,7 @@ export async function insertEvents(tx: SqlTransaction, events: readonly NewEvent
   const params: unknown[] = [];
   if (tx.dialect === 'postgresql') {
     // Stamped by the server after the writers' turn (the insert runs after the lock, in the same message), so
-    // created_at follows the id as the purge expects (outbox-upkeep.ts).
+    // created_at follows the id as the purge expects (EventsService.purgeExpired), as recordEvent's do.
     for (const e of events) params.push(e.type, JSON.stringify(e.data), e.accountId);
     await tx.runLast(insertEventsSql(events.length, 'postgresql'), params);
   } else {
