@@ -3,14 +3,14 @@ import type { Context } from 'koa';
 import type { RateLimitGate } from '../rate-limit/index.js';
 import type { GraphQLContext, PriorCharge } from './graphql.context.js';
 import type { PreparedQuery } from './jit.executor.js';
-import { priceOperation } from './rate-limit.plugin.js';
+import { priceOperation, type OperationPrice } from './rate-limit.plugin.js';
 
 /** Distinct `Accept` values whose answer type is remembered (first come; any other one goes through Apollo). */
 const ACCEPT_VALUES = 64;
 /** Apollo's answer type when the request has no `Accept`. */
 const APPLICATION_JSON = 'application/json; charset=utf-8';
 
-export interface FastPathOptions {
+interface FastPathOptions {
   schema: GraphQLSchema;
   gate: RateLimitGate;
   maxNodes: number;
@@ -24,9 +24,9 @@ export interface FastPathOptions {
  * What the fast path did with a request: answered it; left it to Apollo untouched (`undefined`); or charged
  * it and left it to Apollo (the charge was refused, or the result has errors), which must not charge again.
  */
-export type FastPathOutcome = true | undefined | { charged: PriorCharge };
+type FastPathOutcome = true | undefined | { charged: PriorCharge };
 
-export interface FastPath {
+interface FastPath {
   /** Tries to answer a POST whose JSON body is read; Apollo answers whatever this does not. */
   answer(ctx: Context, context: GraphQLContext, body: unknown): Promise<FastPathOutcome>;
   /** After Apollo answered a POST: learns the answer type Apollo chose for the request's `Accept`. */
@@ -76,7 +76,7 @@ export function graphqlFastPath({ schema, gate, maxNodes, prepared, answeredByJi
       const variableValues = isRecord(variables) ? variables : undefined;
 
       // The rate-limit plugin's didResolveOperation, as Apollo would run it (rate-limit.plugin.ts).
-      let priced: ReturnType<typeof priceOperation>;
+      let priced: OperationPrice;
       try {
         priced = priceOperation(schema, document, operation, variableValues, maxNodes);
       } catch {
@@ -90,22 +90,22 @@ export function graphqlFastPath({ schema, gate, maxNodes, prepared, answeredByJi
       try {
         headers = await gate.charge(actor, cost);
       } catch (error) {
-        return { charged: { cost, error } };
+        return { charged: { error } };
       }
 
       let result: ExecutionResult;
       try {
         result = await compiled.query(undefined, context, variableValues ?? {});
       } catch {
-        return { charged: { cost, headers } };
+        return { charged: { headers } };
       }
-      if (result.errors !== undefined || result.data === undefined) return { charged: { cost, headers } };
+      if (result.errors !== undefined || result.data === undefined) return { charged: { headers } };
       // Apollo's body: its fields in Apollo's order (errors, data, extensions), the cost extension, and a newline.
       let text: string;
       try {
         text = `${JSON.stringify({ data: result.data, extensions: { ...result.extensions, cost: { requested: cost, charged: cost } } })}\n`;
       } catch {
-        return { charged: { cost, headers } };
+        return { charged: { headers } };
       }
       answeredByJit();
       ctx.body = text;

@@ -1,5 +1,6 @@
 import type { Actor, Domain, EventSubscriptions } from '../domain/index.js';
 import { authError } from '../http/authentication.js';
+import type { AppState } from '../http/context.js';
 import type { Loaders } from './data.loaders.js';
 import { parseId } from '../domain/validate.js';
 
@@ -13,7 +14,7 @@ export interface GraphQLContext {
   /** The caller, when the request carried a valid API key. */
   readonly actor?: Actor;
   /** Why there is no actor: no key, a key that is unknown or revoked, or a key that could not be checked (database busy). */
-  readonly authFailure?: 'UNAUTHENTICATED' | 'INVALID_API_KEY' | 'UNAVAILABLE';
+  readonly authFailure?: AppState['authFailure'];
   readonly loaders: Loaders;
   /** The client's address, as the HTTP pipeline determined it (per-address limiter). */
   readonly clientAddress: string;
@@ -35,7 +36,7 @@ export interface GraphQLContext {
 }
 
 /** A charge made before Apollo ran: the rate-limit headers it gave, or the refusal it threw. */
-export type PriorCharge = { cost: number; headers: Record<string, string> } | { cost: number; error: unknown };
+export type PriorCharge = { headers: Record<string, string> } | { error: unknown };
 
 export const domainOf = (ctx: GraphQLContext): Domain => ctx.domain;
 

@@ -1,7 +1,7 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { DocumentNode, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import { validationFailed } from '../domain/errors.js';
-import { authError } from '../http/authentication.js';
+import { keyRefusal } from '../http/authentication.js';
 import { graphqlCost, type RateLimitGate } from '../rate-limit/index.js';
 import type { GraphQLContext } from './graphql.context.js';
 import { toRequestError } from './error.mapping.js';
@@ -61,9 +61,8 @@ export function rateLimitPlugin(gate: RateLimitGate, { maxNodes }: { maxNodes: n
           }
           for (const [name, value] of Object.entries(headers)) response.http.headers.set(name.toLowerCase(), value);
           cost = { requested, charged: actor ? requested : 1 };
-          if (!actor && (needsKey || authFailure === 'UNAVAILABLE')) {
-            throw toRequestError(authError(authFailure));
-          }
+          const refusal = actor ? undefined : keyRefusal(authFailure, needsKey);
+          if (refusal) throw toRequestError(refusal);
         },
         async willSendResponse({ response }) {
           if (!cost || response.body.kind !== 'single') return;
@@ -111,7 +110,8 @@ export function priceOperation(
  */
 async function takeCharge(ctx: GraphQLContext, requested: number, charge: () => Promise<Record<string, string>>): Promise<Record<string, string>> {
   const charged = ctx.charged;
-  if (!charged || charged.cost !== requested) return charge();
+  // The fast path priced the same document and variables with the same priceOperation: its charge is this one.
+  if (!charged) return charge();
   ctx.charged = undefined;
   if ('error' in charged) throw charged.error;
   return charged.headers;

@@ -35,7 +35,7 @@ const CLOSE_HANDSHAKE_MS = 1000;
  * socket costs memory whether it subscribes or not; past the cap the socket is closed with 4429,
  * which graphql-ws clients do not retry.
  */
-export const connectionCap = (subscriptions: number) => Math.max(16, 2 * subscriptions);
+const connectionCap = (subscriptions: number) => Math.max(16, 2 * subscriptions);
 /** graphql-ws's "too many" close code: its clients treat it as final (no reconnect storm). */
 const TOO_MANY_CONNECTIONS = 4429;
 

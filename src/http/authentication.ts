@@ -130,6 +130,15 @@ function keyHash(socket: Socket & { [KEY_HASH]?: { key: string; hash: string } }
   return hash;
 }
 
+/**
+ * Both facades' rule for a request without a valid key: refused when the operation needs a key, and also when
+ * the key it sent could not be checked (database busy), public operation or not, since its owner expects its
+ * own quota. Undefined: it goes on anonymously.
+ */
+export function keyRefusal(failure: AppState['authFailure'], needsKey: boolean): HttpError | undefined {
+  return needsKey || failure === 'UNAVAILABLE' ? authError(failure) : undefined;
+}
+
 /** The refusal of a request that needs a key and has none that is valid (or whose key could not be checked). */
 export function authError(failure: AppState['authFailure']): HttpError {
   if (failure === 'UNAVAILABLE') return new HttpError('UNAVAILABLE', 'Your API key could not be checked: the database is busy or unreachable; retry shortly.', { 'Retry-After': '2' });

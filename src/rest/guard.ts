@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { authError } from '../http/authentication.js';
+import { keyRefusal } from '../http/authentication.js';
 import type { AppState } from '../http/context.js';
 import { restCost, type RateLimitGate } from '../rate-limit/index.js';
 import type { CompiledOperation } from './openapi.js';
@@ -18,7 +18,7 @@ export function restGuard(gate: Pick<RateLimitGate, 'charge' | 'anonymous'>): Re
       return;
     }
     ctx.set(await gate.anonymous(ctx.ip, state.authFailure === 'INVALID_API_KEY'));
-    // A key that could not be checked is refused even on a public operation: its owner expects its own quota.
-    if (op && (!op.public || state.authFailure === 'UNAVAILABLE')) throw authError(state.authFailure);
+    const refusal = op ? keyRefusal(state.authFailure, !op.public) : undefined;
+    if (refusal) throw refusal;
   };
 }
