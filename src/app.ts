@@ -26,8 +26,8 @@ import { securityHeaders } from './http/security-headers.js';
 import { HttpError } from './http/errors.js';
 import { createRateLimitGate, type RateLimitGate } from './rate-limit/index.js';
 import { restApi } from './rest/rest.api.js';
-import { createGraphQLFacade } from './graphql/graphql.facade.js';
-import { toGraphQLErrorBody } from './graphql/error.mapping.js';
+import { createGraphQLFacade } from './graphql/server/graphql.facade.js';
+import { toGraphQLErrorBody } from './graphql/server/error.mapping.js';
 import { docsRoutes } from './docs/docs.routes.js';
 import { graphiqlRoutes } from './docs/graphiql.routes.js';
 import { createLogger } from './observability/logger.js';
@@ -36,9 +36,9 @@ import { observeRequests } from './observability/request-observer.js';
 import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
 import { startEventWorkers } from './events/workers.js';
-import { attachSubscriptionServer, type SubscriptionServer } from './graphql/subscriptions.server.js';
+import { attachSubscriptionServer, type SubscriptionServer } from './graphql/server/subscriptions.server.js';
 import { createSubscriptionSlots } from './events/subscription-slots.js';
-import { queryLimits } from './graphql/query-limits.js';
+import { queryLimits } from './graphql/server/query-limits.js';
 
 export interface App {
   koa: Koa;
@@ -187,7 +187,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     graphqlFastPathAnswers: () => graphql.fastPathAnswers(),
     async listen(port = config.port, host = config.host) {
       const listening = await server.listen(port, host);
-      // GraphQL subscriptions: graphql-ws over a WebSocket upgrade of /graphql (src/graphql/subscriptions.server.ts).
+      // GraphQL subscriptions: graphql-ws over a WebSocket upgrade of /graphql (src/graphql/server/subscriptions.server.ts).
       subscriptions = attachSubscriptionServer(listening.server, {
         schema: graphql.schema,
         gate,

@@ -181,9 +181,9 @@ export interface Config {
   dbBusyTimeoutMs: number;
   /** GraphQL documents beyond these are refused (400) before anything executes. */
   graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
-  /** What executes GraphQL queries: graphql-jit (compiled once per document) or graphql-js; mutations, `@skip`/`@include` and answers with errors always run on graphql-js (src/graphql/jit.executor.ts). Same answers. */
+  /** What executes GraphQL queries: graphql-jit (compiled once per document) or graphql-js; mutations, `@skip`/`@include` and answers with errors always run on graphql-js (src/graphql/server/jit.executor.ts). Same answers. */
   graphqlExecutor: 'jit' | 'graphql-js';
-  /** With jit: a query Apollo already ran is answered again without Apollo's per-request pipeline (src/graphql/fast-path.ts). Same answers. */
+  /** With jit: a query Apollo already ran is answered again without Apollo's per-request pipeline (src/graphql/server/fast-path.ts). Same answers. */
   graphqlFastPath: boolean;
   /** Whose `X-Forwarded-For` entries are believed (src/http/client-address.ts); null: the socket's address. */
   trustProxy: TrustProxy;

@@ -16,9 +16,9 @@ import { startApp, createAccount, type Client, type TestApp } from '../helpers/a
 import { comparableAnswer } from './support.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { HttpError } from '../../src/http/errors.js';
-import { errorsPlugin, formatError } from '../../src/graphql/error.mapping.js';
-import { jitGateway } from '../../src/graphql/jit.executor.js';
-import { queryLimits } from '../../src/graphql/query-limits.js';
+import { errorsPlugin, formatError } from '../../src/graphql/server/error.mapping.js';
+import { jitGateway } from '../../src/graphql/server/jit.executor.js';
+import { queryLimits } from '../../src/graphql/server/query-limits.js';
 
 describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP', () => {
   let jit: TestApp;

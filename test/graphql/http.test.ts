@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { buildSchema, parse, type OperationDefinitionNode } from 'graphql';
 import Database from 'libsql';
 import { startApp, createAccount, type TestApp } from '../helpers/app.js';
-import { cachedOperationShape, operationShape } from '../../src/graphql/operation-shape.js';
+import { cachedOperationShape, operationShape } from '../../src/graphql/server/operation-shape.js';
 import { projectPath } from '../../src/project-path.js';
 import { graphqlCost } from '../../src/rate-limit/index.js';
 import { assertGraphQLError, dataOf, gql } from './support.js';

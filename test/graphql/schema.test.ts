@@ -2,7 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { projectPath } from '../../src/project-path.js';
-import { buildGraphQLSchema, printGraphQLSchema, SCHEMA_FILE } from '../../src/graphql/schema.builder.js';
+import { buildGraphQLSchema, printGraphQLSchema, SCHEMA_FILE } from '../../src/graphql/schema/schema.builder.js';
 import { HTTP_METHODS, loadOpenApiDocument } from '../../src/rest/openapi.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { dataOf, gql } from './support.js';

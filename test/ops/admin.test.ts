@@ -13,7 +13,7 @@ interface Run {
 
 /** `npm run admin -- …` (or the compiled script directly) as a process of its own on the service's database. */
 function admin(t: TestApp, args: string[], { viaNpm = false, databaseUrl = t.config.database.url } = {}): Promise<Run> {
-  const [file, argv] = viaNpm ? ['npm', ['run', '--silent', 'admin', '--', ...args]] : [process.execPath, [projectPath('dist/src/admin.js'), ...args]];
+  const [file, argv] = viaNpm ? ['npm', ['run', '--silent', 'admin', '--', ...args]] : [process.execPath, [projectPath('dist/src/cli/admin.js'), ...args]];
   return new Promise((resolve) => {
     execFile(
       file as string,

@@ -1,0 +1,58 @@
+import type { Actor, Domain, EventSubscriptions } from '../domain/index.js';
+import { authError } from '../http/authentication.js';
+import type { AppState } from '../http/context.js';
+import type { Loaders } from './schema/data.loaders.js';
+import { parseId } from '../domain/validate.js';
+
+/**
+ * What every resolver and plugin receives: transport-neutral (no Koa context), built once per request
+ * by the facade from what the HTTP pipeline resolved.
+ */
+export interface GraphQLContext {
+  /** The domain services over the request's own EntityManager fork (created on first use). */
+  readonly domain: Domain;
+  /** The caller, when the request carried a valid API key. */
+  readonly actor?: Actor;
+  /** Why there is no actor: no key, a key that is unknown or revoked, or a key that could not be checked (database busy). */
+  readonly authFailure?: AppState['authFailure'];
+  readonly loaders: Loaders;
+  /** The client's address, as the HTTP pipeline determined it (per-address limiter). */
+  readonly clientAddress: string;
+  readonly requestId: string;
+  /** What the facade reports back to the request log and metrics. */
+  readonly observed: { operationName?: string; operation?: string };
+  /** Committed events as they happen: set on subscription operations (over graphql-ws) only. */
+  readonly events?: EventSubscriptions;
+  /**
+   * Subscriptions only: the caller as its key stands now (null once the key is revoked or banned), so a
+   * subscription that outlives a revocation or a demotion stops receiving what the key may no longer see.
+   */
+  readonly currentActor?: () => Promise<Actor | null>;
+  /**
+   * HTTP only: the charge the fast path already made for this request when it hands the request to Apollo
+   * after all (src/graphql/server/fast-path.ts); the rate-limit plugin takes it instead of charging again.
+   */
+  charged?: PriorCharge;
+}
+
+/** A charge made before Apollo ran: the rate-limit headers it gave, or the refusal it threw. */
+export type PriorCharge = { headers: Record<string, string> } | { error: unknown };
+
+export const domainOf = (ctx: GraphQLContext): Domain => ctx.domain;
+
+/**
+ * The caller. The rate-limit plugin refuses keyless operations before any resolver runs, so this
+ * only throws if a field was somehow reached without a key.
+ */
+export function actorOf(ctx: GraphQLContext): Actor {
+  if (!ctx.actor) throw authError(ctx.authFailure);
+  return ctx.actor;
+}
+
+/**
+ * An `ID` argument as the domain's number; anything that is not a decimal id becomes NaN, which the
+ * domain refuses with VALIDATION_FAILED naming the argument (the same rule REST applies to paths).
+ */
+export const toId = parseId;
+export const toIdOrUndefined = (value: string | null | undefined): number | undefined =>
+  value === undefined || value === null ? undefined : toId(value);

@@ -1,0 +1,81 @@
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { DateTimeResolver } from 'graphql-scalars';
+import type { AccountView, ApiKeyView, Limits, NewApiKeyView } from '../../../domain/index.js';
+import type { PlanName, Role } from '../../../domain/entities/index.js';
+import { PlanEnum, RoleEnum } from '../enums.js';
+import { connectionType } from '../connection.type.js';
+
+@ObjectType('Limits', { description: 'Rate limits and caps of an account, shared by all its keys.' })
+export class LimitsType implements Limits {
+  @Field(() => Int, { description: 'Requests allowed per minute.' })
+  perMinute!: number;
+
+  @Field(() => Int, { description: 'Requests allowed per day.' })
+  perDay!: number;
+
+  @Field(() => Int, { description: 'Webhook endpoints the account may register.' })
+  webhookEndpoints!: number;
+
+  @Field(() => Int, { description: 'GraphQL subscriptions the account may have open at once.' })
+  subscriptions!: number;
+}
+
+@ObjectType('Account', { description: 'An account, with its role, plan and effective rate limits.' })
+export class AccountType implements AccountView {
+  @Field(() => ID)
+  id!: number;
+
+  @Field(() => String)
+  name!: string;
+
+  @Field(() => RoleEnum)
+  role!: Role;
+
+  @Field(() => PlanEnum)
+  plan!: PlanName;
+
+  @Field(() => LimitsType)
+  limits!: Limits;
+
+  @Field(() => DateTimeResolver)
+  createdAt!: Date;
+}
+
+@ObjectType('AccountConnection', { description: 'A page of accounts.' })
+export class AccountConnection extends connectionType('Account', AccountType) {}
+
+@ObjectType('ApiKey', { description: 'An API key, without its secret.' })
+export class ApiKeyType implements Omit<ApiKeyView, 'accountId'> {
+  @Field(() => ID)
+  id!: number;
+
+  @Field(() => String, { description: 'The first characters of the key, which identify it in lists.' })
+  prefix!: string;
+
+  @Field(() => DateTimeResolver)
+  createdAt!: Date;
+
+  @Field(() => DateTimeResolver, { nullable: true, description: 'When the key was revoked; null while it is valid.' })
+  revokedAt!: Date | null;
+
+  @Field(() => DateTimeResolver, { nullable: true, description: "End of the key's current temporary ban; null when not banned." })
+  bannedUntil!: Date | null;
+}
+
+@ObjectType('NewApiKey', { description: 'A newly created API key with its secret, shown only in this response.' })
+export class NewApiKeyType extends ApiKeyType implements Omit<NewApiKeyView, 'accountId'> {
+  @Field(() => String, { description: 'The full secret key, to send in `X-API-Key`. Shown once; store it safely.' })
+  key!: string;
+}
+
+@ObjectType('AccountWithKey', { description: 'A newly created account with its first API key, secret included (shown once).' })
+export class AccountWithKeyType extends AccountType {
+  @Field(() => NewApiKeyType)
+  apiKey!: NewApiKeyView;
+}
+
+@ObjectType('Viewer', { description: 'The calling account, with the API key used for this request (without its secret).' })
+export class ViewerType extends AccountType {
+  @Field(() => ApiKeyType)
+  apiKey!: ApiKeyView;
+}

@@ -1,0 +1,40 @@
+import { Field, Int, ObjectType } from 'type-graphql';
+import type { PlanName } from '../../../domain/entities/index.js';
+import type { RateLimitStatus, WindowUsage } from '../../../rate-limit/gate.js';
+import { PlanEnum } from '../enums.js';
+
+@ObjectType('RateLimitWindow', { description: 'Usage of one rate-limit window.' })
+export class RateLimitWindowType implements WindowUsage {
+  @Field(() => Int, { description: 'Requests allowed in the window.' })
+  limit!: number;
+
+  @Field(() => Int, { description: 'Requests counted in the current window.' })
+  used!: number;
+
+  @Field(() => Int, { description: 'Requests left in the current window.' })
+  remaining!: number;
+
+  @Field(() => Int, { description: 'Unix time, in seconds, at which the current window resets.' })
+  reset!: number;
+
+  @Field(() => Int, { description: 'Length of the window in seconds.' })
+  windowSeconds!: number;
+}
+
+@ObjectType('RateLimitResources', { description: 'Both windows of the account.' })
+export class RateLimitResourcesType {
+  @Field(() => RateLimitWindowType)
+  minute!: WindowUsage;
+
+  @Field(() => RateLimitWindowType)
+  day!: WindowUsage;
+}
+
+@ObjectType('RateLimit', { description: "The calling account's plan and the usage of both of its windows." })
+export class RateLimitType implements RateLimitStatus {
+  @Field(() => PlanEnum)
+  plan!: PlanName;
+
+  @Field(() => RateLimitResourcesType)
+  resources!: RateLimitStatus['resources'];
+}

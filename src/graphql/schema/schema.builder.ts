@@ -1,0 +1,60 @@
+import 'reflect-metadata';
+import { lexicographicSortSchema, specifiedDirectives, type GraphQLSchema } from 'graphql';
+import { printSchemaWithDirectives } from '@graphql-tools/utils';
+import { buildSchema } from 'type-graphql';
+import type { RateLimitGate } from '../../rate-limit/gate.js';
+import { stabilityDirective } from './stability.directive.js';
+import { PetResolver } from './pets/pet.resolver.js';
+import { CategoryResolver } from './categories/category.resolver.js';
+import { OrderResolver } from './store/order.resolver.js';
+import { InventoryResolver } from './store/inventory.resolver.js';
+import { AccountResolver } from './accounts/account.resolver.js';
+import { RateLimitResolver } from './accounts/rate-limit.resolver.js';
+import { EventResolver } from './events/event.resolver.js';
+import { WebhookResolver } from './events/webhook.resolver.js';
+import { SubscriptionResolver } from './events/subscription.resolver.js';
+
+export const SCHEMA_FILE = 'schema/schema.graphql';
+
+/** What resolvers need beyond their context: handed in by the facade (none when only printing the schema). */
+export interface ResolverServices {
+  gate: Pick<RateLimitGate, 'status'>;
+}
+
+const unavailable: ResolverServices = {
+  gate: { status: () => Promise.reject(new Error('no rate-limit gate: this schema only prints')) },
+};
+
+/** The executable schema, built from the type-graphql classes of this folder. */
+export function buildGraphQLSchema(services: ResolverServices = unavailable): Promise<GraphQLSchema> {
+  const resolvers = [PetResolver, CategoryResolver, OrderResolver, InventoryResolver, AccountResolver, RateLimitResolver, EventResolver, WebhookResolver, SubscriptionResolver] as const;
+  // One instance per resolver class for the app's lifetime; constructors receive their services.
+  const instances = new Map<Function, object>([[RateLimitResolver, new RateLimitResolver(services.gate)]]);
+  return buildSchema({
+    resolvers,
+    // The standard directives (@skip, @include, @deprecated, @specifiedBy) and ours: a list given here replaces the defaults.
+    directives: [...specifiedDirectives, stabilityDirective],
+    validate: false,
+    // Every subscription brings its own `subscribe` (reading the outbox, src/graphql/schema/events/subscription.resolver.ts);
+    // type-graphql still wants a PubSub to exist, and none is used.
+    pubSub: {
+      publish: () => undefined,
+      subscribe: () => {
+        throw new Error('Subscriptions here have their own subscribe function.');
+      },
+    } as unknown as NonNullable<Parameters<typeof buildSchema>[0]['pubSub']>,
+    container: {
+      get: (cls: new () => object) => {
+        let instance = instances.get(cls);
+        if (!instance) instances.set(cls, (instance = new cls()));
+        return instance;
+      },
+    },
+  });
+}
+
+/** The committed SDL (`schema/schema.graphql`): sorted, with applied directives such as `@stability`. */
+export function printGraphQLSchema(schema: GraphQLSchema): string {
+  const header = '# Generated from src/graphql by `npm run schema:graphql`; do not edit by hand.\n\n';
+  return `${header}${printSchemaWithDirectives(lexicographicSortSchema(schema))}\n`;
+}

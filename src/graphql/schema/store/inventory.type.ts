@@ -1,0 +1,20 @@
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+import type { InventoryView } from '../../../domain/index.js';
+import type { PetStatus } from '../../../domain/entities/index.js';
+import { PetStatusEnum } from '../enums.js';
+import { connectionType } from '../connection.type.js';
+
+@ObjectType('InventoryItem', { description: "The stock of one pet. Its `status` is the pet's status; identified by `petId`." })
+export class InventoryItemType implements InventoryView {
+  @Field(() => ID)
+  petId!: number;
+
+  @Field(() => Int, { description: 'Current stock count, 0 to 1000000.' })
+  quantity!: number;
+
+  @Field(() => PetStatusEnum)
+  status!: PetStatus;
+}
+
+@ObjectType('InventoryItemConnection', { description: 'A page of inventory entries.' })
+export class InventoryItemConnection extends connectionType('InventoryItem', InventoryItemType) {}

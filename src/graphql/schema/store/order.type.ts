@@ -1,0 +1,25 @@
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { DateTimeResolver } from 'graphql-scalars';
+import type { OrderView } from '../../../domain/index.js';
+import { connectionType } from '../connection.type.js';
+
+@ObjectType('Order', { description: 'An order for a pet, open while `complete` is false.' })
+export class OrderType implements Omit<OrderView, 'accountId'> {
+  @Field(() => ID)
+  id!: number;
+
+  @Field(() => ID, { nullable: true, description: 'The ordered pet; null once the pet has been deleted.' })
+  petId!: number | null;
+
+  @Field(() => Int, { description: 'Number of units ordered, 1 to 100.' })
+  quantity!: number;
+
+  @Field(() => DateTimeResolver, { nullable: true, description: 'Requested ship date, or the actual one once complete.' })
+  shipDate!: Date | null;
+
+  @Field(() => Boolean, { description: 'Whether the order has been fulfilled.' })
+  complete!: boolean;
+}
+
+@ObjectType('OrderConnection', { description: 'A page of orders.' })
+export class OrderConnection extends connectionType('Order', OrderType) {}

@@ -1,0 +1,222 @@
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
+import { koaMiddleware } from '@as-integrations/koa';
+import type { GraphQLSchema } from 'graphql';
+import type { Context, Middleware, Next } from 'koa';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import { validationFailed } from '../../domain/errors.js';
+import { readJsonBody } from '../../http/body.js';
+import type { AppState } from '../../http/context.js';
+import { HttpError, describeError } from '../../http/errors.js';
+import type { RateLimitGate } from '../../rate-limit/gate.js';
+import { createLoaders } from '../schema/data.loaders.js';
+import { errorsPlugin, formatError } from './error.mapping.js';
+import type { GraphQLContext, PriorCharge } from '../context.js';
+import { rateLimitPlugin } from './rate-limit.plugin.js';
+import { freshLoadersPerMutationField } from './loaders.plugin.js';
+import { jitGateway } from './jit.executor.js';
+import { graphqlFastPath } from './fast-path.js';
+import { queryLimits } from './query-limits.js';
+import { buildGraphQLSchema } from '../schema/schema.builder.js';
+
+export const GRAPHQL_PATH = '/graphql';
+
+export interface GraphQLFacadeOptions {
+  config: Config;
+  gate: RateLimitGate;
+  logger: Logger;
+}
+
+export interface GraphQLFacade {
+  schema: GraphQLSchema;
+  /** Answers `/graphql` and everything under it; other paths go to `next`. Mount after authentication. */
+  middleware: Middleware;
+  /** How many requests the fast path answered (src/graphql/server/fast-path.ts); tests read it. */
+  fastPathAnswers(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * The GraphQL facade: Apollo Server over the type-graphql schema, mounted on the app's Koa through
+ * `@as-integrations/koa`. It turns the Koa request into a transport-neutral context for the
+ * resolvers, and every error under /graphql into the GraphQL error shape. Body limits, authentication
+ * and rate limits are the same edge REST uses.
+ */
+export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
+  const schema = await buildGraphQLSchema({ gate });
+  freshLoadersPerMutationField(schema);
+  const production = config.env === 'production';
+  const limits = queryLimits(config.graphqlLimits);
+  const gateway = config.graphqlExecutor === 'jit' ? jitGateway(schema) : undefined;
+  const apollo = new ApolloServer<GraphQLContext>({
+    // graphql-jit runs the operations through Apollo's gateway hook (src/graphql/server/jit.executor.ts); or graphql-js, Apollo's own.
+    ...(gateway ? { gateway } : { schema }),
+    logger,
+    introspection: config.introspection,
+    hideSchemaDetailsFromClientErrors: production,
+    // No stack trace, SQL or path ever reaches a client, in development either (the log has them).
+    includeStacktraceInErrorResponses: false,
+    csrfPrevention: true,
+    allowBatchedHttpRequests: false,
+    // main.ts owns SIGTERM (readiness 503, drain, then exit); Apollo must not re-raise the signal first.
+    stopOnTerminationSignals: false,
+    persistedQueries: false,
+    parseOptions: limits.parseOptions,
+    validationRules: limits.validationRules,
+    formatError,
+    plugins: [
+      ...(limits.plugins as ApolloServerPlugin<GraphQLContext>[]),
+      rateLimitPlugin(gate, { maxNodes: config.graphqlLimits.maxCost }),
+      errorsPlugin(logger),
+      // Apollo's defaults we do not use, off: cache control (we set no cache hints; its per-field hook
+      // makes Apollo wrap every resolver) and inline tracing (for federated subgraphs only).
+      ApolloServerPluginCacheControlDisabled(),
+      ApolloServerPluginInlineTraceDisabled(),
+      production
+        ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
+        : ApolloServerPluginLandingPageLocalDefault({
+            embed: {
+              initialState: { sharedHeaders: { 'X-API-Key': '' }, pollForSchemaUpdates: false },
+              endpointIsEditable: false,
+              // No usage telemetry from the developer's browser to Apollo.
+              runTelemetry: false,
+            },
+            footer: false,
+            includeCookies: false,
+          }),
+    ],
+  });
+  await apollo.start();
+  let running = true;
+  let fastPathAnswers = 0;
+
+  // Queries Apollo already ran on jit, answered again without its per-request pipeline (src/graphql/server/fast-path.ts).
+  const fastPath =
+    gateway && config.graphqlFastPath
+      ? graphqlFastPath({
+          schema,
+          gate,
+          maxNodes: config.graphqlLimits.maxCost,
+          prepared: gateway.prepared,
+          answeredByJit: () => void gateway.answered.jit++,
+        })
+      : undefined;
+
+  const contexts = new WeakMap<Context, GraphQLContext>();
+  const execute = koaMiddleware(apollo, { context: async ({ ctx }) => contexts.get(ctx)! });
+  const afterApollo = async () => {};
+
+  /** Rate-limit headers for a response the plugin never charged (parse errors, landing page, 413, …): free. */
+  const freeHeaders = (state: AppState, address: string): Promise<Record<string, string>> =>
+    state.actor ? gate.charge(state.actor, 0) : gate.anonymous(address, state.authFailure === 'INVALID_API_KEY');
+
+  const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
+    if (ctx.path !== GRAPHQL_PATH) throw new HttpError('NOT_FOUND', `Nothing at ${ctx.path}. The GraphQL API is at ${GRAPHQL_PATH}.`);
+    if (ctx.method !== 'GET' && ctx.method !== 'POST') {
+      throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
+    }
+    if (ctx.method === 'POST') {
+      // Apollo checks Accept only after executing: a mutation would run and then be answered 406.
+      // An Accept that takes no JSON is disregarded instead (GraphQL over HTTP allows it): JSON it is.
+      if (ctx.get('accept') && !ctx.accepts('application/json', 'application/graphql-response+json')) ctx.req.headers.accept = 'application/json';
+      // A body that is not JSON is 415, as on REST; refused before anything runs, which also stops
+      // the text/plain "simple requests" that CSRF relies on.
+      const body = await readJsonBody(ctx);
+      if (Array.isArray(body)) throw validationFailed('Batched requests are not supported; send one operation per request.');
+      // `false`, `0`, `""` or a string: the Koa adapter would take a falsy body for a missing body parser (500).
+      if (body !== undefined && body !== null && typeof body !== 'object') {
+        throw validationFailed('The request body must be a JSON object such as {"query": "…"}.', [{ path: 'body', message: 'must be an object' }]);
+      }
+      if (fastPath && running) {
+        const outcome = await fastPath.answer(ctx, context, body);
+        if (outcome === true) return void fastPathAnswers++;
+        // Charged, then left to Apollo: it answers with that charge, over DataLoaders of its own.
+        if (outcome) context = context.again(outcome.charged);
+      }
+      // Apollo refuses a missing body itself (400); the Koa adapter only needs something set.
+      (ctx.request as { body?: unknown }).body = body ?? {};
+    }
+    contexts.set(ctx, context);
+    await execute(ctx, afterApollo);
+    if (fastPath && ctx.method === 'POST') fastPath.learn(ctx);
+    // Apollo answers a malformed HTTP request (no query, a GET mutation, a CSRF-unsafe request) before
+    // any plugin runs: those few error bodies get their requestId here.
+    if (ctx.status >= 400 && typeof ctx.body === 'string' && !ctx.body.includes('"requestId"')) ctx.body = withRequestId(ctx.body, state.requestId);
+  };
+
+  const middleware: Middleware = async (ctx: Context, next: Next) => {
+    if (ctx.path !== GRAPHQL_PATH && !ctx.path.startsWith(`${GRAPHQL_PATH}/`)) return next();
+    const state = ctx.state as AppState;
+    state.facade = 'graphql';
+    state.route = ctx.path === GRAPHQL_PATH ? `${ctx.method} ${GRAPHQL_PATH}` : undefined;
+    // What Apollo's cache-control plugin answered for every operation (results depend on the key).
+    ctx.set('Cache-Control', 'no-store');
+    const context = new RequestContext(state, ctx.ip);
+    try {
+      await answer(ctx, state, context);
+    } catch (error) {
+      // The error envelope answers in the GraphQL shape (`toGraphQLErrorBody`); the rate-limit headers come first.
+      if (!ctx.response.get('X-RateLimit-Limit')) ctx.set(await freeHeaders(state, ctx.ip).catch((e: unknown) => describeError(e)?.headers ?? {}));
+      throw error;
+    } finally {
+      state.operationName = context.observed.operationName;
+      state.operation = context.observed.operation;
+    }
+    // Every answer under /graphql carries the rate-limit headers (the plugin's charge, or a free read).
+    if (!ctx.response.get('X-RateLimit-Limit')) ctx.set(await freeHeaders(state, ctx.ip));
+  };
+
+  return {
+    schema,
+    middleware,
+    fastPathAnswers: () => fastPathAnswers,
+    stop: () => {
+      running = false;
+      return apollo.stop();
+    },
+  };
+}
+
+/**
+ * The resolvers' context of one HTTP request. A class, so that `domain` is a getter on the prototype:
+ * Apollo copies the context object for every operation (`Object.assign` onto a new object with the same
+ * prototype), which would otherwise call the getter and copy a plain value.
+ */
+class RequestContext implements GraphQLContext {
+  readonly actor: AppState['actor'];
+  readonly authFailure: AppState['authFailure'];
+  readonly loaders: GraphQLContext['loaders'];
+  readonly requestId: string;
+  charged?: PriorCharge;
+  constructor(
+    readonly state: AppState,
+    readonly clientAddress: string,
+    readonly observed: GraphQLContext['observed'] = {},
+  ) {
+    this.actor = state.actor;
+    this.authFailure = state.authFailure;
+    this.requestId = state.requestId;
+    this.loaders = createLoaders(() => state.domain);
+  }
+  /** The same request's context for Apollo after the fast path charged it: fresh DataLoaders, the charge handed over. */
+  again(charged: PriorCharge): RequestContext {
+    const context = new RequestContext(this.state, this.clientAddress, this.observed);
+    context.charged = charged;
+    return context;
+  }
+  get domain() {
+    return this.state.domain;
+  }
+}
+
+function withRequestId(text: string, requestId: string): string {
+  try {
+    const body = JSON.parse(text) as { errors?: Array<{ extensions?: Record<string, unknown> }> };
+    for (const error of body.errors ?? []) error.extensions = { ...error.extensions, requestId };
+    return JSON.stringify(body);
+  } catch {
+    return text;
+  }
+}

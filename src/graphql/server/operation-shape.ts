@@ -1,0 +1,193 @@
+import {
+  getArgumentValues,
+  getNamedType,
+  getNullableType,
+  getVariableValues,
+  isAbstractType,
+  isListType,
+  isObjectType,
+  Kind,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLError,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  visit,
+} from 'graphql';
+import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
+import type { GraphQLOperationShape } from '../../rate-limit/cost.js';
+
+/** Root fields that only introspect: a keyless caller may send them. */
+const INTROSPECTION: ReadonlySet<string> = new Set(['__schema', '__type', '__typename']);
+/** Size assumed for a list that has no page size (`apiKeys`): the largest page any list serves. */
+const UNPAGED_LIST_SIZE = 100;
+
+export interface OperationShape extends GraphQLOperationShape {
+  /** Estimated result size: every field of the answer counted as often as it can appear. */
+  nodes: number;
+  /** Whether the estimate stopped early because it passed the ceiling (`nodes` is then a lower bound). */
+  overCeiling: boolean;
+  /** False when the operation only introspects. */
+  needsKey: boolean;
+}
+
+/**
+ * Coerces the request's variables as execution will (defaults applied); the errors when they do not
+ * fit the operation (execution then refuses the request with the same errors before any resolver).
+ */
+export function coerceVariables(
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+  inputs: Record<string, unknown> | undefined,
+): { variables: Record<string, unknown> } | { errors: readonly GraphQLError[] } {
+  const result = getVariableValues(schema, operation.variableDefinitions ?? [], inputs ?? {}, { maxErrors: 50 });
+  return result.errors ? { errors: result.errors } : { variables: result.coerced };
+}
+
+const isConnection = (field: GraphQLField<unknown, unknown>): boolean => {
+  const type = getNamedType(field.type);
+  return field.args.some((a) => a.name === 'first') && isObjectType(type) && 'edges' in type.getFields();
+};
+
+/** The page size a connection field is asked for: its `first` (literal, variable or default), at least 1. */
+function pageSizeOf(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: Record<string, unknown>): number {
+  let first: unknown;
+  try {
+    first = getArgumentValues(field, node, variables).first;
+  } catch {
+    // An argument that does not coerce fails at execution, before any resolver: nothing to estimate.
+  }
+  const fallback = field.args.find((a) => a.name === 'first')?.defaultValue;
+  const size = typeof first === 'number' ? first : typeof fallback === 'number' ? fallback : 1;
+  return Math.max(1, size);
+}
+
+/**
+ * The shape of the operation that will execute, with its coerced variables: root fields by response
+ * key, nested connections with the number of parents each is resolved for, and the estimated result
+ * size. Fields are collected with graphql-js's own `collectFields`, the step execution uses, so
+ * fragments, inline fragments, `@skip`/`@include` and field merging count exactly as they run.
+ * Stops counting once `ceiling` is passed (a document cannot make this walk long).
+ */
+export function operationShape(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  ceiling = Number.POSITIVE_INFINITY,
+): OperationShape {
+  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
+  const root = schema.getRootType(operation.operation);
+  const shape: OperationShape = { rootFields: [], nestedConnectionParents: [], nodes: 0, overCeiling: false, needsKey: false };
+  if (!root) return shape;
+  const nested: number[] = [];
+
+  /** Fields selected on `type`, each appearing `parents` times; `pageSize` when `type` is a connection. */
+  const walk = (type: GraphQLObjectType, fields: Map<string, readonly FieldNode[]>, parents: number, pageSize: number | undefined, atRoot: boolean) => {
+    for (const nodes of fields.values()) {
+      if (shape.overCeiling) return;
+      const node = nodes[0]!;
+      const name = node.name.value;
+      // Introspection: its size is the schema's, and it is exempt from the limits, as with the depth limit.
+      if (name === '__schema' || name === '__type') continue;
+      shape.nodes += parents;
+      if (shape.nodes > ceiling) {
+        shape.overCeiling = true;
+        return;
+      }
+      const field = name === '__typename' ? undefined : type.getFields()[name];
+      if (!field) continue;
+      const named = getNamedType(field.type);
+      if (!isObjectType(named) && !isAbstractType(named)) continue;
+      let ownPageSize: number | undefined;
+      if (isConnection(field)) {
+        ownPageSize = pageSizeOf(field, node, variables);
+        if (!atRoot) nested.push(parents);
+      }
+      const items = isListType(getNullableType(field.type)) ? parents * (pageSize ?? UNPAGED_LIST_SIZE) : parents;
+      // An abstract type counts every possible type's selection: an upper bound.
+      const runtimeTypes = isAbstractType(named) ? schema.getPossibleTypes(named) : [named];
+      for (const runtime of runtimeTypes) walk(runtime, collectSubfields(schema, fragments, variables, runtime, nodes), items, ownPageSize, false);
+    }
+  };
+
+  const rootFields = collectFields(schema, fragments, variables, root, operation.selectionSet);
+  shape.rootFields = [...rootFields.values()].map((nodes) => nodes[0]!.name.value);
+  shape.needsKey = shape.rootFields.some((name) => !INTROSPECTION.has(name));
+  walk(root, rootFields, 1, undefined, true);
+  shape.nestedConnectionParents = nested;
+  return shape;
+}
+
+/** Shapes kept per operation (one entry per distinct set of shape-relevant variable values). */
+const SHAPES_PER_OPERATION = 64;
+const UNDEFINED = '\u0000undefined';
+
+interface OperationShapes {
+  /** Variables whose values the shape reads: in a `first` argument or a directive argument (`@skip`/`@include`). */
+  valued: readonly string[];
+  /** Every other variable of the operation: only whether it is absent, null or set can change the shape. */
+  others: readonly string[];
+  byVariables: Map<string, OperationShape>;
+}
+
+const shapesByOperation = new WeakMap<OperationDefinitionNode, OperationShapes>();
+
+/** Names of the variables that appear inside a `first` argument or inside a directive, anywhere in the document. */
+function shapeVariables(document: DocumentNode): Set<string> {
+  const names = new Set<string>();
+  let depth = 0;
+  visit(document, {
+    Argument: {
+      enter: (node) => void (node.name.value === 'first' && depth++),
+      leave: (node) => void (node.name.value === 'first' && depth--),
+    },
+    Directive: { enter: () => void depth++, leave: () => void depth-- },
+    Variable: (node) => void (depth > 0 && names.add(node.name.value)),
+  });
+  return names;
+}
+
+/**
+ * `operationShape`, computed once per operation of a cached document and per key of the variables that
+ * can change it: the values of those the shape reads (`first`, `@skip`/`@include`) and, for every other
+ * variable, whether it is absent, null or set (a null where an argument needs a value fails that argument's
+ * coercion, and with it the read of `first` beside it). Any other value of a variable (ids, filters, inputs)
+ * gives the same shape, so a request that differs only there reuses it. The document must be Apollo's
+ * cached one (the same object for the same query text), or this only costs a little memory until it is
+ * collected. `variables` are the coerced ones.
+ */
+export function cachedOperationShape(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  ceiling = Number.POSITIVE_INFINITY,
+): OperationShape {
+  let shapes = shapesByOperation.get(operation);
+  if (!shapes) {
+    const valued = shapeVariables(document);
+    const declared = (operation.variableDefinitions ?? []).map((d) => d.variable.name.value);
+    shapes = { valued: declared.filter((n) => valued.has(n)), others: declared.filter((n) => !valued.has(n)), byVariables: new Map() };
+    shapesByOperation.set(operation, shapes);
+  }
+  let key = `${ceiling}\u0000`;
+  for (const name of shapes.valued) {
+    const value = variables[name];
+    key += `${value === undefined ? UNDEFINED : JSON.stringify(value)}\u0000`;
+  }
+  for (const name of shapes.others) {
+    const value = variables[name];
+    key += value === undefined ? 'u' : value === null ? 'n' : 's';
+  }
+  let shape = shapes.byVariables.get(key);
+  if (!shape) {
+    shape = operationShape(schema, document, operation, variables, ceiling);
+    if (shapes.byVariables.size < SHAPES_PER_OPERATION) shapes.byVariables.set(key, shape);
+  }
+  return shape;
+}

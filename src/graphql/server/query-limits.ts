@@ -1,0 +1,40 @@
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+import type { ApolloServerPlugin } from '@apollo/server';
+import { GraphQLError, type ParseOptions, type ValidationContext, type ValidationRule } from 'graphql';
+import type { Config } from '../../config.js';
+
+/** GraphQL Armor prefixes its refusals with "Syntax Error: "; the document's syntax is fine, a limit was exceeded. */
+const ARMOR_PREFIX = /^Syntax Error: /;
+
+/** Reports an Armor refusal as a validation error that says only what was exceeded. */
+const reportLimit = (context: ValidationContext | null, error: GraphQLError) => {
+  context?.reportError(new GraphQLError(error.message.replace(ARMOR_PREFIX, ''), { nodes: error.nodes }));
+};
+
+/**
+ * Limits on the shape of a GraphQL document (OWASP GraphQL cheat sheet), enforced before anything
+ * executes or is charged: tokens while parsing (graphql-js's own `maxTokens`, so an oversized document
+ * is never fully parsed), then depth, aliases and directives as validation rules (GraphQL Armor). The
+ * size of the answer depends on the request's variables, so it is checked once the operation is
+ * resolved (see rate-limit.plugin.ts), not here. A refusal is a 400 VALIDATION_FAILED naming the
+ * limit. Field suggestions ("Did you mean …") are masked by Armor and, in production, by Apollo.
+ */
+export function queryLimits(limits: Config['graphqlLimits']): {
+  parseOptions: ParseOptions;
+  validationRules: ValidationRule[];
+  plugins: ApolloServerPlugin[];
+} {
+  const refusal = { onReject: [reportLimit], propagateOnRejection: false };
+  const armor = new ApolloArmor({
+    maxTokens: { enabled: false },
+    // Depth counts fields only: a fragment (spread or inline) does not nest the answer (Armor counts it as a level).
+    maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...refusal },
+    // Every alias counts, `__typename` ones included (Armor exempts those by default).
+    maxAliases: { n: limits.maxAliases, allowList: [], ...refusal },
+    maxDirectives: { n: 50, ...refusal },
+    costLimit: { enabled: false },
+    blockFieldSuggestion: { enabled: true },
+  }).protect();
+  // Armor is typed against Apollo's CommonJS build and this service imports the ESM one: the same plugin type.
+  return { parseOptions: { maxTokens: limits.maxTokens }, validationRules: armor.validationRules, plugins: armor.plugins as unknown as ApolloServerPlugin[] };
+}

@@ -1,0 +1,284 @@
+/**
+ * GraphQL subscriptions over the graphql-ws protocol, on the same `/graphql` path as queries (a
+ * WebSocket upgrade there). The API key comes in `connection_init` as `{"X-API-Key": …}`; an unknown
+ * key closes the socket with 4403. Only subscription operations run here (queries and mutations go
+ * over HTTP, where the rest of the request pipeline is); each started subscription costs 1 point,
+ * events pushed cost nothing, and each plan caps the concurrent subscriptions of an account (across
+ * instances when the slots are in Redis: src/events/subscription-slots.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { GraphQLError, getOperationAST, parse, validate, type DocumentNode, type GraphQLSchema, type ParseOptions, type ValidationRule } from 'graphql';
+import { WebSocketServer } from 'ws';
+import { useServer } from 'graphql-ws/use/ws';
+import type { Logger } from 'pino';
+import { DomainError, limitsFor, type Actor, type Domain, type EventSubscriptions } from '../../domain/index.js';
+import { describeError } from '../../http/errors.js';
+import type { ApiKeyAuthenticator } from '../../http/authentication.js';
+import type { RateLimitGate } from '../../rate-limit/gate.js';
+import type { SubscriptionSlot, SubscriptionSlots } from '../../events/subscription-slots.js';
+import { createLoaders } from '../schema/data.loaders.js';
+import { coerceVariables } from './operation-shape.js';
+import { authError } from '../../http/authentication.js';
+import { formatError } from './error.mapping.js';
+import type { GraphQLContext } from '../context.js';
+import { GRAPHQL_PATH } from './graphql.facade.js';
+
+/** How long a shutdown waits for WebSocket clients to answer the close frame before cutting their sockets. */
+const CLOSE_HANDSHAKE_MS = 1000;
+
+/**
+ * Open WebSocket connections an account may hold on one instance: twice its plan's concurrent
+ * subscriptions, and at least 16 (tabs, reconnects whose old socket has not timed out yet). Every
+ * socket costs memory whether it subscribes or not; past the cap the socket is closed with 4429,
+ * which graphql-ws clients do not retry.
+ */
+const connectionCap = (subscriptions: number) => Math.max(16, 2 * subscriptions);
+/** graphql-ws's "too many" close code: its clients treat it as final (no reconnect storm). */
+const TOO_MANY_CONNECTIONS = 4429;
+
+export interface SubscriptionServerOptions {
+  schema: GraphQLSchema;
+  gate: RateLimitGate;
+  /** Domain services over a fresh EntityManager fork, per call. */
+  domain: () => Domain;
+  events: EventSubscriptions;
+  /** Where the plan caps' slots are counted (this process, or Redis for every instance). */
+  slots: SubscriptionSlots;
+  /** The API key cache of the HTTP pipeline (src/http/authentication.ts). */
+  authenticator: Pick<ApiKeyAuthenticator, 'authenticate' | 'mayBeValid'>;
+  /** The client's address, as the HTTP pipeline computes it (TRUST_PROXY). */
+  clientAddress(request: IncomingMessage): string;
+  logger: Logger;
+  parseOptions: ParseOptions;
+  validationRules: ValidationRule[];
+}
+
+export interface SubscriptionServer {
+  /** Subscriptions open on this instance (metrics). */
+  active(): number;
+  close(): Promise<void>;
+}
+
+/** A refusal before anything runs, in the error shape of the catalogue (plus `retryAfter` for a 429). */
+function errorOf(error: unknown, requestId: string): GraphQLError {
+  const known = describeError(error);
+  if (!known) throw error;
+  const retryAfter = known.headers['Retry-After'];
+  return new GraphQLError(known.message, {
+    extensions: {
+      code: known.code,
+      status: known.status,
+      requestId,
+      ...(known.details?.length ? { details: known.details } : {}),
+      ...(retryAfter ? { retryAfter: Number(retryAfter) } : {}),
+    },
+  });
+}
+
+export function attachSubscriptionServer(server: Server, options: SubscriptionServerOptions): SubscriptionServer {
+  // Messages are small (connection_init, a subscribe with one document): the ws default of 100 MiB is far too generous.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  // Only a WebSocket upgrade of /graphql is ours: any other request that asks for an upgrade (curl's
+  // `Upgrade: h2c`, a WebSocket to another path) is answered as the plain request it also is.
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (request.url ?? '').split('?')[0];
+    if (path === GRAPHQL_PATH && request.headers.upgrade?.toLowerCase() === 'websocket') {
+      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+      return;
+    }
+    answerAsPlainRequest(server, request, socket, head);
+  };
+  server.on('upgrade', onUpgrade);
+  /** The raw key of each socket: every subscribe, and every event pushed, re-checks it (revocation, ban, role). */
+  const keys = new WeakMap<object, string>();
+  const stillValid = async (key: string): Promise<Actor | null> => {
+    const actor = await options.authenticator.authenticate(key).catch(() => null);
+    return actor && !(actor.bannedUntil && actor.bannedUntil > Date.now()) ? actor : null;
+  };
+  /** Open authenticated sockets per account (connectionCap). */
+  const connections = new Map<number, number>();
+  /** The slot of each open subscription, per socket (to release them when it closes). */
+  const counted = new WeakMap<object, Map<string, SubscriptionSlot>>();
+  let open = 0;
+  const release = (slot: SubscriptionSlot | undefined) => {
+    if (!slot) return;
+    slot.release();
+    open--;
+  };
+
+  const disposable = useServer<Record<string, unknown>, { actor?: Actor }>(
+    {
+      schema: options.schema,
+      onConnect: async (ctx) => {
+        const params = ctx.connectionParams ?? {};
+        // `{"X-API-Key": …}`; clients that nest their HTTP headers (`{"headers": {…}}`) are understood too.
+        const headers = (typeof params.headers === 'object' && params.headers ? params.headers : {}) as Record<string, unknown>;
+        const key = params['X-API-Key'] ?? params['x-api-key'] ?? headers['X-API-Key'] ?? headers['x-api-key'];
+        if (typeof key !== 'string' || !key) return false;
+        // The failed-authentication limiter of the HTTP pipeline guards this door too: an address over
+        // it gets no lookup for unknown keys, and every unknown key counts against it.
+        const address = options.clientAddress(ctx.extra.request);
+        if (options.gate.isAddressBlocked(address) && !(await options.authenticator.mayBeValid(key))) return false;
+        const actor = await options.authenticator.authenticate(key).catch(() => null);
+        if (!actor) {
+          await options.gate.anonymous(address, true).catch(() => undefined);
+          return false;
+        }
+        const cap = connectionCap(limitsFor(actor.plan, actor.limits).subscriptions);
+        const held = connections.get(actor.accountId) ?? 0;
+        if (held >= cap) {
+          ctx.extra.socket.close(TOO_MANY_CONNECTIONS, `This account has ${cap} connections open here; close one first.`);
+          return false;
+        }
+        connections.set(actor.accountId, held + 1);
+        ctx.extra.socket.once('close', () => {
+          const left = (connections.get(actor.accountId) ?? 1) - 1;
+          if (left > 0) connections.set(actor.accountId, left);
+          else connections.delete(actor.accountId);
+        });
+        keys.set(ctx.extra, key);
+        return true;
+      },
+      onSubscribe: async (ctx, id, payload) => {
+        const requestId = randomUUID();
+        const key = keys.get(ctx.extra)!;
+        // The socket may have outlived its key (revoked) or its role: each subscribe looks again (a ban is the gate's refusal below).
+        const actor = await options.authenticator.authenticate(key).catch(() => null);
+        if (!actor) return [errorOf(authError('INVALID_API_KEY'), requestId)];
+        let document: DocumentNode;
+        try {
+          document = parse(payload.query, options.parseOptions);
+        } catch (error) {
+          return [errorOf(new DomainError('VALIDATION_FAILED', (error as Error).message), requestId)];
+        }
+        const invalid = validate(options.schema, document, options.validationRules);
+        if (invalid.length) return invalid.map((e) => errorOf(new DomainError('VALIDATION_FAILED', e.message), requestId));
+        const operation = getOperationAST(document, payload.operationName);
+        if (operation?.operation !== 'subscription') {
+          return [errorOf(new DomainError('VALIDATION_FAILED', 'Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.'), requestId)];
+        }
+        // Variables that do not fit the operation are the client's mistake (graphql-js would throw them as internal).
+        const coerced = coerceVariables(options.schema, operation, payload.variables ?? undefined);
+        if ('errors' in coerced) return coerced.errors.map((e) => errorOf(new DomainError('VALIDATION_FAILED', e.message), requestId));
+        const cap = limitsFor(actor.plan, actor.limits).subscriptions;
+        const slot = await options.slots.acquire(actor.accountId, cap);
+        if (!slot) {
+          return [errorOf(new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`), requestId)];
+        }
+        try {
+          await options.gate.charge(actor, 1);
+        } catch (error) {
+          slot.release();
+          return [errorOf(error, requestId)];
+        }
+        open++;
+        let slots = counted.get(ctx.extra);
+        if (!slots) counted.set(ctx.extra, (slots = new Map()));
+        // The socket may have closed while the slot was being taken: then nothing will complete it.
+        if (ctx.extra.socket.readyState !== ctx.extra.socket.OPEN) {
+          release(slot);
+          return [errorOf(new DomainError('VALIDATION_FAILED', 'The connection closed.'), requestId)];
+        }
+        slots.set(id, slot);
+        let domain = options.domain();
+        const loaders = createLoaders(() => domain);
+        // Each event is resolved over a fresh identity map, so nested fields read the current state.
+        const clear = loaders.clearAll.bind(loaders);
+        loaders.clearAll = () => {
+          domain = options.domain();
+          clear();
+        };
+        const contextValue: GraphQLContext = {
+          get domain() {
+            return domain;
+          },
+          actor,
+          loaders,
+          clientAddress: options.clientAddress(ctx.extra.request),
+          requestId,
+          observed: {},
+          events: options.events,
+          currentActor: () => stillValid(key),
+        };
+        return { schema: options.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
+      },
+      // Refusals from onSubscribe are already in the catalogue's shape; graphql-js's own errors are mapped.
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => (typeof e.extensions?.code === 'string' && e.extensions.status ? e.toJSON() : formatError(e.toJSON(), e))),
+      onNext: (_ctx, _id, _payload, args, result) => {
+        if (!result.errors?.length) return;
+        const requestId = (args.contextValue as GraphQLContext | undefined)?.requestId;
+        const unexpected = result.errors.filter((e) => !describeError(e.originalError));
+        for (const e of unexpected) options.logger.error({ err: e.originalError ?? e, requestId }, 'unexpected GraphQL subscription error');
+        return {
+          ...result,
+          errors: result.errors.map((e) => {
+            const formatted = formatError(e.toJSON(), e);
+            return { ...formatted, extensions: { ...formatted.extensions, requestId } };
+          }),
+        };
+      },
+      onComplete: (ctx, id) => {
+        const slots = counted.get(ctx.extra);
+        release(slots?.get(id));
+        slots?.delete(id);
+      },
+      onClose: (ctx) => {
+        for (const slot of counted.get(ctx.extra)?.values() ?? []) release(slot);
+        counted.delete(ctx.extra);
+      },
+    },
+    wss,
+  );
+
+  return {
+    active: () => open,
+    async close() {
+      // graphql-ws closes every socket with 1001 and waits for each client's closing handshake; a client
+      // that never answers would hold the whole shutdown (the HTTP drain starts after this). Past a
+      // second, the sockets that are still open are cut.
+      const cut = setTimeout(() => {
+        for (const socket of wss.clients) socket.terminate();
+      }, CLOSE_HANDSHAKE_MS);
+      server.off('upgrade', onUpgrade);
+      try {
+        await disposable.dispose();
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+      } finally {
+        clearTimeout(cut);
+      }
+    },
+  };
+}
+
+/**
+ * Serves a request that asked for a protocol upgrade we do not offer, as Node would without an upgrade
+ * listener: through the app's request handler, on a connection that closes after the answer. Only a
+ * request without a body can be served so (Node stops parsing at the headers of an upgrade request).
+ */
+function answerAsPlainRequest(server: Server, request: IncomingMessage, socket: Duplex, head: Buffer): void {
+  if (head.length) socket.unshift(head);
+  const response = new ServerResponse(request);
+  response.shouldKeepAlive = false;
+  response.assignSocket(socket as Socket);
+  response.once('finish', () => {
+    response.detachSocket(socket as Socket);
+    socket.end();
+  });
+  const bodyless = (request.method === 'GET' || request.method === 'HEAD') && !request.headers['content-length'] && !request.headers['transfer-encoding'];
+  if (bodyless) {
+    server.emit('request', request, response);
+    return;
+  }
+  const requestId = randomUUID();
+  const body = JSON.stringify({
+    code: 'VALIDATION_FAILED',
+    message: 'This request asks for a protocol upgrade this service does not offer here; send it without Upgrade.',
+    status: 400,
+    requestId,
+  });
+  response.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' });
+  response.end(body);
+}
