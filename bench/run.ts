@@ -19,7 +19,7 @@
  *   npm run bench -- --soak            # 5 minutes of mixed load on the memory service; RSS growth
  *   npm run bench -- --events --duration 20
  *                                      # event committed → webhook received / → subscriber: p50, p99 (no load)
- *   npm run bench -- --cpu-prof        # also CPU profiles of the memory, outbox-off (and PostgreSQL) services in bench/profiles/
+ *   npm run bench -- --cpu-prof        # also CPU profiles of F, the memory, outbox-off (and PostgreSQL) services in bench/profiles/
  *   npm run bench -- --against "$(bash bench/build-ref.sh HEAD~1)" --only rest-ids,gql-ids
  *                                      # before/after: every memory scenario also runs on that build
  *   npm run bench -- --against . --against-env GRAPHQL_EXECUTOR=graphql-js --only gql-ids
@@ -267,7 +267,8 @@ async function main() {
       services.set('l0', await start('l0', 'dist/bench/l0-server.js', { BODY_FILE: bodyFile }, work));
       // The ladder: the same bytes through Koa and the router, then the gate, then F reading them from SQLite.
       const ladder = { BODY_FILE: bodyFile, KEY: keys.enterprise, DATABASE: copy('floor') };
-      for (const rung of LADDER) services.set(rung, await start(rung, 'dist/bench/ladder-server.js', { ...ladder, RUNG: rung }, work));
+      // F is profiled too (--cpu-prof), to set the service's profile beside its floor's.
+      for (const rung of LADDER) services.set(rung, await start(rung, 'dist/bench/ladder-server.js', { ...ladder, RUNG: rung }, work, rung === 'floor' ? profArgs(rung) : []));
       // Every rung must answer the service's bytes, or the ratios compare different work.
       const expected = readFileSync(bodyFile, 'utf8');
       for (const rung of LADDER) {

@@ -4,7 +4,6 @@ import { PetsService } from './pets.service.js';
 import { CategoriesService } from './categories.service.js';
 import type { SqlReader } from './reader.js';
 import type { SqlWriter } from './writer.js';
-import { latestEventId } from './events.service.js';
 import { StoreService } from './store.service.js';
 import { EventsService } from './events.service.js';
 import { WebhooksService, type WebhookPolicy, type WebhookInput } from './webhooks.service.js';
@@ -27,12 +26,6 @@ export interface Domain {
   accounts: AccountsService;
   events: EventsService;
   webhooks: WebhooksService;
-  /**
-   * The store's version: the newest event's id. Every change to pets, categories, inventory or
-   * orders writes its event in its own transaction, and event ids follow commit order, so the
-   * number moves with every such change, and every instance reads the same number.
-   */
-  storeVersion(): Promise<number>;
 }
 
 /** What the domain needs from outside, given once by the composition root. */
@@ -75,7 +68,6 @@ export function createDomain(em: EntityManager | (() => EntityManager), deps: Do
     get webhooks() {
       return (webhooks ??= new WebhooksService(emOf(), deps.webhooks ?? { allowPrivate: false }));
     },
-    storeVersion: () => latestEventId(deps.reader),
   };
 }
 
