@@ -158,6 +158,7 @@ async function start(name: ServiceName, script: string, env: Record<string, stri
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
+  started.add(child);
   let exited: number | null | undefined;
   child.once('exit', (code) => (exited = code));
   const deadline = Date.now() + 60_000;
@@ -203,6 +204,15 @@ async function fire(service: Service, scenario: Scenario, key: string, seconds: 
     unexpected: Math.max(0, unexpected),
     errors: result.errors + result.timeouts,
   };
+}
+
+/** Every server this run started: stopped when the run ends, or is interrupted (Ctrl-C, kill), never left behind. */
+const started = new Set<ChildProcess>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const child of started) if (child.exitCode === null) child.kill('SIGTERM');
+    process.exit(130);
+  });
 }
 
 async function main() {
