@@ -11,7 +11,7 @@ import { Client, startApp, type TestApp } from '../helpers/app.js';
 import { assertError, walk } from '../rest/support.js';
 import { createAjv, loadOpenApiDocument } from '../../src/rest/openapi.js';
 import { sendWebhook } from '../../src/events/webhook-sender.js';
-import { RETRY_SCHEDULE_S } from '../../src/events/webhook-dispatcher.js';
+import { RETRY_SCHEDULE_S } from '../../src/domain/webhooks.service.js';
 import { eventually, startReceiver, verified, type Receiver, type Received } from './support.js';
 import { sample } from '../ops/support.js';
 
