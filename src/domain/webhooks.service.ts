@@ -146,6 +146,10 @@ export interface DueEndpoint {
 /** The relay's row in event_relays, inserted by the migration that created the table. */
 const RELAY = 'webhooks';
 
+/** A time read by raw SQL: epoch milliseconds (SQLite, as a number or text) or a Date (PostgreSQL). */
+const fromSqlTime = (value: unknown): Date | null =>
+  value === null || value === undefined ? null : new Date(typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : (value as number | string | Date));
+
 /**
  * Webhook endpoints and their delivery log. An endpoint belongs to the account that registered it:
  * another account's endpoint, staff's included, is NOT_FOUND (its secret and traffic are the owner's).
@@ -335,13 +339,28 @@ export class WebhooksService {
     return rows.map((r) => ({ endpointId: Number(r.endpoint_id), accountId: Number(r.account_id) }));
   }
 
+  /**
+   * What the worker has to do, in one cheap read (an idle service makes only this one): whether
+   * events wait to be relayed, and when the earliest pending attempt is (or was) due.
+   */
+  async workState(): Promise<{ eventsToRelay: boolean; firstPendingAt: Date | null }> {
+    const [state] = await this.em.execute<Array<{ relayed: number | string | null; newest: number | string | null; start: number | string | null; first: unknown }>>(
+      `select (select last_event_id from event_relays where name = ?) as relayed, (select max(id) from events) as newest,
+         (select min(start_after_event_id) from webhook_endpoints where enabled = ?) as start,
+         (select min(scheduled_at) from webhook_deliveries where status = 'pending') as first`,
+      [RELAY, true],
+    );
+    const eventsToRelay = !!state && state.start !== null && Number(state.newest ?? 0) > Math.max(Number(state.relayed ?? 0), Number(state.start));
+    return { eventsToRelay, firstPendingAt: fromSqlTime(state?.first) };
+  }
+
   /** When the next attempt now waiting for its time (a retry, mostly) falls due; null when none waits. */
   async nextScheduledAt(now = new Date()): Promise<Date | null> {
-    const [row] = await this.em.execute<Array<{ next: number | string | Date | null }>>(
+    const [row] = await this.em.execute<Array<{ next: unknown }>>(
       `select min(scheduled_at) as next from webhook_deliveries where status = 'pending' and scheduled_at > ?`,
       [this.sqlTime(now)],
     );
-    return row?.next === null || row?.next === undefined ? null : new Date(typeof row.next === 'string' && /^\d+$/.test(row.next) ? Number(row.next) : row.next);
+    return fromSqlTime(row?.next);
   }
 
   /**

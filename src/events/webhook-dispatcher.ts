@@ -70,10 +70,15 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
 
   async function cycle() {
     const queue = service();
+    const state = await queue.workState();
     let found = false;
-    for (let relayed = RELAY_BATCH; relayed === RELAY_BATCH && !stopped; ) {
+    for (let relayed = state.eventsToRelay ? RELAY_BATCH : 0; relayed === RELAY_BATCH && !stopped; ) {
       relayed = await queue.relayEvents(RELAY_BATCH);
       found ||= relayed > 0;
+    }
+    // Nothing relayed and nothing pending yet due: the earliest pending attempt says when to look again.
+    if (!found && (state.firstPendingAt === null || state.firstPendingAt.getTime() > Date.now())) {
+      return { found, dueAt: state.firstPendingAt?.getTime() ?? null };
     }
     const free = options.concurrency - lanes.size;
     if (free > 0 && !stopped) {

@@ -75,24 +75,23 @@ export class WorkLoop {
   private execute(): Promise<void> {
     this.lastStart = performance.now();
     this.again = false;
-    const run = this.run().then(
-      (result) => {
-        this.interval = result.found ? this.times.minMs : Math.min(this.interval * 2, this.times.maxMs);
-        let delay = this.again ? Math.max(0, this.lastStart + this.times.wakeGapMs - performance.now()) : this.interval;
-        if (result.dueAt !== null && result.dueAt !== undefined) delay = Math.min(delay, Math.max(0, result.dueAt - Date.now()));
-        return delay;
-      },
+    this.running = this.run().then(
+      (result) => this.next(result),
       (err: unknown) => {
         this.onError(err);
-        this.interval = this.times.minMs;
-        return this.interval;
+        this.next({ found: true });
       },
     );
-    this.running = run.then((delay) => {
-      this.running = null;
-      clearTimeout(this.timer);
-      this.schedule(delay);
-    });
     return this.running;
+  }
+
+  /** After a run, in one step (a wake between two steps would be lost): when the next one starts. */
+  private next(result: RunResult) {
+    this.running = null;
+    this.interval = result.found ? this.times.minMs : Math.min(this.interval * 2, this.times.maxMs);
+    let delay = this.again ? Math.max(0, this.lastStart + this.times.wakeGapMs - performance.now()) : this.interval;
+    if (result.dueAt !== null && result.dueAt !== undefined) delay = Math.min(delay, Math.max(0, result.dueAt - Date.now()));
+    clearTimeout(this.timer);
+    this.schedule(delay);
   }
 }
