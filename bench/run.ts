@@ -115,7 +115,7 @@ function rssKb(pid: number): number {
 /**
  * The node flags of a build's start command: `npm start` is `node <flags> scripts/start.mjs` in its
  * package.json, and the production command `node <flags> dist/src/main.js` takes the same flags
- * (README, "Memory"). A build without such flags (an older commit) runs on node's defaults.
+ * (docs/OPERATIONS.md, "Memory"). A build without such flags (an older commit) runs on node's defaults.
  */
 function startNodeArgs(root: string): string[] {
   const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How the SQLite driver was chosen (README, "Why libsql"): install time from an empty npm cache-less
+# How the SQLite driver was chosen (docs/DEVELOPMENT.md, "Why libsql"): install time from an empty npm cache-less
 # project, and ORM round trips per second, for @mikro-orm/libsql and @mikro-orm/better-sqlite.
 # Usage: bash bench/sqlite-driver-choice.sh   (takes ~3 minutes; better-sqlite compiles SQLite)
 set -euo pipefail

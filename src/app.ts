@@ -9,7 +9,7 @@ import Koa from 'koa';
 import type { DestinationStream, Logger } from 'pino';
 import type { Config } from './config.js';
 import { createOrm, migrate, poolState, type Orm } from './db/orm.js';
-import { bootstrap } from './bootstrap.js';
+import { bootstrap, type Announce } from './bootstrap.js';
 import { sqliteWritable } from './db/sqlite-resilience.js';
 import { createReader } from './db/reader.js';
 import { createWriter } from './db/writer.js';
@@ -62,7 +62,7 @@ export interface CreateAppOptions {
   /** Where the app's own logger (with its redaction) writes instead of stdout; tests read it. */
   logStream?: DestinationStream;
   /** Where startup messages (the generated keys) go; default stdout. Tests capture them. */
-  announce?: (line: string) => void;
+  announce?: Announce;
   /** Rate-limit window lengths in seconds (default 60 and 86,400); only tests shorten them. */
   windows?: { minute: number; day: number };
   /** Replaces the rate-limit gate. Only the benchmark does (bench/service-without-limiter.ts), to measure what the limiter costs. */

@@ -1,6 +1,6 @@
 /**
- * The one reader of `process.env`. Every key is parsed, validated and documented here (and in the
- * README's configuration table); an invalid value stops the start with a message naming the key.
+ * The one reader of `process.env`. Every key is parsed, validated and documented here (and in
+ * docs/CONFIGURATION.md's table); an invalid value stops the start with a message naming the key.
  */
 import { z } from 'zod';
 import proxyaddr from 'proxy-addr';

@@ -17,13 +17,21 @@ try {
   config = loadConfig();
 } catch (error) {
   if (error instanceof ConfigError) {
-    process.stderr.write(`${error.message}\nSee the configuration table in README.md.\n`);
+    process.stderr.write(`${error.message}\nSee the configuration table in docs/CONFIGURATION.md.\n`);
     process.exit(1);
   }
   throw error;
 }
 
-const app = await createApp(config).catch((error: unknown) => fail(error, config));
+// The keys this start generated (first start only), for the shell line printed once it listens.
+const made: { staff?: string; customer?: string; any?: true } = {};
+const app = await createApp(config, {
+  announce: (line, shown) => {
+    made.any = true;
+    if (shown) made[shown.role] = shown.key;
+    process.stdout.write(`${line}\n`);
+  },
+}).catch((error: unknown) => fail(error, config));
 const { url } = await app.listen().catch(async (error: unknown) => {
   await app.close();
   return fail(error, config, 'listen');
@@ -31,6 +39,7 @@ const { url } = await app.listen().catch(async (error: unknown) => {
 app.logger.info({ url, database: config.database.kind, limiter: config.redisUrl ? 'redis' : 'memory' }, 'petstore listening');
 const explorer = config.env === 'production' ? '' : `, explorer ${url}/graphiql`;
 process.stdout.write(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql${explorer}, docs ${url}/docs)\n`);
+if (config.env !== 'production') process.stdout.write(shellLines(url));
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -46,6 +55,18 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       },
     );
   });
+}
+
+/** Outside production: a line to paste into a shell for the README's examples, and where keys come from later. */
+function shellLines(url: string): string {
+  const keys = [made.staff && `STAFF=${made.staff}`, made.customer && `CUSTOMER=${made.customer}`].filter(Boolean);
+  const lines = ['For the examples, paste into your shell:', `  export ${[`BASE=${url}`, ...keys].join(' ')}`];
+  if (!made.any) {
+    lines.push(
+      'API keys are printed only on the first start. A new staff key: npm run admin -- issue-staff-key; a customer key: as staff, POST /v1/accounts (README, "Keys").',
+    );
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 /** A start that cannot succeed ends with one clear line, not a stack trace. */

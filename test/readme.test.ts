@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Client, startApp, type TestApp } from './helpers/app.js';
 import { runGraphqlWalkthrough, runRestWalkthrough } from './helpers/readme.js';
 
-describe('README: the REST walkthrough, then the GraphQL one, on one database', () => {
+describe('README: the REST walkthrough twice, then the GraphQL one, on one database', () => {
   let t: TestApp;
   let customerKey: string;
   before(async () => {
@@ -15,7 +15,12 @@ describe('README: the REST walkthrough, then the GraphQL one, on one database', 
   after(() => t.close());
 
   it('when the REST walkthrough runs as one script against a fresh service, then every command prints what the README shows', async () => {
-    const steps = await runRestWalkthrough({ BASE: `${t.url}/v1`, STAFF: t.adminKey, CUSTOMER: customerKey });
+    const steps = await runRestWalkthrough({ BASE: t.url, STAFF: t.adminKey, CUSTOMER: customerKey });
+    assert.ok(steps >= 7, 'the walkthrough has its steps');
+  });
+
+  it('when the REST walkthrough runs again on the same database, then every command prints what the README shows again', async () => {
+    const steps = await runRestWalkthrough({ BASE: t.url, STAFF: t.adminKey, CUSTOMER: customerKey });
     assert.ok(steps >= 7, 'the walkthrough has its steps');
   });
 

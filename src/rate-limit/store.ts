@@ -86,7 +86,7 @@ export async function redisStore(url: string, keyPrefix: string, logger?: StoreL
     connectTimeout: REDIS_CONNECT_WAIT_MS,
     lazyConnect: false,
     // A charge issues its commands (ban, minute, day) in one tick, and concurrent requests do too:
-    // one write and one round trip for all of them instead of one each (README, "Performance").
+    // one write and one round trip for all of them instead of one each (docs/PERFORMANCE-LOG.md).
     enableAutoPipelining: true,
   });
   let up = false;

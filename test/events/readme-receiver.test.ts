@@ -1,5 +1,5 @@
 /**
- * The README's webhook receiver (its Events section), run as it stands in its own Node process: it
+ * The webhook receiver of docs/EVENTS.md, run as it stands in its own Node process: it
  * must accept a real delivery of the service, verified with `standardwebhooks`, and refuse a forgery.
  */
 import { describe, it, before, after } from 'node:test';
@@ -8,15 +8,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startApp, type TestApp } from '../helpers/app.js';
-import { readme } from '../helpers/readme.js';
+import { doc } from '../helpers/readme.js';
 import { freePort } from '../ops/support.js';
 import { eventually } from './support.js';
 
-/** The Events section's JavaScript block that imports `standardwebhooks`. */
+/** docs/EVENTS.md's JavaScript block that imports `standardwebhooks`. */
 function receiverCode(): string {
-  const section = readme().split('\n## Events\n')[1]?.split('\n## ')[0] ?? '';
-  const code = section.split('```js\n').map((part) => part.split('```')[0]!).find((c) => c.includes("from 'standardwebhooks'"));
-  assert.ok(code, 'the README has a receiver example');
+  const code = doc('EVENTS.md').split('```js\n').slice(1).map((part) => part.split('```')[0]!).find((c) => c.includes("from 'standardwebhooks'"));
+  assert.ok(code, 'docs/EVENTS.md has a receiver example');
   return code;
 }
 

@@ -9,7 +9,7 @@ import { gql, type ApolloClient } from '@apollo/client';
 import { CombinedGraphQLErrors } from '@apollo/client/errors';
 import { projectPath } from '../../src/project-path.js';
 import { createAccount, startApp, type TestApp } from '../helpers/app.js';
-import { pattern, readme, runGraphqlWalkthrough } from '../helpers/readme.js';
+import { doc, pattern, runGraphqlWalkthrough } from '../helpers/readme.js';
 
 interface RateLimitHeaders {
   limit: number | null;
@@ -24,8 +24,8 @@ type PetstoreClient = (uri: string, apiKey: string) => { client: ApolloClient; r
  * written and loaded from a directory that sees this project's node_modules.
  */
 async function readmeApolloClient(): Promise<{ petstoreClient: PetstoreClient; cleanup(): void }> {
-  const section = readme().split('\n## Apollo Client\n')[1]?.split('\n## ')[0];
-  assert.ok(section, 'README has an Apollo Client section');
+  const section = doc('CLIENTS.md').split('\n## Apollo Client\n')[1]?.split('\n## ')[0];
+  assert.ok(section, 'docs/CLIENTS.md has an Apollo Client section');
   const source = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
   assert.ok(source, 'the section has a ```ts block');
   const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });

@@ -13,6 +13,9 @@ const run = promisify(execFile);
 
 export const readme = () => readFileSync(projectPath('README.md'), 'utf8');
 
+/** A reference page of docs/ (e.g. `EVENTS.md`), whose examples some tests run as they stand. */
+export const doc = (page: string) => readFileSync(projectPath(`docs/${page}`), 'utf8');
+
 /** The README's `# → ` lines: `…` stands for anything. */
 export const pattern = (expected: string) =>
   new RegExp(`^${expected.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
@@ -24,8 +27,9 @@ function between(text: string, start: string, end: string): string {
 }
 
 /**
- * Runs the REST walkthrough in one bash process with BASE, STAFF and CUSTOMER from `env` (the block's own
- * `export` lines of those are left out), and checks every command's output against its `# → ` line.
+ * Runs the REST walkthrough in one bash process with BASE (the service's address, as `npm start` prints it),
+ * STAFF and CUSTOMER from `env` (an `export` line of those in the block is left out), and checks every
+ * command's output against its `# → ` line.
  */
 export async function runRestWalkthrough(env: { BASE: string; STAFF: string; CUSTOMER: string }): Promise<number> {
   const code = between(readme(), '<!-- walkthrough:start -->', '<!-- walkthrough:end -->').split('```sh\n')[1]!.split('```')[0]!;

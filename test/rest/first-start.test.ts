@@ -1,7 +1,21 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
 import { walk } from './support.js';
+import { startService } from '../ops/support.js';
+
+/** Waits until the process output holds a match of `re` (the start prints this line just after it listens). */
+async function printed(output: () => string, re: RegExp): Promise<RegExpExecArray> {
+  for (let i = 0; i < 400; i++) {
+    const match = re.exec(output());
+    if (match) return match;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.fail(`never printed ${re}:\n${output()}`);
+}
 
 /** The keys printed at first start, in order of appearance. */
 const keysIn = (lines: string[]) => lines.join('\n').match(/psk_[A-Za-z0-9_-]+/g) ?? [];
@@ -70,5 +84,38 @@ describe('REST first start on an empty database (SPEC §5)', () => {
     const available = inventory.find((i: { status: string }) => i.status === 'available');
     const order = await demo.post('/v1/store/orders', { petId: available.petId, quantity: 1 });
     assert.equal(order.status, 201, order.text);
+  });
+
+  it('when the service process starts on an empty database outside production, then it prints an export line with its address and both keys, which work; a later start prints the address and how to get a key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-first-start-'));
+    const databaseUrl = `sqlite:${join(dir, 'petstore.db')}`;
+    const first = await startService({ NODE_ENV: 'development', ADMIN_API_KEY: '', SEED_DEMO: 'true' }, { databaseUrl });
+    try {
+      const [, base, staffKey, customerKey] = await printed(first.output, /^  export BASE=(\S+) STAFF=(psk_[\w-]+) CUSTOMER=(psk_[\w-]+)$/m);
+      assert.equal(base, first.url);
+      // The same keys as the lines that announce them, and they work with their roles.
+      assert.deepEqual(first.output().match(/X-API-Key: (psk_[\w-]+)/g), [`X-API-Key: ${staffKey}`, `X-API-Key: ${customerKey}`]);
+      assert.equal((await new Client(base!, staffKey!).get('/v1/account')).body.role, 'staff');
+      assert.equal((await new Client(base!, customerKey!).get('/v1/account')).body.role, 'customer');
+      assert.doesNotMatch(first.output(), /npm run admin/);
+      first.child.kill('SIGTERM');
+      assert.equal(await first.exited, 0);
+
+      const later = await startService({ NODE_ENV: 'development', ADMIN_API_KEY: '', SEED_DEMO: 'true' }, { databaseUrl });
+      try {
+        await printed(later.output, /^  export BASE=http:\/\/127\.0\.0\.1:\d+$/m);
+        await printed(later.output, /printed only on the first start\. A new staff key: npm run admin -- issue-staff-key/);
+        assert.doesNotMatch(later.output(), /psk_/, 'no key is printed again');
+      } finally {
+        later.child.kill('SIGTERM');
+        await later.exited;
+        later.cleanup();
+      }
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+      first.cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
