@@ -282,22 +282,19 @@ export class WebhooksService {
    * Fans events committed since the last call out into pending deliveries, one per endpoint that
    * subscribed to the type and may see the event (its account's visibility), under the relay row's
    * lock so each event is fanned out once whatever the number of instances. Returns how many events
-   * it relayed (at most `batch`; 0: nothing new).
+   * it relayed (at most `batch`; 0: nothing new). A write: call it when workState says events wait.
    */
   async relayEvents(batch: number): Promise<number> {
-    // Reads first, so an idle instance takes no write lock (SQLite has one for the whole database).
-    const [state] = await this.em.execute<Array<{ relayed: number | string | null; newest: number | string | null; start: number | string | null }>>(
-      `select (select last_event_id from event_relays where name = ?) as relayed, (select max(id) from events) as newest,
-         (select min(start_after_event_id) from webhook_endpoints where enabled = ?) as start`,
-      [RELAY, true],
-    );
-    if (!state || state.start === null || Number(state.newest ?? 0) <= Math.max(Number(state.relayed ?? 0), Number(state.start))) return 0;
     return this.em.transactional(async (tx) => {
       // A write first: the relay row's lock (PostgreSQL) or the database's write lock (SQLite) makes instances take turns.
       await tx.execute('update event_relays set last_event_id = last_event_id where name = ?', [RELAY]);
-      const [relay] = await tx.execute<Array<{ last_event_id: number | string }>>('select last_event_id from event_relays where name = ?', [RELAY]);
+      const [relay] = await tx.execute<Array<{ last_event_id: number | string; start: number | string | null }>>(
+        'select last_event_id, (select min(start_after_event_id) from webhook_endpoints where enabled = ?) as start from event_relays where name = ?',
+        [true, RELAY],
+      );
+      if (!relay || relay.start === null) return 0;
       // Events before every endpoint's start concern none of them.
-      const after = Math.max(Number(relay?.last_event_id ?? 0), Number(state.start));
+      const after = Math.max(Number(relay.last_event_id), Number(relay.start));
       const events = await tx.find(Event, { id: { $gt: after } }, { orderBy: { id: 'asc' }, limit: batch, fields: ['id', 'type', 'accountId'] });
       if (!events.length) return 0;
       const endpoints = await tx.find(WebhookEndpoint, { enabled: true, startAfterEventId: { $lt: events.at(-1)!.id } }, { populate: ['account'] });
@@ -314,6 +311,8 @@ export class WebhooksService {
       }
       if (rows.length) await tx.insertMany(WebhookDelivery, rows);
       await tx.execute('update event_relays set last_event_id = ? where name = ?', [events.at(-1)!.id, RELAY]);
+      // What was read is only read: nothing for the commit to flush.
+      tx.clear();
       return events.length;
     });
   }
@@ -341,40 +340,23 @@ export class WebhooksService {
 
   /**
    * What the worker has to do, in one cheap read (an idle service makes only this one): whether
-   * events wait to be relayed, and when the earliest pending attempt is (or was) due.
+   * events wait to be relayed, whether a pending attempt is due now, and when the next one waiting
+   * for its time (a retry, mostly) falls due.
    */
-  async workState(): Promise<{ eventsToRelay: boolean; firstPendingAt: Date | null }> {
-    const [state] = await this.em.execute<Array<{ relayed: number | string | null; newest: number | string | null; start: number | string | null; first: unknown }>>(
+  async workState(now = new Date()): Promise<{ eventsToRelay: boolean; attemptsDue: boolean; nextDueAt: Date | null }> {
+    const at = this.sqlTime(now);
+    const [state] = await this.em.execute<Array<{ relayed: number | string | null; newest: number | string | null; start: number | string | null; due: unknown; next: unknown }>>(
       `select (select last_event_id from event_relays where name = ?) as relayed, (select max(id) from events) as newest,
          (select min(start_after_event_id) from webhook_endpoints where enabled = ?) as start,
-         (select min(scheduled_at) from webhook_deliveries where status = 'pending') as first`,
-      [RELAY, true],
+         (select min(scheduled_at) from webhook_deliveries where status = 'pending' and scheduled_at <= ?) as due,
+         (select min(scheduled_at) from webhook_deliveries where status = 'pending' and scheduled_at > ?) as next`,
+      [RELAY, true, at, at],
     );
-    const eventsToRelay = !!state && state.start !== null && Number(state.newest ?? 0) > Math.max(Number(state.relayed ?? 0), Number(state.start));
-    return { eventsToRelay, firstPendingAt: fromSqlTime(state?.first) };
-  }
-
-  /** When the next attempt now waiting for its time (a retry, mostly) falls due; null when none waits. */
-  async nextScheduledAt(now = new Date()): Promise<Date | null> {
-    const [row] = await this.em.execute<Array<{ next: unknown }>>(
-      `select min(scheduled_at) as next from webhook_deliveries where status = 'pending' and scheduled_at > ?`,
-      [this.sqlTime(now)],
-    );
-    return fromSqlTime(row?.next);
-  }
-
-  /**
-   * Takes an endpoint's queue for `owner` until `leaseMs` from now, if nobody holds it: one attempt at
-   * a time per endpoint across every instance, so a slow receiver holds one place, its own.
-   */
-  async leaseQueue(endpointId: number, owner: string, leaseMs: number): Promise<boolean> {
-    const now = new Date();
-    const taken = await this.em.nativeUpdate(
-      WebhookEndpoint,
-      { id: endpointId, $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] },
-      { leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs) },
-    );
-    return taken === 1;
+    return {
+      eventsToRelay: !!state && state.start !== null && Number(state.newest ?? 0) > Math.max(Number(state.relayed ?? 0), Number(state.start)),
+      attemptsDue: fromSqlTime(state?.due) !== null,
+      nextDueAt: fromSqlTime(state?.next),
+    };
   }
 
   /** Gives the queue back (the holder is done with it for now). */
@@ -383,27 +365,33 @@ export class WebhooksService {
   }
 
   /**
-   * The endpoint's next due attempt, claimed for `owner` with the queue's lease renewed (both until
-   * `leaseMs` from now); null when none is due or the lease was lost. An attempt that cannot be made
-   * (the event is past its 30 days, the endpoint was disabled) is recorded as failed, finally, and the
-   * next one is taken.
+   * The endpoint's next due attempt, for `owner`: takes the endpoint's queue (one holder at a time
+   * across every instance, so a slow receiver holds one place, its own) or renews it, and claims the
+   * attempt, both until `leaseMs` from now. Null when another holder has the queue, or when nothing
+   * is due (the queue is then given back). An attempt that cannot be made (the event is past its 30
+   * days, the endpoint was disabled) is recorded as failed, finally, and the next one is taken. Each
+   * statement stands alone (no transaction): the queue's lease is what keeps two holders apart.
    */
   async takeAttempt(endpointId: number, owner: string, leaseMs: number): Promise<WebhookAttempt | null> {
     for (;;) {
       const now = new Date();
       const until = new Date(now.getTime() + leaseMs);
-      const delivery = await this.em.transactional(async (tx) => {
-        if (!(await tx.nativeUpdate(WebhookEndpoint, { id: endpointId, leaseOwner: owner }, { leaseUntil: until }))) return null;
-        const [due] = await tx.find(
-          WebhookDelivery,
-          { endpoint: endpointId, status: 'pending', scheduledAt: { $lte: now }, $or: [{ claimedUntil: null }, { claimedUntil: { $lt: now } }] },
-          { orderBy: { scheduledAt: 'asc', id: 'asc' }, limit: 1, populate: ['endpoint'] },
-        );
-        if (!due) return null;
-        await tx.nativeUpdate(WebhookDelivery, { id: due.id }, { claimedBy: owner, claimedUntil: until });
-        return due;
-      });
-      if (!delivery) return null;
+      const held = await this.em.nativeUpdate(
+        WebhookEndpoint,
+        { id: endpointId, $or: [{ leaseOwner: owner }, { leaseUntil: null }, { leaseUntil: { $lt: now } }] },
+        { leaseOwner: owner, leaseUntil: until },
+      );
+      if (!held) return null;
+      const free = { $or: [{ claimedUntil: null }, { claimedUntil: { $lt: now } }] };
+      const [delivery] = await this.em.find(
+        WebhookDelivery,
+        { endpoint: endpointId, status: 'pending', scheduledAt: { $lte: now }, ...free },
+        { orderBy: { scheduledAt: 'asc', id: 'asc' }, limit: 1, populate: ['endpoint'] },
+      );
+      if (!delivery || !(await this.em.nativeUpdate(WebhookDelivery, { id: delivery.id, ...free }, { claimedBy: owner, claimedUntil: until }))) {
+        await this.releaseQueue(endpointId, owner);
+        return null;
+      }
       const endpoint = delivery.endpoint;
       const event = await this.em.findOne(Event, { id: delivery.eventId });
       const cannot = !event ? 'the event is older than 30 days and no longer kept' : !endpoint.enabled ? 'the endpoint is disabled' : null;
@@ -433,9 +421,11 @@ export class WebhooksService {
    * attempt over (its outcome counts, not this one).
    */
   async recordAttempt(attempt: WebhookAttempt, owner: string, outcome: AttemptOutcome, started: Date): Promise<{ recorded: boolean; disabled: boolean }> {
+    // A success is one statement; a failure also schedules what comes next, in the same transaction.
+    if (outcome.ok) return { recorded: await this.finish(attempt.deliveryId, owner, outcome, started), disabled: false };
     return this.em.transactional(async (tx) => {
       const recorded = await new WebhooksService(tx, this.policy).finish(attempt.deliveryId, owner, outcome, started);
-      if (!recorded || outcome.ok) return { recorded, disabled: false };
+      if (!recorded) return { recorded, disabled: false };
       if (attempt.attempt <= RETRY_SCHEDULE_S.length) {
         const next = new Date(Date.now() + retryDelayMs(attempt.attempt, this.policy.retryScale ?? 1));
         const original = await tx.findOneOrFail(WebhookDelivery, { id: attempt.deliveryId });

@@ -28,11 +28,11 @@ const RELAY_BATCH = 200;
 /** Attempts a lane makes before it gives its place back (and its endpoint queues again, in turn). */
 const LANE_TURN = 10;
 /**
- * Woken runs start at least this far apart. On PostgreSQL every committed order wakes every
- * instance (NOTIFY); a run per wake-up would cost each order a few queries more under load. One
- * run picks up everything committed before it.
+ * Woken runs start at least this far apart. Every commit in this process (and on PostgreSQL every
+ * instance's event) wakes the worker; a run per wake-up would cost each order a dozen queries more
+ * under load. One run picks up everything committed before it (the latency target is 250 ms).
  */
-const WAKE_GAP_MS = 25;
+const WAKE_GAP_MS = 50;
 
 export interface WebhookDispatcherOptions {
   allowPrivate: boolean;
@@ -76,24 +76,18 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
       relayed = await queue.relayEvents(RELAY_BATCH);
       found ||= relayed > 0;
     }
-    // Nothing relayed and nothing pending yet due: the earliest pending attempt says when to look again.
-    if (!found && (state.firstPendingAt === null || state.firstPendingAt.getTime() > Date.now())) {
-      return { found, dueAt: state.firstPendingAt?.getTime() ?? null };
-    }
     const free = options.concurrency - lanes.size;
-    if (free > 0 && !stopped) {
+    if ((found || state.attemptsDue) && free > 0 && !stopped) {
       // More than the free places: some may be skipped (their account is at its share, or a lane here holds them).
       for (const due of await queue.dueEndpoints(free + options.accountConcurrency + lanes.size)) {
         if (lanes.size >= options.concurrency || stopped) break;
         if (lanes.has(due.endpointId) || (perAccount.get(due.accountId) ?? 0) >= options.accountConcurrency) continue;
-        const owner = `${instance}:${++lanesStarted}`;
-        if (!(await queue.leaseQueue(due.endpointId, owner, leaseMs))) continue;
         found = true;
-        startLane(due.endpointId, due.accountId, owner);
+        startLane(due.endpointId, due.accountId, `${instance}:${++lanesStarted}`);
       }
     }
-    const next = stopped ? null : await queue.nextScheduledAt();
-    return { found, dueAt: next?.getTime() ?? null };
+    // A retry that falls due wakes the worker at its time (one relayed just now is found by the lanes' wake-up).
+    return { found, dueAt: state.nextDueAt?.getTime() ?? null };
   }
 
   function startLane(endpointId: number, accountId: number, owner: string) {
@@ -113,15 +107,18 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
     running.add(lane);
   }
 
+  /** Takes the endpoint's queue and makes its due attempts one at a time, up to LANE_TURN, then gives the queue back. */
   async function runLane(endpointId: number, owner: string) {
+    let holding = false;
     try {
       for (let n = 0; n < LANE_TURN && !stopped; n++) {
         const attempt = await service().takeAttempt(endpointId, owner, leaseMs);
-        if (!attempt) return;
-        if (!(await deliver(attempt, owner))) return;
+        // Nothing due (the queue was given back) or another holder has it.
+        holding = attempt !== null;
+        if (!attempt || !(await deliver(attempt, owner))) return;
       }
     } finally {
-      await service().releaseQueue(endpointId, owner);
+      if (holding) await service().releaseQueue(endpointId, owner);
     }
   }
 

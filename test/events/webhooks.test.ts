@@ -6,6 +6,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { getEventListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
 import { assertError, walk } from '../rest/support.js';
@@ -325,6 +326,17 @@ describe('webhooks: SSRF (only https and public addresses unless WEBHOOK_ALLOW_P
       const dotted = await sendWebhook(`https://localhost.:${port}/hooks`, {}, '{}', { allowPrivate: false, timeoutMs: 2000 });
       assert.match(dotted.error ?? '', /localhost\. resolves to (127\.0\.0\.1|::1), which is not a public address|the host name does not resolve/);
       assert.equal(receiver.received.length, 0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("when many attempts share the worker's stop signal, then each takes its listener away when it ends", async () => {
+    const receiver = await startReceiver();
+    const stop = new AbortController();
+    try {
+      for (let i = 0; i < 12; i++) assert.equal((await sendWebhook(receiver.url, {}, '{}', { allowPrivate: true, timeoutMs: 2000, signal: stop.signal })).ok, true);
+      assert.equal(getEventListeners(stop.signal, 'abort').length, 0);
     } finally {
       await receiver.close();
     }
