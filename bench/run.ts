@@ -18,7 +18,11 @@
  *   npm run bench -- --rounds 5 --duration 10
  *   npm run bench -- --soak            # 5 minutes of mixed load on the memory service; RSS growth
  *   npm run bench -- --events --duration 20
- *                                      # event committed → webhook received / → subscriber: p50, p99 (no load)
+ *                                      # event committed → webhook received / → subscriber: p50, p99 (no load);
+ *                                      # then the webhook lag again beside another account's hanging endpoint
+ *   npm run bench -- --idle --duration 20
+ *                                      # CPU ms per second of an idle service (SQLite; PostgreSQL too with PG_URL;
+ *                                      # with --against, that build's too)
  *   npm run bench -- --cpu-prof        # also CPU profiles of F, the memory, outbox-off (and PostgreSQL) services in bench/profiles/
  *   npm run bench -- --against "$(bash bench/build-ref.sh HEAD~1)" --only rest-ids,gql-ids
  *                                      # before/after: every memory scenario also runs on that build
@@ -45,6 +49,8 @@ import { countStatements, type StatementCount } from './sql-count.js';
 import { LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
+import { measureBesideHangingWebhook } from './hostile-webhooks.js';
+import { IDLE_TARGET_MS_PER_S, cpuMs, idleCpu } from './idle.js';
 import { createDatabase, dropDatabase } from '../src/db/pg-admin.js';
 
 const { values: args } = parseArgs({
@@ -55,6 +61,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '32' },
     soak: { type: 'boolean', default: false },
     events: { type: 'boolean', default: false },
+    idle: { type: 'boolean', default: false },
     'soak-minutes': { type: 'string', default: '5' },
     'cpu-prof': { type: 'boolean', default: false },
     only: { type: 'string' },
@@ -121,12 +128,6 @@ const median = (xs: number[]) => {
 };
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;
-
-/** CPU time (user + system) a process has used so far, in ms (Linux, clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 /** Resident set size of a process, in kB (Linux). */
 function rssKb(pid: number): number {
@@ -256,6 +257,8 @@ async function main() {
     const wanted = new Set<ServiceName>(
       args.soak || args.events
         ? ['memory']
+        : args.idle
+          ? ['memory', ...(PG_URL ? (['postgres'] as const) : [])]
         : ['l0', ...LADDER, 'memory', 'no-limiter', 'no-outbox', ...(REDIS_URL ? (['redis'] as const) : []), ...(PG_URL ? (['postgres'] as const) : [])],
     );
     // Each profile is named after its service (the outbox-off twin is profiled too, to diff the two).
@@ -313,6 +316,7 @@ async function main() {
 
     if (args.soak) return await soak(services.get('memory')!, keys);
     if (args.events) return await eventLag(services.get('memory')!, keys);
+    if (args.idle) return await idle(services);
 
     t = performance.now();
     const statements = await countStatements(copy('sql-count'), SCENARIOS, keys);
@@ -465,16 +469,36 @@ async function eventLag(service: Service, keys: Record<KeyName, string>) {
   log();
   log(`| event committed → | received | p50 ms | p99 ms | max ms | target (p99) |`);
   log(`|---|---:|---:|---:|---:|---:|`);
-  const row = (label: string, lags: number[], target: number) => {
+  const row = (label: string, lags: number[], target: number, orders = result.orders) => {
     const p99 = percentile(lags, 99);
-    log(`| ${label} | ${lags.length} of ${result.orders} | ${percentile(lags, 50)} | ${p99} | ${Math.max(...lags)} | ≤ ${target} ${p99 <= target ? '(met)' : '(**missed**)'} |`);
+    log(`| ${label} | ${lags.length} of ${orders} | ${percentile(lags, 50)} | ${p99} | ${Math.max(...lags)} | ≤ ${target} ${p99 <= target ? '(met)' : '(**missed**)'} |`);
   };
   row('webhook received', result.webhook, 250);
   row('subscriber', result.subscriber, 100);
   if (result.badSignatures) log(`**${result.badSignatures} deliveries failed signature verification**`);
+  // Hostile: a free account's endpoint that never answers, fed by everyone's inventory.changed, and 40 redeliveries.
+  const hostile = await measureBesideHangingWebhook(service.url, keys.enterprise, keys.free, DURATION);
+  row("webhook received, beside another account's hanging endpoint + 40 redeliveries", hostile.webhook, 250, hostile.orders);
+  if (hostile.badSignatures) log(`**${hostile.badSignatures} deliveries failed signature verification (hostile run)**`);
+  log(`(the 40 redeliveries answered ${Object.entries(hostile.redeliveries).map(([status, n]) => `${n} × ${status}`).join(', ')})`);
   log();
   log('The outbox\'s cost of placing an order: `npm run bench -- --only rest-order,gql-order,rest-order-no-outbox,gql-order-no-outbox`');
   log('(the ratios "order with outbox / without"; see docs/PERFORMANCE.md).');
+}
+
+/** `--idle`: CPU per second of each service left alone, after it settles. */
+async function idle(services: Map<ServiceName, Service>) {
+  const settle = 10;
+  log(`idle: each service alone, ${settle} s to settle, then its CPU over ${DURATION} s (/proc)`);
+  const measured = await Promise.all([...services].map(async ([name, s]) => [name, await idleCpu(s.child.pid!, settle, DURATION)] as const));
+  log();
+  log(`| idle service | CPU ms per second | target |`);
+  log(`|---|---:|---:|`);
+  for (const [name, ms] of measured) {
+    const label = `${name.endsWith('postgres') ? 'PostgreSQL' : 'SQLite'}${name.startsWith('against') ? ' [--against build]' : ''}`;
+    log(`| ${label} | ${ms.toFixed(1)} | ≤ ${IDLE_TARGET_MS_PER_S} ${ms <= IDLE_TARGET_MS_PER_S ? '(met)' : '(**missed**)'} |`);
+  }
+  log('(/proc counts CPU in 10 ms ticks: give --duration 20 or more for a figure to ±0.5 ms/s.)');
 }
 
 async function dropRedisKeys(url: string, prefix: string) {

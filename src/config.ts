@@ -144,8 +144,12 @@ const envSchema = z.object({
     .pipe(z.number().positive().max(1000))
     .default('1'),
   WEBHOOK_POLL_MS: int(10, 60_000).default('100'),
+  WEBHOOK_POLL_MAX_MS: int(10, 600_000).default('2000'),
   WEBHOOK_TIMEOUT_MS: int(100, 60_000).default('10000'),
+  WEBHOOK_CONCURRENCY: int(1, 10_000).default('64'),
+  WEBHOOK_ACCOUNT_CONCURRENCY: int(1, 10_000).default('8'),
   SUBSCRIPTION_POLL_MS: int(5, 60_000).default('50'),
+  SUBSCRIPTION_POLL_MAX_MS: int(5, 600_000).default('1000'),
   SUBSCRIPTION_LEASE_MS: int(1000, 600_000).default('30000'),
 });
 
@@ -189,10 +193,16 @@ export interface Config {
   trustProxy: TrustProxy;
   /** How many client addresses the failed-authentication limiter tracks at most (least recently seen dropped first). */
   authFailuresMaxAddresses: number;
-  /** Webhooks: allow http and private addresses; retry schedule factor; how often instances look for work; per-attempt timeout. */
-  webhooks: { allowPrivate: boolean; retryScale: number; pollMs: number; timeoutMs: number };
-  /** While GraphQL subscriptions are open, how often the instance reads new events from the outbox. */
+  /**
+   * Webhooks: allow http and private addresses; retry schedule factor; how often an instance looks for
+   * other processes' work (from `pollMs` after activity, doubling while nothing happens, up to
+   * `pollMaxMs`; commits in this process, and on PostgreSQL every instance's events, wake it at once);
+   * per-attempt timeout; attempts in flight per instance, and per account within them.
+   */
+  webhooks: { allowPrivate: boolean; retryScale: number; pollMs: number; pollMaxMs: number; timeoutMs: number; concurrency: number; accountConcurrency: number };
+  /** While GraphQL subscriptions are open, how often the instance reads the outbox for other processes' events: from `subscriptionPollMs`, doubling while nothing comes, up to `subscriptionPollMaxMs`. */
   subscriptionPollMs: number;
+  subscriptionPollMaxMs: number;
   /** With Redis: how long an instance's subscription slot outlives the instance (renewed every third of it). */
   subscriptionLeaseMs: number;
 }
@@ -249,7 +259,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: e.TRUST_PROXY,
     authFailuresMaxAddresses: e.AUTH_FAILURES_MAX_ADDRESSES,
     subscriptionPollMs: e.SUBSCRIPTION_POLL_MS,
+    // The ceiling is never below the first interval (a test or an operator may set a long first one).
+    subscriptionPollMaxMs: Math.max(e.SUBSCRIPTION_POLL_MS, e.SUBSCRIPTION_POLL_MAX_MS),
     subscriptionLeaseMs: e.SUBSCRIPTION_LEASE_MS,
-    webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, retryScale: e.WEBHOOK_RETRY_SCALE, pollMs: e.WEBHOOK_POLL_MS, timeoutMs: e.WEBHOOK_TIMEOUT_MS },
+    webhooks: {
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+      retryScale: e.WEBHOOK_RETRY_SCALE,
+      pollMs: e.WEBHOOK_POLL_MS,
+      pollMaxMs: Math.max(e.WEBHOOK_POLL_MS, e.WEBHOOK_POLL_MAX_MS),
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      accountConcurrency: Math.min(e.WEBHOOK_CONCURRENCY, e.WEBHOOK_ACCOUNT_CONCURRENCY),
+    },
   };
 }

@@ -18,6 +18,7 @@ export const DOMAIN_ERROR_CODES = [
   'LAST_STAFF_KEY',
   'PLAN_LIMIT_REACHED',
   'EVENT_EXPIRED',
+  'WEBHOOK_DISABLED',
   'IDEMPOTENCY_KEY_REUSED',
 ] as const;
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

@@ -78,6 +78,8 @@ export function sendWebhook(target: string, headers: Record<string, string>, bod
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      // The signal is the worker's, shared by every attempt: each takes its listener away when done.
+      options.signal?.removeEventListener('abort', abort);
       resolve(result);
     };
     let req: ClientRequest;

@@ -6,23 +6,25 @@ import { startOutboxUpkeep } from './outbox-upkeep.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 import { EventStream } from './event-stream.js';
 import { listenForEvents } from './outbox-notifier.js';
+import { onCommit } from './commit-signal.js';
 
 export interface EventWorkers {
   /** Committed events as they come, for GraphQL subscriptions on this instance. */
   eventStream: EventStream;
-  /** Stops the purge, the notifier, the webhook worker and the stream, in that order. */
+  /** Stops the purge, the commit signal and the notifier, the webhook worker and the stream, in that order. */
   stop(): Promise<void>;
 }
 
 /**
  * What every instance runs in the background for events: the outbox's purge, the webhook worker,
- * and the reader that feeds GraphQL subscriptions; on PostgreSQL, a LISTEN that wakes the last two on
- * every instance when an event commits (they poll otherwise).
+ * and the reader that feeds GraphQL subscriptions. The last two wake at once when this process
+ * commits and, on PostgreSQL, on a LISTEN that hears every instance's events; otherwise they poll for
+ * other processes' writes, less and less often while nothing happens (idle, they cost next to nothing).
  */
 export function startEventWorkers(
   orm: Orm,
   logger: Logger,
-  config: Pick<Config, 'webhooks' | 'subscriptionPollMs' | 'database'>,
+  config: Pick<Config, 'webhooks' | 'subscriptionPollMs' | 'subscriptionPollMaxMs' | 'database'>,
   metrics: Pick<Metrics, 'webhookAttempt' | 'webhookEndpointDisabled'>,
 ): EventWorkers {
   const stopOutboxUpkeep = startOutboxUpkeep(orm, logger);
@@ -31,18 +33,18 @@ export function startEventWorkers(
     onAttempt: (outcome, lagSeconds) => metrics.webhookAttempt(outcome, lagSeconds),
     onEndpointDisabled: () => metrics.webhookEndpointDisabled(),
   });
-  const eventStream = new EventStream(orm, logger, config.subscriptionPollMs);
-  const notifier =
-    config.database.kind === 'postgresql'
-      ? listenForEvents(config.database.url, logger, () => {
-          eventStream.wake();
-          webhooks.wake();
-        })
-      : undefined;
+  const eventStream = new EventStream(orm, logger, config.subscriptionPollMs, config.subscriptionPollMaxMs);
+  const wake = () => {
+    eventStream.wake();
+    webhooks.wake();
+  };
+  const stopCommitSignal = onCommit(orm, wake);
+  const notifier = config.database.kind === 'postgresql' ? listenForEvents(config.database.url, logger, wake) : undefined;
   return {
     eventStream,
     async stop() {
       await stopOutboxUpkeep();
+      stopCommitSignal();
       await notifier?.close();
       await webhooks.stop();
       await eventStream.close();

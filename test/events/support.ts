@@ -105,3 +105,36 @@ export async function subscribe(client: WsClient, query: string, variables?: Rec
   return sub;
 }
 
+
+export interface HangingReceiver {
+  url: string;
+  /** Requests received so far (each one is held: never answered). */
+  received: Received[];
+  /** Requests still open (the sender has not given up on them). */
+  open(): number;
+  close(): Promise<void>;
+}
+
+/** A webhook receiver on 127.0.0.1 that reads each request and never answers it (the sender waits for its timeout). */
+export async function startHangingReceiver(path = '/hang'): Promise<HangingReceiver> {
+  const received: Received[] = [];
+  let open = 0;
+  const server = createServer((req, res) => {
+    open++;
+    res.on('close', () => open--);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+    received,
+    open: () => open,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -6,12 +6,13 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { getEventListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
 import { assertError, walk } from '../rest/support.js';
 import { createAjv, loadOpenApiDocument } from '../../src/rest/openapi.js';
 import { sendWebhook } from '../../src/events/webhook-sender.js';
-import { RETRY_SCHEDULE_S } from '../../src/events/webhook-dispatcher.js';
+import { RETRY_SCHEDULE_S, isPublicAddress } from '../../src/domain/webhooks.service.js';
 import { eventually, startReceiver, verified, type Receiver, type Received } from './support.js';
 import { sample } from '../ops/support.js';
 
@@ -268,6 +269,46 @@ describe('webhooks: SSRF (only https and public addresses unless WEBHOOK_ALLOW_P
     assert.deepEqual((await t.admin.get('/v1/webhooks')).body, []);
   });
 
+  it('when loopback or a private address is written another way (IPv4-compatible or -mapped IPv6, NAT64, 6to4, a trailing dot, a special-use name), then registration is VALIDATION_FAILED', async () => {
+    for (const url of [
+      'https://[::127.0.0.1]/h',
+      'https://[::7f00:1]/h',
+      'https://[::ffff:127.0.0.1]/h',
+      'https://[::ffff:a00:8]/h',
+      'https://[::]/h',
+      'https://[64:ff9b::7f00:1]/h',
+      'https://[2002:7f00:1::]/h',
+      'https://[2001:db8::1]/h',
+      'https://[fd00::1]/h',
+      'https://[fe80::1]/h',
+      'https://0x7f.1/h',
+      'https://2130706433/h',
+      'https://100.64.0.1/h',
+      'https://192.0.0.8/h',
+      'https://localhost./h',
+      'https://LOCALHOST../h',
+      'https://api.localhost./h',
+      'https://printer.local/h',
+      'https://metadata.google.internal/h',
+      'https://router.home.arpa/h',
+    ]) {
+      assertError(await t.admin.post('/v1/webhooks', { url, events: ['order.*'] }), 400, 'VALIDATION_FAILED');
+    }
+    assert.deepEqual((await t.admin.get('/v1/webhooks')).body, []);
+    const accepted = await t.admin.post('/v1/webhooks', { url: 'https://[2606:4700:4700::1111]/h', events: ['order.*'] });
+    assert.equal(accepted.status, 201, accepted.text);
+    await t.admin.delete(`/v1/webhooks/${accepted.body.id}`);
+  });
+
+  it('when an address is judged, then only public unicast passes, whatever its spelling', () => {
+    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:8.8.8.8']) assert.equal(isPublicAddress(address), true, address);
+    for (const address of ['127.0.0.1', '::1', '::127.0.0.1', '::7f00:1', '::ffff:127.0.0.1', '::ffff:10.1.2.3', '::', '0.0.0.0', '10.0.0.1', '172.16.5.4', '192.168.1.1',
+      '169.254.169.254', '100.64.0.1', '192.0.0.8', '192.0.2.1', '198.18.0.1', '203.0.113.9', '224.0.0.1', '255.255.255.255', '240.0.0.1', 'fe80::1', 'fc00::1',
+      'ff02::1', '64:ff9b::a00:1', '2001::1', '2001:db8::1', '2002:a00:1::', '3fff::1', 'not an address']) {
+      assert.equal(isPublicAddress(address), false, address);
+    }
+  });
+
   it('when a name resolves to a private address at connect time, then nothing is sent', async () => {
     const receiver = await startReceiver();
     try {
@@ -277,7 +318,25 @@ describe('webhooks: SSRF (only https and public addresses unless WEBHOOK_ALLOW_P
       assert.match(result.error ?? '', /localhost resolves to (127\.0\.0\.1|::1), which is not a public address/);
       const literal = await sendWebhook(`https://127.0.0.1:${port}/hooks`, {}, '{}', { allowPrivate: false, timeoutMs: 2000 });
       assert.match(literal.error ?? '', /not a public address/);
+      for (const other of [`https://[::127.0.0.1]:${port}/hooks`, `https://[::ffff:127.0.0.1]:${port}/hooks`]) {
+        const refused = await sendWebhook(other, {}, '{}', { allowPrivate: false, timeoutMs: 2000 });
+        assert.match(refused.error ?? '', /not a public address/, other);
+      }
+      // Fully qualified: resolved by the system (to loopback, refused) or not at all, never connected to.
+      const dotted = await sendWebhook(`https://localhost.:${port}/hooks`, {}, '{}', { allowPrivate: false, timeoutMs: 2000 });
+      assert.match(dotted.error ?? '', /localhost\. resolves to (127\.0\.0\.1|::1), which is not a public address|the host name does not resolve/);
       assert.equal(receiver.received.length, 0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("when many attempts share the worker's stop signal, then each takes its listener away when it ends", async () => {
+    const receiver = await startReceiver();
+    const stop = new AbortController();
+    try {
+      for (let i = 0; i < 12; i++) assert.equal((await sendWebhook(receiver.url, {}, '{}', { allowPrivate: true, timeoutMs: 2000, signal: stop.signal })).ok, true);
+      assert.equal(getEventListeners(stop.signal, 'abort').length, 0);
     } finally {
       await receiver.close();
     }

@@ -36,6 +36,17 @@ export class WebhookEndpoint {
   @Property({ type: 'text', nullable: true })
   disabledReason: string | null = null;
 
+  /**
+   * Which instance's worker holds the endpoint's delivery queue, and until when (renewed at each
+   * attempt): one attempt at a time per endpoint across every instance; another instance takes the
+   * queue over when the lease ends (its holder died).
+   */
+  @Property({ type: 'string', length: 64, nullable: true })
+  leaseOwner: string | null = null;
+
+  @Property({ type: 'datetime', nullable: true })
+  leaseUntil: Date | null = null;
+
   /** Only events with a greater id are delivered: an endpoint gets what happens after it is created. */
   @Property({ type: new BigIntType('number') })
   startAfterEventId: number;

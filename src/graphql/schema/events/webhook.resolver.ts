@@ -70,7 +70,8 @@ export class WebhookResolver {
 
   @Mutation(() => WebhookDeliveryType, {
     nullable: true,
-    description: "Sends a delivery's event again now, as a new attempt (REST `POST /webhooks/{webhookId}/deliveries/{deliveryId}/redeliver`).",
+    description:
+      "Sends a delivery's event again now, as a new attempt; while one is pending for the event, that one is returned, brought forward. `WEBHOOK_DISABLED` (409) on a disabled endpoint (REST `POST /webhooks/{webhookId}/deliveries/{deliveryId}/redeliver`).",
   })
   async redeliverWebhookDelivery(
     @Arg('webhookId', () => ID) webhookId: string,

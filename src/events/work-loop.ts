@@ -1,0 +1,97 @@
+/**
+ * How the outbox's readers (the webhook worker, the subscription feed) decide when to look for work:
+ * woken at once by a commit (this process's, or on PostgreSQL any instance's NOTIFY), and otherwise
+ * polling for what other processes wrote, from `minMs` after work was found, doubling while none is,
+ * up to `maxMs`, so an idle service reads nothing for seconds at a time. Runs never overlap; a wake
+ * during a run runs once more right after it, and woken runs start at least `wakeGapMs` apart (under
+ * load one run picks up every commit before it, instead of one run per commit).
+ */
+export interface LoopTimes {
+  minMs: number;
+  maxMs: number;
+  wakeGapMs: number;
+}
+
+/** What one run found: whether there was work (the poll interval starts over), and when known work falls due. */
+export interface RunResult {
+  found: boolean;
+  /** Epoch ms at which something is due (a scheduled retry): the next run starts by then at the latest. */
+  dueAt?: number | null;
+}
+
+export class WorkLoop {
+  private timer: NodeJS.Timeout | undefined;
+  private interval: number;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private active = false;
+  private stopped = false;
+  private lastStart = -Infinity;
+
+  constructor(
+    private readonly run: () => Promise<RunResult>,
+    private readonly times: LoopTimes,
+    private readonly onError: (err: unknown) => void,
+  ) {
+    this.interval = times.minMs;
+  }
+
+  /** Starts polling (the first run after `minMs`); `now` runs at once. */
+  start(now = false): void {
+    if (this.stopped || this.active) return;
+    this.active = true;
+    this.interval = this.times.minMs;
+    this.schedule(now ? 0 : this.times.minMs);
+  }
+
+  /** Stops polling until the next start (a run under way finishes). */
+  pause(): void {
+    this.active = false;
+    clearTimeout(this.timer);
+  }
+
+  /** Something committed: run soon rather than at the next poll. */
+  wake(): void {
+    if (!this.active) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.schedule(Math.max(0, this.lastStart + this.times.wakeGapMs - performance.now()));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.pause();
+    await this.running;
+  }
+
+  private schedule(delay: number) {
+    if (this.stopped || !this.active) return;
+    this.timer = setTimeout(() => void this.execute(), delay);
+  }
+
+  private execute(): Promise<void> {
+    this.lastStart = performance.now();
+    this.again = false;
+    this.running = this.run().then(
+      (result) => this.next(result),
+      (err: unknown) => {
+        this.onError(err);
+        this.next({ found: true });
+      },
+    );
+    return this.running;
+  }
+
+  /** After a run, in one step (a wake between two steps would be lost): when the next one starts. */
+  private next(result: RunResult) {
+    this.running = null;
+    this.interval = result.found ? this.times.minMs : Math.min(this.interval * 2, this.times.maxMs);
+    let delay = this.again ? Math.max(0, this.lastStart + this.times.wakeGapMs - performance.now()) : this.interval;
+    if (result.dueAt !== null && result.dueAt !== undefined) delay = Math.min(delay, Math.max(0, result.dueAt - Date.now()));
+    clearTimeout(this.timer);
+    this.schedule(delay);
+  }
+}
