@@ -23,17 +23,24 @@
  *   npm run bench -- --idle --duration 20
  *                                      # CPU ms per second of an idle service (SQLite; PostgreSQL too with PG_URL;
  *                                      # with --against, that build's too)
- *   npm run bench -- --cpu-prof        # also CPU profiles of the memory, outbox-off (and PostgreSQL) services in bench/profiles/
+ *   npm run bench -- --cpu-prof        # also CPU profiles of F, the memory, outbox-off (and PostgreSQL) services in bench/profiles/
  *   npm run bench -- --against "$(bash bench/build-ref.sh HEAD~1)" --only rest-ids,gql-ids
  *                                      # before/after: every memory scenario also runs on that build
  *   npm run bench -- --against . --against-env GRAPHQL_EXECUTOR=graphql-js --only gql-ids
  *                                      # the same build with another setting (here the GraphQL executor)
+ *   npm run bench -- --node "$(npx -y node@24 -p process.execPath)"
+ *                                      # every server on another node binary (the load generator stays on this one)
+ *
+ * Every ratio is reported from the serving processes' CPU time per request first (op/s moves with the
+ * neighbours on a shared machine), op/s second. A run counts toward a target only when it was quiet: the
+ * load average below 0.5 at its start, and F's CPU per request within 10% of its usual value on that node
+ * (FLOOR_USUAL_CPU_US); the report says whether it was. A target is met when two such runs both meet it.
  *
  * Every service runs with the node flags of its build's start command (package.json's `start`), as served.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -66,6 +73,10 @@ const { values: args } = parseArgs({
     'against-node-args': { type: 'string', default: '' },
     /** Environment for the --against service only, `K=V,K2=V2` (e.g. --against . --against-env GRAPHQL_EXECUTOR=graphql-js). */
     'against-env': { type: 'string', default: '' },
+    /** The node binary every server runs on (default: this one). */
+    node: { type: 'string' },
+    /** F's usual CPU µs per request on the servers' node, when FLOOR_USUAL_CPU_US has none for it (or to override it). */
+    'floor-usual': { type: 'string' },
   },
 });
 const ROUNDS = Number(args.rounds);
@@ -79,6 +90,17 @@ const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
 const REDIS_URL = process.env.REDIS_URL;
+/** The node binary the servers run on, and its version. */
+const SERVER_NODE = args.node ? resolve(args.node) : process.execPath;
+const SERVER_NODE_VERSION = execFileSync(SERVER_NODE, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
+/**
+ * F's CPU µs per request (the `floor` scenario) in quiet runs on the reference machine (2 cores), by node
+ * major version: a run whose F is more than 10% away from it was disturbed and does not count.
+ */
+const FLOOR_USUAL_CPU_US: Record<string, number> = { '20': 118 };
+const floorUsual = args['floor-usual'] ? Number(args['floor-usual']) : FLOOR_USUAL_CPU_US[SERVER_NODE_VERSION.replace(/^v(\d+)\..*$/, '$1')];
+/** The 1-minute load average when the run started: 0.5 or more means other work was running. */
+const LOAD_AT_START = loadavg()[0]!;
 const PG_URL = process.env.PG_URL;
 
 interface Service {
@@ -132,11 +154,12 @@ function startNodeArgs(root: string): string[] {
 async function start(name: ServiceName, script: string, env: Record<string, string>, logDir: string, nodeArgs: string[] = []): Promise<Service> {
   const logFile = join(logDir, `${name}.log`);
   const fd = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...nodeArgs, script.startsWith('/') ? script : projectPath(script)], {
+  const child = spawn(SERVER_NODE, [...nodeArgs, script.startsWith('/') ? script : projectPath(script)], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
+  started.add(child);
   let exited: number | null | undefined;
   child.once('exit', (code) => (exited = code));
   const deadline = Date.now() + 60_000;
@@ -184,6 +207,15 @@ async function fire(service: Service, scenario: Scenario, key: string, seconds: 
   };
 }
 
+/** Every server this run started: stopped when the run ends, or is interrupted (Ctrl-C, kill), never left behind. */
+const started = new Set<ChildProcess>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const child of started) if (child.exitCode === null) child.kill('SIGTERM');
+    process.exit(130);
+  });
+}
+
 async function main() {
   const work = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
   const services = new Map<ServiceName, Service>();
@@ -191,7 +223,9 @@ async function main() {
   const pgDatabase = `petstore_bench_${process.pid}`;
   let pgCreated = false;
   try {
-    log(`petstore bench: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, ${new Date().toISOString()}`);
+    log(
+      `petstore bench: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), servers on node ${SERVER_NODE_VERSION}${SERVER_NODE === process.execPath ? '' : ` (${SERVER_NODE})`}, load generator on node ${process.version}, load average ${LOAD_AT_START.toFixed(2)} at start, ${new Date().toISOString()}`,
+    );
     let t = performance.now();
     const db = await seedBenchDatabase(join(work, 'seed.db'));
     log(`seeded ${PET_COUNT} pets in ${((performance.now() - t) / 1000).toFixed(1)} s`);
@@ -270,7 +304,8 @@ async function main() {
       services.set('l0', await start('l0', 'dist/bench/l0-server.js', { BODY_FILE: bodyFile }, work));
       // The ladder: the same bytes through Koa and the router, then the gate, then F reading them from SQLite.
       const ladder = { BODY_FILE: bodyFile, KEY: keys.enterprise, DATABASE: copy('floor') };
-      for (const rung of LADDER) services.set(rung, await start(rung, 'dist/bench/ladder-server.js', { ...ladder, RUNG: rung }, work));
+      // F is profiled too (--cpu-prof), to set the service's profile beside its floor's.
+      for (const rung of LADDER) services.set(rung, await start(rung, 'dist/bench/ladder-server.js', { ...ladder, RUNG: rung }, work, rung === 'floor' ? profArgs(rung) : []));
       // Every rung must answer the service's bytes, or the ratios compare different work.
       const expected = readFileSync(bodyFile, 'utf8');
       for (const rung of LADDER) {
@@ -302,7 +337,7 @@ async function main() {
       for (const s of scenarios) {
         const run = await fire(services.get(s.service)!, s, keyFor(s), DURATION);
         runs.get(s.id)!.push(run);
-        log(`  ${s.id.padEnd(20)} ${run.opsPerSec.toFixed(0).padStart(6)} op/s  ${(run.cpuMsPerOp * 1000).toFixed(0)} CPU µs/op  p50 ${run.p50} ms  p99 ${run.p99} ms  non-2xx ${run.non2xx}`);
+        log(`  ${s.id.padEnd(20)} ${(run.cpuMsPerOp * 1000).toFixed(0).padStart(5)} CPU µs/op  ${run.opsPerSec.toFixed(0).padStart(6)} op/s  p50 ${run.p50} ms  p99 ${run.p99} ms  non-2xx ${run.non2xx}`);
       }
     }
     const rssEnd = new Map([...services].map(([name, s]) => [name, rssKb(s.child.pid!)]));
@@ -323,16 +358,31 @@ function report(
   rssEnd: Map<ServiceName, number>,
 ) {
   log();
-  log(`## Results: ${ROUNDS} rounds × ${DURATION} s per scenario, ${CONNECTIONS} connections, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
+  log(`## Results: ${ROUNDS} rounds × ${DURATION} s per scenario, ${CONNECTIONS} connections, ${cpus().length} cores, servers on node ${SERVER_NODE_VERSION}, ${new Date().toISOString().slice(0, 10)}`);
   log();
-  // Every scenario against the stack's floor F and the bare floor L0: the median of the per-round ratios of op/s.
-  const versus = (s: Scenario, floorId: string) => {
+  // Whether this run may count toward a target: a quiet machine at the start, and F where it usually is.
+  const floorRuns = runs.get('floor');
+  const floorCpu = floorRuns ? median(floorRuns.map((r) => r.cpuMsPerOp)) * 1000 : undefined;
+  const reasons: string[] = [];
+  if (LOAD_AT_START >= 0.5) reasons.push(`the load average was ${LOAD_AT_START.toFixed(2)} at the start (≥ 0.5)`);
+  if (floorCpu === undefined) reasons.push('F was not measured (add floor to --only)');
+  else if (floorUsual === undefined) reasons.push(`F has no usual value on node ${SERVER_NODE_VERSION} (give --floor-usual)`);
+  else if (Math.abs(floorCpu / floorUsual - 1) > 0.1) reasons.push(`F measured ${floorCpu.toFixed(0)} CPU µs/op, ${pct(floorCpu / floorUsual - 1)} from its usual ${floorUsual} (more than 10%)`);
+  const quiet = reasons.length === 0;
+  log(
+    `F: ${floorCpu === undefined ? '–' : floorCpu.toFixed(0)} CPU µs/op (usual on node ${SERVER_NODE_VERSION}: ${floorUsual ?? 'none recorded'}), load average at the start ${LOAD_AT_START.toFixed(2)}: ` +
+      (quiet ? 'a quiet run, it counts toward the targets.' : `**this run does not count**: ${reasons.join('; ')}.`),
+  );
+  log();
+  // Every scenario against the stack's floor F and the bare floor L0, per round: first by CPU per request, then by op/s.
+  const versus = (s: Scenario, floorId: string, by: 'cpu' | 'ops') => {
     const floor = runs.get(floorId);
     if (!floor || s.id === floorId) return '–';
-    return pct(median(runs.get(s.id)!.map((r, i) => r.opsPerSec / floor[i]!.opsPerSec)));
+    const rs = runs.get(s.id)!;
+    return pct(median(rs.map((r, i) => (by === 'cpu' ? floor[i]!.cpuMsPerOp / r.cpuMsPerOp : r.opsPerSec / floor[i]!.opsPerSec))));
   };
-  log('| scenario | op/s (median) | spread (min–max) | CPU µs/op | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request | ÷ F | ÷ L0 |');
-  log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  log('| scenario | CPU µs/op (median) | ÷ F by CPU | ÷ L0 by CPU | op/s (median) | spread (min–max) | ÷ F by op/s | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request |');
+  log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of scenarios) {
     const rs = runs.get(s.id)!;
     const ops = rs.map((r) => r.opsPerSec);
@@ -341,12 +391,12 @@ function report(
     const sql = s.service === 'l0' || s.service === 'koa' || s.service === 'gate' ? '–' : s.service === 'floor' ? '1' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' || s.service === 'against-postgres' ? '?' : s.service === 'no-outbox' ? 'as with, less the events' : s.service === 'postgres' ? 'as on SQLite' : 'as REST by ids';
     const unexpected = rs.reduce((a, r) => a + r.unexpected + r.errors, 0);
     log(
-      `| ${s.label} | ${m.toFixed(0)} | ${spread} | ${(median(rs.map((r) => r.cpuMsPerOp)) * 1000).toFixed(0)} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} | ${versus(s, 'floor')} | ${versus(s, 'l0')} |`,
+      `| ${s.label} | ${(median(rs.map((r) => r.cpuMsPerOp)) * 1000).toFixed(0)} | ${versus(s, 'floor', 'cpu')} | ${versus(s, 'l0', 'cpu')} | ${m.toFixed(0)} | ${spread} | ${versus(s, 'floor', 'ops')} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,
     );
   }
   log();
-  log('| ratio (median of per-round ratios) | value | range across rounds | target | met | same ratio from CPU µs/op |');
-  log('|---|---:|---:|---:|:-:|---:|');
+  log(`| ratio (median of per-round ratios) | from CPU µs/op | range across rounds | target | met${quiet ? '' : ' (this run does not count)'} | from op/s | range across rounds |`);
+  log('|---|---:|---:|---:|:-:|---:|---:|');
   const againstRatios = scenarios
     .filter((s) => s.service === 'against' || s.service === 'against-postgres')
     .map((s) => ({ label: `${s.id.replace('@against', '')}: this build / --against build`, numerator: s.id.replace('@against', ''), denominator: s.id, target: null }));
@@ -354,12 +404,13 @@ function report(
     const num = runs.get(r.numerator);
     const den = runs.get(r.denominator);
     if (!num || !den) continue;
-    const perRound = num.map((n, i) => n.opsPerSec / den[i]!.opsPerSec);
-    const value = median(perRound);
+    // By CPU: the denominator's CPU per request over the numerator's (the numerator's share of the denominator's speed).
+    const byCpu = num.map((n, i) => den[i]!.cpuMsPerOp / n.cpuMsPerOp);
+    const byOps = num.map((n, i) => n.opsPerSec / den[i]!.opsPerSec);
+    const value = median(byCpu);
     const target = r.target === null ? '–' : `≥ ${pct(r.target)}`;
-    const met = r.target === null ? '' : value >= r.target ? 'yes' : '**no**';
-    const cpuRatio = median(num.map((n, i) => den[i]!.cpuMsPerOp / n.cpuMsPerOp));
-    log(`| ${r.label} | ${pct(value)} | ${pct(Math.min(...perRound))} – ${pct(Math.max(...perRound))} | ${target} | ${met} | ${pct(cpuRatio)} |`);
+    const met = r.target === null ? '' : `${value >= r.target ? 'yes' : '**no**'}${quiet ? '' : ' (not counted)'}`;
+    log(`| ${r.label} | ${pct(value)} | ${pct(Math.min(...byCpu))} – ${pct(Math.max(...byCpu))} | ${target} | ${met} | ${pct(median(byOps))} | ${pct(Math.min(...byOps))} – ${pct(Math.max(...byOps))} |`);
   }
   log();
   log('| process | RSS after warm-up | RSS after the run |');

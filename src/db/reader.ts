@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { LRUCache } from 'lru-cache';
 import type { SqlReader } from '../domain/reader.js';
 import type { Config } from '../config.js';
 import type { Orm } from './orm.js';
@@ -24,13 +25,13 @@ async function sqliteReader(path: string): Promise<SqlReader & { close(): void }
   const db = new Database(path, { readonly: true });
   // A reader waits briefly for a checkpoint, never for a writer (WAL).
   db.pragma('busy_timeout = 100');
-  const statements = new Map<string, ReturnType<typeof db.prepare>>();
+  // The least recently used statement goes when the cache is full (a statement needs no finalising).
+  const statements = new LRUCache<string, ReturnType<typeof db.prepare>>({ max: MAX_STATEMENTS });
   return {
     dialect: 'sqlite',
     async all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]> {
       let statement = statements.get(sql);
       if (!statement) {
-        if (statements.size >= MAX_STATEMENTS) statements.clear();
         statement = db.prepare(sql);
         statements.set(sql, statement);
       }

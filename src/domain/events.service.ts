@@ -1,5 +1,4 @@
 import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
-import type { SqlReader } from './reader.js';
 import type { SqlTransaction } from './writer.js';
 import type { FilterQuery } from '@mikro-orm/core';
 import { Event, WebhookDelivery } from './entities/index.js';
@@ -178,8 +177,8 @@ export class EventsService {
 
   /**
    * Drops events, and webhook delivery attempts, older than the retention period; returns how many
-   * events went. The newest event always stays: its id is the store's version (REST's ETags), which
-   * must never go back.
+   * events went. The newest event always stays, so event ids never go back: the feed's cursors and the
+   * webhook relay resume after an event id.
    *
    * Events are stamped in their transaction after the writers' turn, so `createdAt` follows the id:
    * the events to drop are those below the first one within the period. `events` has no index on
@@ -204,10 +203,4 @@ export class EventsService {
 export interface EventSubscriptions {
   /** Calls `listener` with each event committed from now on; returns the unsubscribe function. */
   subscribe(listener: (event: EventView) => void): Promise<() => void>;
-}
-
-/** The newest event's id (0 when there is none), through the plain-SQL reader: no EntityManager needed. */
-export async function latestEventId(reader: SqlReader): Promise<number> {
-  const [row] = await reader.all<{ id: number | string | null }>('select max(id) as id from events', []);
-  return Number(row?.id ?? 0);
 }

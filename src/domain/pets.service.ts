@@ -10,7 +10,7 @@ import type { PetView } from './views.js';
 import type { SqlReader } from './reader.js';
 import { nameContains } from './name-search.js';
 import { PET_COLUMNS, petRowToView, placeholders, toPetView, type PetRow } from './rows.js';
-import { latestEventId, recordInventoryChanged, recordPetEvent } from './events.service.js';
+import { recordInventoryChanged, recordPetEvent } from './events.service.js';
 
 export interface PetFilter {
   status?: PetStatus;
@@ -55,23 +55,6 @@ export class PetsService {
     const { where, params, limit } = this.petsQuery(filter, page);
     const rows = await this.reader.all<PetRow>(`select ${PET_COLUMNS} from pets where ${where} order by id asc limit ?`, params);
     return toPage(rows.map(petRowToView), limit);
-  }
-
-  /**
-   * `listPets` with the store's version (see `Domain.storeVersion`) read in the same statement as the
-   * rows, so both come from one snapshot: one statement instead of two for a versioned answer. When no
-   * pet matches, no row carries the version: it is then read alone, and the rows again after it, so
-   * that the version never claims a newer state than the answer shows.
-   */
-  async listPetsWithVersion(filter: PetFilter, page: PageRequest): Promise<{ page: Page<PetView>; storeVersion: number }> {
-    const { where, params, limit } = this.petsQuery(filter, page);
-    const rows = await this.reader.all<PetRow & { store_version: number | string | null }>(
-      `select ${PET_COLUMNS}, (select max(id) from events) as store_version from pets where ${where} order by id asc limit ?`,
-      params,
-    );
-    if (rows.length > 0) return { page: toPage(rows.map(petRowToView), limit), storeVersion: Number(rows[0]!.store_version ?? 0) };
-    const storeVersion = await latestEventId(this.reader);
-    return { page: await this.listPets(filter, page), storeVersion };
   }
 
   /** The conditions (`and`-joined, unqualified pets columns), their values and the page's size, its `limit + 1` last. */

@@ -35,5 +35,6 @@ export interface InventoryRow {
 export const INVENTORY_SELECT = 'select i.pet_id, i.quantity, p.status from inventory i join pets p on p.id = i.pet_id';
 export const inventoryRowToView = (r: InventoryRow): InventoryView => ({ petId: Number(r.pet_id), quantity: Number(r.quantity), status: r.status });
 
-/** `?, ?, ?` for an `in (…)` list of `n` values. */
-export const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+/** `?, ?, ?` for an `in (…)` list of `n` values; the lists up to 100 long (the most ids a request takes) are made once. */
+const PLACEHOLDERS = Array.from({ length: 101 }, (_, n) => Array.from({ length: n }, () => '?').join(', '));
+export const placeholders = (n: number): string => PLACEHOLDERS[n] ?? Array.from({ length: n }, () => '?').join(', ');

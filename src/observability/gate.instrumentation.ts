@@ -11,9 +11,9 @@ export function instrumentGate(gate: RateLimitGate, metrics: Metrics): RateLimit
   };
   return {
     ...gate,
-    async charge(actor, cost) {
+    async charge(actor, cost, options) {
       try {
-        return await gate.charge(actor, cost);
+        return await gate.charge(actor, cost, options);
       } catch (error) {
         count(actor.plan, error);
         throw error;

@@ -133,12 +133,21 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
   });
 
+  // The counter and histogram of each label set, resolved once (prom-client's `labels()`), so a request
+  // costs two increments and no label hashing. Label values are bounded (see above), so is this map.
+  const byLabels = new Map<string, { count: Counter.Internal; time: Histogram.Internal<string> }>();
   return {
     registry,
     observeRequest({ facade, operation, status }, seconds) {
-      const labels = { facade, operation, status: String(status) };
-      requests.inc(labels);
-      duration.observe(labels, seconds);
+      const key = `${facade}\n${operation}\n${status}`;
+      let series = byLabels.get(key);
+      if (!series) {
+        const labels = { facade, operation, status: String(status) };
+        series = { count: requests.labels(labels), time: duration.labels(labels) };
+        byLabels.set(key, series);
+      }
+      series.count.inc();
+      series.time.observe(seconds);
     },
     rateLimitRefused(plan, code) {
       refusals.inc({ plan, code });

@@ -20,9 +20,20 @@ export interface RateLimitStatus {
  * calls `charge`; the gate answers with the headers to send, or throws a RateLimitRefusal (429
  * RATE_LIMITED / API_KEY_BANNED) that carries them, Retry-After included.
  */
+export interface ChargeOptions {
+  /**
+   * false: the request is admitted or refused (and counted toward a ban) exactly as one of `cost`
+   * would be, but an admitted one consumes nothing: a conditional GET answered 304 (SPEC §6).
+   */
+  consume?: boolean;
+}
+
 export interface RateLimitGate {
-  /** Charges `cost` (0 only reads) to the actor's account; returns the rate-limit headers. */
-  charge(actor: Actor, cost: number): Promise<Record<string, string>>;
+  /**
+   * Charges `cost` to the actor's account; returns the rate-limit headers. A cost of 0 (a free
+   * operation) only reads the windows and is never refused.
+   */
+  charge(actor: Actor, cost: number, options?: ChargeOptions): Promise<Record<string, string>>;
   /**
    * For a request without a valid key: the per-address limiter's headers. `failedAuth` counts a
    * failure, and past `AUTH_FAILURES_PER_MINUTE` throws a 429 RATE_LIMITED RateLimitRefusal.

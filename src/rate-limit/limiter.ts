@@ -84,7 +84,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
   };
 
   return {
-    async charge(actor, cost) {
+    async charge(actor, cost, { consume = true } = {}) {
       const account = String(actor.accountId);
       const limiter = plans[actor.plan];
       if (cost <= 0) {
@@ -97,23 +97,30 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       const remembered = bans.remembered(actor.keyId) ?? (actor.bannedUntil && actor.bannedUntil > Date.now() ? actor.bannedUntil : null);
       if (remembered) throw bannedError(actor, remembered);
 
+      // A request that is not to consume reads the windows and is judged as if it had been charged.
       const [banUntil, minute, day] = await Promise.all([
         bans.lookup(actor.keyId),
-        limiter.minute.penalty(account, cost),
-        limiter.day.penalty(account, cost),
+        consume ? limiter.minute.penalty(account, cost) : limiter.minute.get(account),
+        consume ? limiter.day.penalty(account, cost) : limiter.day.get(account),
       ]);
       const now = Date.now();
       const windows = windowsOf(actor, minute, day, now);
+      if (!consume) for (const w of windows) w.used += cost;
       const refused = windows.filter((w) => w.used > w.limit);
-      if (!banUntil && refused.length === 0) return keyedHeaders(windows, nearestExhaustion(windows), now);
+      if (!banUntil && refused.length === 0) {
+        if (!consume) for (const w of windows) w.used -= cost;
+        return keyedHeaders(windows, nearestExhaustion(windows), now);
+      }
 
       // Refused: give the cost back to both windows, so the request consumed nothing. A window about
       // to expire is left alone: its count vanishes anyway, and a refund landing after the expiry
       // would open the next window in credit.
-      await Promise.all([
-        minute.msBeforeNext > REFUND_MIN_MS ? limiter.minute.reward(account, cost) : null,
-        day.msBeforeNext > REFUND_MIN_MS ? limiter.day.reward(account, cost) : null,
-      ]);
+      if (consume) {
+        await Promise.all([
+          minute!.msBeforeNext > REFUND_MIN_MS ? limiter.minute.reward(account, cost) : null,
+          day!.msBeforeNext > REFUND_MIN_MS ? limiter.day.reward(account, cost) : null,
+        ]);
+      }
       if (banUntil) throw bannedError(actor, banUntil);
       for (const w of windows) w.used -= cost;
 

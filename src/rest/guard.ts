@@ -6,15 +6,16 @@ import type { CompiledOperation } from './openapi.js';
 import type { RestGuard } from './router.js';
 
 /**
- * Before every /v1 handler, routed or not: a keyed caller is charged the operation's cost; a caller
- * without a valid key goes through the per-address limiter and, unless the operation is public, is
- * refused with 401. Either way the rate-limit headers are on the response.
+ * Once for every /v1 request, routed or not: a keyed caller is charged the operation's cost (a 304
+ * is admitted or refused like any request, and consumes nothing); a caller without a valid key goes
+ * through the per-address limiter and, unless the operation is public, is refused with 401. Either
+ * way the rate-limit headers are on the response.
  */
 export function restGuard(gate: Pick<RateLimitGate, 'charge' | 'anonymous'>): RestGuard {
-  return async (ctx: Context, op: CompiledOperation | null, cost?: number) => {
+  return async (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean }) => {
     const state = ctx.state as AppState;
     if (state.actor) {
-      ctx.set(await gate.charge(state.actor, cost ?? restCost(op)));
+      ctx.set(await gate.charge(state.actor, restCost(op), { consume: !answer?.notModified }));
       return;
     }
     ctx.set(await gate.anonymous(ctx.ip, state.authFailure === 'INVALID_API_KEY'));

@@ -6,7 +6,7 @@ import { HttpError } from '../http/errors.js';
 import { readJsonBody } from '../http/body.js';
 import type { AppState } from '../http/context.js';
 import { compileOperations, toDetails, type CompiledOperation, type OpenApiDocument } from './openapi.js';
-import { bodyTag, matches, versionTag, VERSION_READ_WITH_DATA, VERSIONED_OPERATIONS } from './conditional.js';
+import { answerTag, matches } from './conditional.js';
 
 export interface RestInput {
   params: Record<string, any>;
@@ -19,11 +19,6 @@ export interface RestResult {
   status?: number;
   body?: unknown;
   headers?: Record<string, string>;
-  /**
-   * The store's version read in the same statement as the answer's data: required from the handlers of
-   * `VERSION_READ_WITH_DATA` (src/rest/conditional.ts), whose tag is made from it.
-   */
-  storeVersion?: number;
 }
 
 export interface RestCall {
@@ -42,10 +37,11 @@ export type RestHandlers = Record<string, RestHandler>;
 export type RestDeprecations = Record<string, (params: Record<string, string>) => Record<string, string>>;
 
 /**
- * Runs before the handler of every /v1 request, routed or not (`op` is null for an unknown route):
- * authentication outcome and rate limiting, which set the rate-limit headers on every response.
+ * Runs once for every /v1 request, routed or not (`op` is null for an unknown route): authentication
+ * outcome and rate limiting, which set the rate-limit headers on every response. `notModified`: the
+ * answer is a 304, admitted or refused like any request but consuming nothing (SPEC §6).
  */
-export type RestGuard = (ctx: Context, op: CompiledOperation | null, cost?: number) => Promise<void>;
+export type RestGuard = (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean }) => Promise<void>;
 
 /**
  * Builds the /v1 router from the OpenAPI document: every documented operation is a route whose
@@ -61,16 +57,14 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
   for (const op of ops) {
     const koaPath = op.path.replace(/\{(\w+)\}/g, ':$1');
     const handler = handlers[op.operationId]!;
-    const versioned = op.method === 'get' && VERSIONED_OPERATIONS.has(op.operationId);
-    const versionWithData = versioned && VERSION_READ_WITH_DATA.has(op.operationId);
     const route = `${op.method.toUpperCase()} /v1${op.path}`;
+    const deprecation = deprecations[op.operationId];
     router.register(koaPath, [op.method.toUpperCase()], async (ctx: Context) => {
       const state = ctx.state as AppState;
       state.route = route;
-      const deprecation = deprecations[op.operationId];
       if (deprecation) ctx.set(deprecation((ctx as Context & { params: Record<string, string> }).params));
-      const run = (input: RestInput) =>
-        handler(input, {
+      const run = async () =>
+        handler(await validateRequest(ctx, op), {
           domain: state.domain,
           actor: state.actor as Actor,
           // Parsed only when a handler needs it (a list's next-page Link header).
@@ -78,45 +72,25 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
           op,
         });
       const ifNoneMatch = op.method === 'get' ? ctx.get('if-none-match') : '';
-      if (ifNoneMatch && state.actor) return conditionalGet(ctx, op, ifNoneMatch, run);
-      await guard(ctx, op);
-      const input = await validateRequest(ctx, op);
-      // The store's version is read before the data (or with it, in one statement), so a tag never claims
-      // a newer state than its answer shows.
-      const versionTagged = versioned && !versionWithData ? await storeTag(ctx) : undefined;
-      const result = await run(input);
-      send(ctx, result, versionWithData ? resultTag(ctx, op, result) : versionTagged, ifNoneMatch);
-    });
-  }
-
-  /**
-   * A GET with `If-None-Match` from a caller with a key: whether it matches is decided before it is
-   * charged, since a 304 costs nothing. A versioned answer's tag needs no rows; any other is tagged
-   * from its bytes, so its handler runs first and the point is charged only when it does not match.
-   */
-  async function conditionalGet(ctx: Context, op: CompiledOperation, ifNoneMatch: string, run: (input: RestInput) => Promise<RestResult>) {
-    let input: RestInput;
-    try {
-      input = await validateRequest(ctx, op);
-    } catch (error) {
-      await guard(ctx, op);
-      throw error;
-    }
-    if (VERSIONED_OPERATIONS.has(op.operationId)) {
-      const etag = await storeTag(ctx);
-      if (matches(ifNoneMatch, etag)) {
-        await guard(ctx, op, 0);
-        return notModified(ctx, etag);
+      if (!ifNoneMatch || !state.actor) {
+        await guard(ctx, op);
+        return send(ctx, await run(), ifNoneMatch);
       }
-      await guard(ctx, op);
-      return send(ctx, await run(input), etag, '');
-    }
-    await guard(ctx, op, 0);
-    const result = await run(input);
-    const body = serialise(result);
-    if ((result.status ?? 200) === 200 && body !== undefined && matches(ifNoneMatch, bodyTag(body))) return notModified(ctx, bodyTag(body));
-    await guard(ctx, op);
-    return send(ctx, result, undefined, '');
+      // A conditional GET with a key costs what its answer is: nothing for a 304, 1 for anything else
+      // (SPEC §6). The answer decides, so the request is guarded once it is known, and only then; a key
+      // over its limit or banned is refused as it would be without the header.
+      let result: RestResult;
+      try {
+        result = await run();
+      } catch (error) {
+        await guard(ctx, op);
+        throw error;
+      }
+      const answer = tagged(ctx, result);
+      const notModified = answer !== undefined && matches(ifNoneMatch, answer.etag);
+      await guard(ctx, op, { notModified });
+      send(ctx, result, ifNoneMatch, answer);
+    });
   }
 
   const templates = ops.map((op) => ({ method: op.method.toUpperCase(), pattern: new RegExp(`^/v1${op.path.replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
@@ -159,9 +133,9 @@ async function validateRequest(ctx: Context, op: CompiledOperation): Promise<Res
   }
   let body: unknown;
   if (op.hasBody) {
-    // Strings are trimmed before the document's length checks, as the domain trims before its own
-    // (SPEC §2: names 1..100 characters, trimmed), so both facades accept and refuse the same text.
-    body = trimStrings(await readJsonBody(ctx));
+    // Text is checked as sent: the document bounds names after trimming, which the domain does (and
+    // checks), so both facades accept and refuse the same text.
+    body = await readJsonBody(ctx);
     if (body === undefined && op.bodyRequired) {
       throw validationFailed('This operation needs a JSON request body.', [{ path: 'body', message: 'is required' }]);
     }
@@ -201,57 +175,36 @@ function requestUrl(ctx: Context): URL {
   }
 }
 
-/** Trims the top-level string properties of a body (every text field of the document is top level). */
-function trimStrings(value: unknown): unknown {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v.trim() : v]));
-}
-
-/** The tag of a versioned answer: the store's version, the request target and the caller. */
-async function storeTag(ctx: Context): Promise<string> {
-  const state = ctx.state as AppState;
-  return versionTag(await state.domain.storeVersion(), ctx.originalUrl, state.actor);
-}
-
-/** The tag of an answer whose handler read the store's version with its data. */
-function resultTag(ctx: Context, op: CompiledOperation, result: RestResult): string {
-  if (result.storeVersion === undefined) throw new Error(`${op.operationId} answered without the store version it must read with its data`);
-  const state = ctx.state as AppState;
-  return versionTag(result.storeVersion, ctx.originalUrl, state.actor);
-}
-
 /** The answer's bytes as they will be sent: JSON for data, a document's own text as it is. */
 const serialise = (result: RestResult): string | undefined =>
   result.body === undefined ? undefined : typeof result.body === 'string' ? result.body : JSON.stringify(result.body);
 
+/** A GET's answer with a body, as it will be sent, and its strong ETag. */
+function tagged(ctx: Context, result: RestResult): { text: string; etag: string } | undefined {
+  if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || result.body === undefined) return undefined;
+  const text = serialise(result)!;
+  return { text, etag: answerTag(text, result.headers?.Link) };
+}
+
 /**
- * Writes a handler's answer. A GET's 200 carries its strong ETag (the version tag given, or one from
- * the answer's bytes), and is 304 without a body when `If-None-Match` names it (a caller without a key
- * on a public operation: free anyway).
+ * Writes a handler's answer. A GET's answer carries its strong ETag, and a 200 is 304 without a body
+ * when `If-None-Match` names it.
  */
-function send(ctx: Context, result: RestResult, versionTagged: string | undefined, ifNoneMatch: string): void {
+function send(ctx: Context, result: RestResult, ifNoneMatch: string, answer = tagged(ctx, result)): void {
   if (result.headers) ctx.set(result.headers);
   ctx.status = result.status ?? 200;
   if (result.body === undefined) return;
-  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+  if (!answer) {
     ctx.body = result.body;
     return;
   }
-  const text = serialise(result)!;
-  const etag = versionTagged ?? bodyTag(text);
-  ctx.set('ETag', etag);
+  ctx.set('ETag', answer.etag);
   // Each answer depends on the caller's key: no shared cache may keep it, a client's own revalidates.
   if (!ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'private, no-cache');
-  if (ctx.status === 200 && ifNoneMatch && matches(ifNoneMatch, etag)) {
+  if (ctx.status === 200 && ifNoneMatch && matches(ifNoneMatch, answer.etag)) {
     ctx.status = 304;
     return;
   }
   if (typeof result.body !== 'string') ctx.type = 'application/json; charset=utf-8';
-  ctx.body = text;
-}
-
-function notModified(ctx: Context, etag: string): void {
-  ctx.status = 304;
-  ctx.set('ETag', etag);
-  ctx.set('Cache-Control', 'private, no-cache');
+  ctx.body = answer.text;
 }

@@ -187,6 +187,16 @@ describe('ops: security headers', () => {
     }
   });
 
+  it('when an API answer is sent, then it carries none of the headers meant only for HTML pages; a page still does', async () => {
+    const pageOnly = ['cross-origin-opener-policy', 'origin-agent-cluster', 'x-dns-prefetch-control', 'x-download-options', 'x-permitted-cross-domain-policies', 'x-xss-protection'];
+    for (const res of [await t.admin.get('/v1/pets'), await t.admin.graphql('{ viewer { name } }')]) {
+      for (const name of pageOnly) assert.equal(res.headers.get(name), null, name);
+      assert.match(res.headers.get('strict-transport-security') ?? '', /max-age=/);
+    }
+    const docs = await t.anonymous.get('/docs', { skipContract: true });
+    for (const name of pageOnly) assert.ok(docs.headers.get(name), `${name} on /docs`);
+  });
+
   it('when /docs is served, then it keeps its own policy that lets its local scripts run', async () => {
     const res = await t.anonymous.get('/docs', { skipContract: true });
     assert.equal(res.status, 200);

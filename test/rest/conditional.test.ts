@@ -1,11 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
+import { createAccount, createPet, startApp, type Client, type TestApp, type TestResponse } from '../helpers/app.js';
 
 /**
- * Conditional GETs: every REST GET answer has a strong ETag; If-None-Match that names it is 304
- * without a body, costs nothing, still carries the rate-limit headers; the store's data is tagged from
- * its version, so the 304 reads no row, and every instance gives the same tag.
+ * Conditional GETs (SPEC §6): every REST GET answer has a strong ETag made from what the caller is
+ * sent; If-None-Match that names it is 304 without a body, costs nothing, still carries the rate-limit
+ * headers, and every instance gives the same tag. A conditional request is still a request: over the
+ * limit or banned it is 429 as without the header, anything but a 304 costs 1, and a 304 needs a
+ * resource the caller may see.
  */
 describe('REST conditional requests (ETag, If-None-Match, 304)', () => {
   let t: TestApp;
@@ -62,23 +64,6 @@ describe('REST conditional requests (ETag, If-None-Match, 304)', () => {
     assert.notEqual(after.headers.get('etag'), etag);
   });
 
-  it('when a 304 is answered for the store data, then no row is read: only the store version is', async () => {
-    const first = await t.admin.get(`/v1/pets?ids=${petId}`);
-    const statements: string[] = [];
-    const all = t.app.reader.all.bind(t.app.reader);
-    t.app.reader.all = (sql, params) => {
-      statements.push(sql);
-      return all(sql, params);
-    };
-    try {
-      const again = await t.admin.get(`/v1/pets?ids=${petId}`, { headers: { 'if-none-match': first.headers.get('etag')! } });
-      assert.equal(again.status, 304);
-    } finally {
-      t.app.reader.all = all;
-    }
-    assert.deepEqual(statements, ['select max(id) as id from events']);
-  });
-
   it("when another customer sends a customer's orders ETag, then it does not match: tags are per caller", async () => {
     const a = await createAccount(t, { name: 'A' });
     const b = await createAccount(t, { name: 'B' });
@@ -125,4 +110,123 @@ describe('REST conditional requests (ETag, If-None-Match, 304)', () => {
     assert.equal(res.headers.get('etag'), null);
     assert.equal(res.headers.get('cache-control'), 'no-store');
   });
+
+  it("when another customer's order completes, then a customer's own orders keep their ETag: a tag shows only what its caller may see", async () => {
+    const a = await createAccount(t, { name: 'Watcher' });
+    const b = await createAccount(t, { name: 'Other buyer' });
+    assert.equal((await a.client.post('/v1/store/orders', { petId, quantity: 1 })).status, 201);
+    const mine = await a.client.get('/v1/store/orders');
+    const etag = mine.headers.get('etag')!;
+    const theirs = await b.client.post('/v1/store/orders', { petId, quantity: 1 });
+    assert.equal(theirs.status, 201);
+    assert.equal((await t.admin.patch(`/v1/store/orders/${theirs.body.id}`, { complete: true })).status, 200);
+    const again = await a.client.get('/v1/store/orders', { headers: { 'if-none-match': etag } });
+    assert.equal(again.status, 304, 'another account completing its order changes nothing the watcher sees');
+    assert.equal((await a.client.get('/v1/store/orders')).headers.get('etag'), etag);
+  });
+
+  it("when If-None-Match: * asks for another account's order, a missing order or staff-only inventory, then it is the 404, 404 and 403 as without it, and each costs 1", async () => {
+    const owner = await createAccount(t, { name: 'Owner' });
+    const snoop = await createAccount(t, { name: 'Snoop' });
+    const order = await owner.client.post('/v1/store/orders', { petId, quantity: 1 });
+    assert.equal(order.status, 201);
+    const star = { headers: { 'if-none-match': '*' } };
+    let remaining = Number((await snoop.client.get('/v1/account')).headers.get('x-ratelimit-remaining'));
+    for (const [path, status] of [
+      [`/v1/store/orders/${order.body.id}`, 404],
+      ['/v1/store/orders/999999', 404],
+      ['/v1/store/inventory', 403],
+    ] as const) {
+      const res = await snoop.client.get(path, star);
+      assert.equal(res.status, status, `${path}: ${res.text}`);
+      assert.equal(Number(res.headers.get('x-ratelimit-remaining')), --remaining, `${path} costs 1`);
+    }
+    // The owner may see it: then * matches, free.
+    assert.equal((await owner.client.get(`/v1/store/orders/${order.body.id}`, star)).status, 304);
+  });
+
+  it('when conditional GETs of a missing order keep coming, then each costs 1 and the key meets its limit: no 429 is skipped', async () => {
+    const free = await createAccount(t, { name: 'Free prober', plan: 'free' });
+    const answers: TestResponse[] = [];
+    for (let i = 0; i < 70; i++) answers.push(await free.client.get('/v1/store/orders/999999', { headers: { 'if-none-match': '*' } }));
+    assert.deepEqual(counts(answers), { 404: 60, 429: 10 });
+    assert.equal(answers[59]!.headers.get('x-ratelimit-remaining'), '0');
+  });
+
+  it('when a free key over its limit sends 40 conditional GETs (matching, missing and stale tags), then every one is 429 as without the header, and it is banned', async () => {
+    const free = await createAccount(t, { name: 'Free watcher', plan: 'free' });
+    const account = await free.client.get('/v1/account');
+    const etag = account.headers.get('etag')!;
+    for (let remaining = Number(account.headers.get('x-ratelimit-remaining')); remaining > 0; remaining--) {
+      assert.equal((await free.client.get('/v1/account')).status, 200);
+    }
+    assert.equal((await free.client.get('/v1/account', { headers: { 'if-none-match': etag } })).status, 429, 'a matching tag over the limit');
+    const answers: TestResponse[] = [];
+    for (let i = 0; i < 13; i++) answers.push(await free.client.get('/v1/account', { headers: { 'if-none-match': etag } }));
+    for (let i = 0; i < 13; i++) answers.push(await free.client.get('/v1/store/orders/999999', { headers: { 'if-none-match': '*' } }));
+    for (let i = 0; i < 13; i++) answers.push(await free.client.get('/v1/account', { headers: { 'if-none-match': '"stale"' } }));
+    assert.deepEqual(counts(answers), { 429: 39 });
+    // Refusals count toward a ban as they would without the header (BAN_THRESHOLD 10).
+    assert.equal(answers.at(-1)!.body.code, 'API_KEY_BANNED');
+    assert.ok(answers.at(-1)!.headers.get('retry-after'));
+  });
+
+  it('when a banned key asks for its webhook with the matching tag, then it is 429 API_KEY_BANNED, not 304', async () => {
+    const hooks = await startApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', BAN_THRESHOLD: '1' } });
+    try {
+      const buyer = await createAccount(hooks, { name: 'Hooked', plan: 'free' });
+      const created = await buyer.client.post('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['order.placed'] });
+      assert.equal(created.status, 201, created.text);
+      const first = await buyer.client.get(`/v1/webhooks/${created.body.id}`);
+      const etag = first.headers.get('etag')!;
+      assert.equal((await buyer.client.get(`/v1/webhooks/${created.body.id}`, { headers: { 'if-none-match': etag } })).status, 304);
+      await exhaust(buyer.client);
+      // BAN_THRESHOLD 1: the second refusal bans the key.
+      assert.equal((await buyer.client.get('/v1/account')).body.code, 'RATE_LIMITED');
+      assert.equal((await buyer.client.get('/v1/account')).body.code, 'API_KEY_BANNED');
+      const res = await buyer.client.get(`/v1/webhooks/${created.body.id}`, { headers: { 'if-none-match': etag } });
+      assert.equal(res.status, 429);
+      assert.equal(res.body.code, 'API_KEY_BANNED');
+    } finally {
+      await hooks.close();
+    }
+  });
+
+  it('when a conditional GET is answered (304, 200 or 404), then the request is guarded once: one charge at the limiter', async () => {
+    const charges: number[] = [];
+    const gate = t.app.gate;
+    const charge = gate.charge.bind(gate);
+    gate.charge = (actor, cost, options) => {
+      charges.push(cost);
+      return charge(actor, cost, options);
+    };
+    try {
+      const first = await t.admin.get(`/v1/pets?ids=${petId}`);
+      charges.length = 0;
+      for (const [path, tag, status] of [
+        [`/v1/pets?ids=${petId}`, first.headers.get('etag')!, 304],
+        [`/v1/pets?ids=${petId}`, '"stale"', 200],
+        ['/v1/account', '"stale"', 200],
+        ['/v1/pets/999999', '*', 404],
+      ] as const) {
+        const before = charges.length;
+        assert.equal((await t.admin.get(path, { headers: { 'if-none-match': tag } })).status, status);
+        assert.equal(charges.length - before, 1, `${path} with ${tag}`);
+      }
+    } finally {
+      gate.charge = charge;
+    }
+  });
 });
+
+function counts(responses: TestResponse[]): Record<number, number> {
+  const out: Record<number, number> = {};
+  for (const r of responses) out[r.status] = (out[r.status] ?? 0) + 1;
+  return out;
+}
+
+/** Spends what is left of a key's minute window. */
+async function exhaust(client: Client): Promise<void> {
+  const remaining = Number((await client.get('/v1/account')).headers.get('x-ratelimit-remaining'));
+  for (let i = 0; i < remaining; i++) assert.equal((await client.get('/v1/account')).status, 200);
+}
