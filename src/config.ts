@@ -94,6 +94,7 @@ const envSchema = z.object({
   DB_POOL_MAX: int(1, 200).default('10'),
   DB_STATEMENT_TIMEOUT_MS: int(0, 600_000).default('10000'),
   MIGRATE_ON_START: bool.default('true'),
+  DATABASE_CREATE: bool.default('false'),
   REDIS_URL: z
     .string()
     .refine((v) => /^rediss?:\/\//.test(v), 'must start with redis:// or rediss://')
@@ -162,6 +163,8 @@ export interface Config {
   dbPoolMax: number;
   dbStatementTimeoutMs: number;
   migrateOnStart: boolean;
+  /** Create a PostgreSQL database that does not exist (otherwise the start is refused: a typo must not make a new, empty store). */
+  databaseCreate: boolean;
   redisUrl?: string;
   adminApiKey?: string;
   seedDemo: boolean;
@@ -237,6 +240,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbPoolMax: e.DB_POOL_MAX,
     dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
     migrateOnStart: e.MIGRATE_ON_START,
+    databaseCreate: e.DATABASE_CREATE,
     redisUrl: e.REDIS_URL,
     adminApiKey: e.ADMIN_API_KEY,
     seedDemo: e.SEED_DEMO ?? !production,

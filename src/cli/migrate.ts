@@ -1,11 +1,33 @@
-/** `npm run migrate`: applies pending migrations to DATABASE_URL and exits. */
-import { loadConfig } from '../config.js';
+/**
+ * `npm run migrate [-- --create]`: applies pending migrations to DATABASE_URL, says which it applied,
+ * and exits. `--create` creates a PostgreSQL database that does not exist yet (as DATABASE_CREATE=true).
+ */
+import { ConfigError, loadConfig } from '../config.js';
 import { createOrm, migrate } from '../db/orm.js';
+import { MissingDatabaseError } from '../db/pg-admin.js';
 
-const orm = await createOrm(loadConfig());
+const args = process.argv.slice(2);
+const unknown = args.filter((arg) => arg !== '--create');
+if (unknown.length) {
+  process.stderr.write(`Unknown argument ${unknown[0]}. Usage: npm run migrate [-- --create]\n`);
+  process.exit(2);
+}
+
 try {
-  await migrate(orm);
-  console.log('Migrations are up to date.');
-} finally {
-  await orm.close(true);
+  const config = loadConfig();
+  const orm = await createOrm({ ...config, databaseCreate: config.databaseCreate || args.includes('--create') });
+  try {
+    const applied = await migrate(orm);
+    process.stdout.write(
+      applied.length === 0
+        ? 'Migrations are up to date: nothing to apply.\n'
+        : `Applied ${applied.length} migration${applied.length === 1 ? '' : 's'}:\n${applied.map((name) => `  ${name}\n`).join('')}`,
+    );
+  } finally {
+    await orm.close(true);
+  }
+} catch (error) {
+  if (!(error instanceof ConfigError || error instanceof MissingDatabaseError)) throw error;
+  process.stderr.write(`Migration failed: ${error.message}\n`);
+  process.exit(1);
 }

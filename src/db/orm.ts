@@ -21,7 +21,7 @@ const sqlitePragmas = (busyTimeoutMs: number) => [
   `pragma busy_timeout = ${Math.trunc(Math.min(busyTimeoutMs, SQLITE_ATTEMPT_BUSY_MS))}`,
 ];
 
-type OrmConfig = Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'> & Partial<Pick<Config, 'dbBusyTimeoutMs'>>;
+type OrmConfig = Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'> & Partial<Pick<Config, 'dbBusyTimeoutMs' | 'databaseCreate'>>;
 
 /**
  * MikroORM's options for the configured database. Only that database's driver is loaded (the
@@ -64,6 +64,8 @@ export async function ormOptions(config: OrmConfig): Promise<Options> {
     ...common,
     driver: PostgreSqlDriver,
     clientUrl: config.database.url,
+    // A missing database is refused or created by `createOrm` (ensureDatabase in pg-admin.ts), never silently made here.
+    ensureDatabase: false,
     migrations: { transactional: true, snapshot: false, silent: true },
     pool: { min: 0, max: config.dbPoolMax },
     driverOptions: {
@@ -72,7 +74,15 @@ export async function ormOptions(config: OrmConfig): Promise<Options> {
   } as Options;
 }
 
+/**
+ * Opens the configured database. A PostgreSQL database that does not exist is refused with how to create
+ * it (`MissingDatabaseError`), unless `databaseCreate` (DATABASE_CREATE=true, `npm run migrate -- --create`).
+ */
 export async function createOrm(config: OrmConfig): Promise<Orm> {
+  if (config.database.kind === 'postgresql') {
+    const { ensureDatabase } = await import('./pg-admin.js');
+    await ensureDatabase(config.database.url, config.databaseCreate ?? false);
+  }
   const orm = (await MikroORM.init(await ormOptions(config))) as unknown as Orm;
   if (config.database.kind === 'sqlite') {
     beginAsWriter(orm);
@@ -116,19 +126,21 @@ function beginAsWriter(orm: Orm) {
 const MIGRATION_LOCK = 727_274_001;
 
 /**
- * Applies pending migrations, then runs `afterMigrate` (first-start bootstrap) under the same lock.
+ * Applies pending migrations, then runs `afterMigrate` (first-start bootstrap) under the same lock, and
+ * returns the names of the migrations it applied (none on an up-to-date database).
  * On PostgreSQL a session advisory lock serialises instances; SQLite is one file with one writer.
  */
-export async function migrate(orm: Orm, afterMigrate?: () => Promise<void>): Promise<void> {
+export async function migrate(orm: Orm, afterMigrate?: () => Promise<void>): Promise<string[]> {
   const connection = orm.em.getConnection();
   const pg = !(orm.em.getPlatform() instanceof BaseSqlitePlatform);
   // A restart on an up-to-date database (the usual start) needs neither the migrator nor the migrations.
   const pending = await hasPendingMigrations(orm, pg ? 'postgresql' : 'sqlite');
   if (pending) await loadMigrator(orm, pg ? 'postgresql' : 'sqlite');
+  const up = async () => (pending ? (await orm.getMigrator().up()).map((migration) => migration.name) : []);
   if (!pg) {
-    if (pending) await orm.getMigrator().up();
+    const applied = await up();
     await afterMigrate?.();
-    return;
+    return applied;
   }
   const knex = (connection as unknown as { getKnex(): import('knex').Knex }).getKnex();
   // Advisory locks belong to a session: take and release it on one pinned connection.
@@ -136,8 +148,9 @@ export async function migrate(orm: Orm, afterMigrate?: () => Promise<void>): Pro
   try {
     await conn.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
-      if (pending) await orm.getMigrator().up();
+      const applied = await up();
       await afterMigrate?.();
+      return applied;
     } finally {
       await conn.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }

@@ -40,8 +40,17 @@ interface SqliteState {
 const states = new WeakMap<Orm, SqliteState>();
 
 const codeOf = (error: unknown) => (error as { code?: string } | null)?.code ?? '';
-export const isSqliteBusy = (error: unknown) =>
-  codeOf(error) === 'SQLITE_BUSY' || codeOf(error) === 'SQLITE_LOCKED' || (error as Error | null)?.name === 'LockWaitTimeoutException';
+/**
+ * The one decision "the database is busy, retry shortly": SQLite locked by another connection (also as
+ * MikroORM's lock-wait timeout), or a PostgreSQL lock timeout or deadlock. This module retries it on
+ * SQLite; the error envelope (src/http/errors.ts) answers it 503 UNAVAILABLE when retrying did not help.
+ */
+export const isDatabaseBusy = (error: unknown) => {
+  const code = codeOf(error);
+  const name = (error as Error | null)?.name;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || name === 'LockWaitTimeoutException' || name === 'DeadlockException';
+};
+/** SQLite could not grow the file (disk or quota full). */
 export const isSqliteFull = (error: unknown) => codeOf(error) === 'SQLITE_FULL';
 
 /**
@@ -99,7 +108,7 @@ async function whileBusy<T>(attempt: () => Promise<T>, budgetMs: number): Promis
       return await attempt();
     } catch (error) {
       const left = deadline - Date.now();
-      if (!isSqliteBusy(error) || left <= 0) throw error;
+      if (!isDatabaseBusy(error) || left <= 0) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
     }
   }

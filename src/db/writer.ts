@@ -1,4 +1,5 @@
 import { DriverException } from '@mikro-orm/core';
+import { LRUCache } from 'lru-cache';
 import { BaseSqlitePlatform } from '@mikro-orm/knex';
 import type { Knex } from 'knex';
 import type { SqlTransaction, SqlWriter } from '../domain/writer.js';
@@ -48,13 +49,12 @@ const sqliteValue = (value: unknown) => (value instanceof Date ? value.getTime()
 
 function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce): SqlWriter {
   const guard = sqliteWriteGuard(orm);
-  const cache = new WeakMap<LibsqlConnection, Map<string, LibsqlStatement>>();
+  const cache = new WeakMap<LibsqlConnection, LRUCache<string, LibsqlStatement>>();
   const statementOf = (conn: LibsqlConnection, sql: string) => {
     let statements = cache.get(conn);
-    if (!statements) cache.set(conn, (statements = new Map()));
+    if (!statements) cache.set(conn, (statements = new LRUCache({ max: MAX_STATEMENTS })));
     let statement = statements.get(sql);
     if (!statement) {
-      if (statements.size >= MAX_STATEMENTS) statements.clear();
       statement = conn.prepare(sql);
       statements.set(sql, statement);
     }
@@ -62,7 +62,7 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
   };
   const step = <R>(conn: LibsqlConnection, sql: string, params: readonly unknown[], use: (s: LibsqlStatement, values: unknown[]) => R): R => {
     announce(sql, params);
-    let statements: Map<string, LibsqlStatement> | undefined;
+    let statements: LRUCache<string, LibsqlStatement> | undefined;
     try {
       const found = statementOf(conn, sql);
       statements = found.statements;

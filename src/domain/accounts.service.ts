@@ -4,7 +4,7 @@ import { Account, ApiKey, PLANS, ROLES, type PlanName, type Role } from './entit
 import type { FilterQuery } from '@mikro-orm/core';
 import { DomainError, forbidden, notFound, validationFailed } from './errors.js';
 import { isStaff, type Actor } from './actor.js';
-import { limitsFor, type CustomLimits } from './plans.js';
+import { ENTERPRISE_BOUNDS, limitsFor, type CustomLimits } from './plans.js';
 import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
 import * as v from './validate.js';
 import type { AccountView, ApiKeyView, NewApiKeyView } from './views.js';
@@ -193,10 +193,10 @@ export class AccountsService {
     const cap = (value: number | null | undefined, field: 'webhookEndpoints' | 'subscriptions', max: number) =>
       value === undefined ? (current?.[field] ?? null) : value === null ? null : v.intInRange(value, `limits.${field}`, 0, max);
     return {
-      perMinute: v.intInRange(given.perMinute, 'limits.perMinute', 1, 1_000_000),
-      perDay: v.intInRange(given.perDay, 'limits.perDay', 1, 100_000_000),
-      webhookEndpoints: cap(given.webhookEndpoints, 'webhookEndpoints', 1000),
-      subscriptions: cap(given.subscriptions, 'subscriptions', 10_000),
+      perMinute: v.intInRange(given.perMinute, 'limits.perMinute', 1, ENTERPRISE_BOUNDS.perMinute),
+      perDay: v.intInRange(given.perDay, 'limits.perDay', 1, ENTERPRISE_BOUNDS.perDay),
+      webhookEndpoints: cap(given.webhookEndpoints, 'webhookEndpoints', ENTERPRISE_BOUNDS.webhookEndpoints),
+      subscriptions: cap(given.subscriptions, 'subscriptions', ENTERPRISE_BOUNDS.subscriptions),
     };
   }
 

@@ -5,8 +5,8 @@ import { Event, WebhookDelivery } from './entities/index.js';
 import { isStaff, type Actor } from './actor.js';
 import { pageSize, type Page } from './pagination.js';
 import { validationFailed } from './errors.js';
-import { categoryRepresentation, inventoryRepresentation, orderRepresentation, petRepresentation } from './representations.js';
-import type { CategoryView, EventView, OrderView, PetView } from './views.js';
+import { categoryRepresentation, orderRepresentation } from './representations.js';
+import type { CategoryView, EventView, InventoryView, OrderView, PetView } from './views.js';
 import * as v from './validate.js';
 
 export const EVENT_TYPES = [
@@ -91,7 +91,7 @@ export const recordOrderEvent = (em: EntityManager, type: 'order.placed' | 'orde
   recordEvent(em, type, orderRepresentation(order), order.accountId);
 
 export const recordPetEvent = (em: EntityManager, type: 'pet.created' | 'pet.updated' | 'pet.deleted', pet: PetView) =>
-  recordEvent(em, type, petRepresentation(pet));
+  recordEvent(em, type, pet);
 
 export const recordCategoryEvent = (em: EntityManager, type: 'category.created' | 'category.updated' | 'category.deleted', category: CategoryView) =>
   recordEvent(em, type, categoryRepresentation(category));
@@ -102,7 +102,7 @@ export async function recordInventoryChanged(em: EntityManager, petId: number): 
     'select i.quantity, p.status from inventory i join pets p on p.id = i.pet_id where i.pet_id = ?',
     [petId],
   );
-  if (row) await recordEvent(em, 'inventory.changed', inventoryRepresentation({ petId, quantity: Number(row.quantity), status: row.status }));
+  if (row) await recordEvent(em, 'inventory.changed', { petId, quantity: Number(row.quantity), status: row.status } satisfies InventoryView);
 }
 
 export const toEventView = (e: Event): EventView => ({

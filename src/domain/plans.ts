@@ -11,6 +11,12 @@ export const PLAN_LIMITS: Record<Exclude<PlanName, 'enterprise'>, Limits> = {
   business: { perMinute: 1000, perDay: 100_000, webhookEndpoints: 20, subscriptions: 50 },
 };
 
+/**
+ * What an enterprise account may be given, at most: the accounts service validates its quotas and caps
+ * against these, and the rate limiter sizes the enterprise plan's counters from them.
+ */
+export const ENTERPRISE_BOUNDS = { perMinute: 1_000_000, perDay: 100_000_000, webhookEndpoints: 1000, subscriptions: 10_000 } as const;
+
 /** What an enterprise account stores: its quotas, and the caps it was given (null: the business plan's). */
 export interface CustomLimits {
   perMinute: number;

@@ -12,7 +12,7 @@ import type { InventoryView, OrderView } from './views.js';
 import { insertEvents, recordInventoryChanged, recordOrderEvent } from './events.service.js';
 import type { SqlReader } from './reader.js';
 import type { SqlTransaction, SqlWriter } from './writer.js';
-import { inventoryRepresentation, orderRepresentation } from './representations.js';
+import { orderRepresentation } from './representations.js';
 import { INVENTORY_SELECT, inventoryRowToView, placeholders, type InventoryRow } from './rows.js';
 
 export interface OrderFilter {
@@ -133,7 +133,7 @@ export class StoreService {
     if (this.outbox) {
       await insertEvents(tx, [
         { type: 'order.placed', data: orderRepresentation(order), accountId: order.accountId },
-        { type: 'inventory.changed', data: inventoryRepresentation({ petId, quantity: left, status: left === 0 ? 'pending' : 'available' }), accountId: null },
+        { type: 'inventory.changed', data: { petId, quantity: left, status: left === 0 ? 'pending' : 'available' } satisfies InventoryView, accountId: null },
       ]);
     }
     return order;

@@ -66,6 +66,11 @@ export function id(value: unknown, path: string): number {
   return intInRange(n, path, 1, MAX_ID);
 }
 
+/** An optional id (a filter, a subscription's argument): undefined when absent, otherwise checked as `id`. */
+export function optionalId(value: unknown, path: string): number | undefined {
+  return value === undefined || value === null ? undefined : id(value, path);
+}
+
 export function oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[]): T {
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
     const message = `must be one of ${allowed.join(', ')}`;

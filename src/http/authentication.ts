@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import { LRUCache } from 'lru-cache';
 import type { Context, Middleware, Next } from 'koa';
 import type { Actor, Domain } from '../domain/index.js';
 import { hashApiKey, KEY_PREFIX } from '../domain/accounts.service.js';
@@ -27,7 +28,8 @@ export interface KeyStore {
  * which the domain triggers after such a change).
  */
 export class ApiKeyAuthenticator {
-  private readonly cache = new Map<string, { actor: Actor | null; expires: number }>();
+  /** The least recently used key goes when full. */
+  private readonly cache = new LRUCache<string, { actor: Actor | null; expires: number }>({ max: CACHE_LIMIT });
   private index: { hashes: Set<string>; loadedAt: number } | null = null;
   private loading: Promise<Set<string>> | null = null;
 
@@ -42,7 +44,6 @@ export class ApiKeyAuthenticator {
     const hit = this.cache.get(id);
     if (hit && hit.expires > now) return hit.actor;
     const actor = wellFormed(rawKey) ? await this.keys.lookup(rawKey) : null;
-    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
     this.cache.set(id, { actor, expires: now + this.ttlMs });
     return actor;
   }

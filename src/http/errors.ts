@@ -1,5 +1,6 @@
 import { DomainError, type ErrorDetail } from '../domain/errors.js';
 import { RateLimitRefusal } from '../rate-limit/refusal.js';
+import { isDatabaseBusy, isSqliteFull } from '../db/sqlite-resilience.js';
 import { statusOf, type ErrorCode } from './error-status.js';
 
 /**
@@ -52,12 +53,12 @@ export function describeError(error: unknown): KnownError | null {
   }
   const name = (error as { name?: string; code?: string } | null)?.name;
   const code = (error as { code?: string } | null)?.code;
-  // SQLite busy after the busy timeout, or a PostgreSQL serialization/lock timeout: retryable.
-  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || name === 'LockWaitTimeoutException' || name === 'DeadlockException') {
+  // Still busy after SQLite's retries, or a PostgreSQL lock timeout or deadlock: retryable.
+  if (isDatabaseBusy(error)) {
     return describeError(new HttpError('UNAVAILABLE', 'The database is busy; retry shortly.', { 'Retry-After': '1' }));
   }
   // SQLite could not grow the file (disk or quota full): nothing was written; retry once space is freed.
-  if (code === 'SQLITE_FULL') {
+  if (isSqliteFull(error)) {
     return describeError(new HttpError('UNAVAILABLE', 'The database has no space left; retry later.', { 'Retry-After': '30' }));
   }
   if (name === 'ConnectionException') {

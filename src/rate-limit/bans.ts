@@ -1,4 +1,5 @@
 import type { RateLimiterRes } from 'rate-limiter-flexible';
+import { LRUCache } from 'lru-cache';
 import type { BanRegistry } from '../domain/index.js';
 import type { Counter, LimiterStore } from './store.js';
 import { secondsUntil } from './headers.js';
@@ -22,7 +23,8 @@ const LOCAL_LIMIT = 10_000;
 export class KeyBans implements BanRegistry {
   private readonly banned: Counter;
   private readonly refusals: Counter;
-  private readonly local = new Map<number, { until: number; checkedAt: number }>();
+  /** Bans this process knows of; the least recently used goes when full (the store still holds it). */
+  private readonly local = new LRUCache<number, { until: number; checkedAt: number }>({ max: LOCAL_LIMIT });
 
   constructor(
     store: LimiterStore,
@@ -81,10 +83,6 @@ export class KeyBans implements BanRegistry {
   }
 
   private remember(keyId: number, until: number, now = Date.now()) {
-    if (this.local.size >= LOCAL_LIMIT) {
-      for (const [id, e] of this.local) if (e.until <= now) this.local.delete(id);
-      if (this.local.size >= LOCAL_LIMIT) this.local.clear();
-    }
     this.local.set(keyId, { until, checkedAt: now });
   }
 }

@@ -1,4 +1,5 @@
-import type { WindowUsage } from './gate.js';
+import type { Actor } from '../domain/index.js';
+import type { ChargeOptions, RateLimitGate, WindowUsage } from './gate.js';
 
 export type Resource = 'minute' | 'day';
 
@@ -60,4 +61,25 @@ export function toUsage(w: WindowState): WindowUsage {
     reset: Math.ceil(w.resetAt / 1000),
     windowSeconds: w.windowSeconds,
   };
+}
+
+/** Who is asking, as authentication left it: a valid key's actor, or why there is none. */
+export interface RateLimitCaller {
+  actor?: Actor;
+  authFailure?: 'UNAUTHENTICATED' | 'INVALID_API_KEY' | 'UNAVAILABLE';
+}
+
+/**
+ * The rate-limit headers of a request, for both facades: a caller with a valid key is charged `cost` (0
+ * reads its windows), a caller without one goes through the per-address limiter, which counts an
+ * unknown key as a failed authentication. A refusal is thrown (`RateLimitRefusal`, its headers on it).
+ */
+export function rateLimitHeaders(
+  gate: Pick<RateLimitGate, 'charge' | 'anonymous'>,
+  caller: RateLimitCaller,
+  address: string,
+  cost: number,
+  options?: ChargeOptions,
+): Promise<Record<string, string>> {
+  return caller.actor ? gate.charge(caller.actor, cost, options) : gate.anonymous(address, caller.authFailure === 'INVALID_API_KEY');
 }

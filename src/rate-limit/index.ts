@@ -2,3 +2,4 @@ export type { ChargeOptions, RateLimitGate, RateLimitStatus, WindowUsage } from 
 export { FREE_GRAPHQL_ROOT_FIELDS, graphqlCost, restCost, type GraphQLOperationShape } from './cost.js';
 export { RateLimitRefusal, type RefusalCode } from './refusal.js';
 export { createRateLimitGate } from './limiter.js';
+export { rateLimitHeaders, type RateLimitCaller } from './headers.js';

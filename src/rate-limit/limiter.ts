@@ -2,7 +2,7 @@ import type { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config.js';
 import type { Actor } from '../domain/index.js';
 import { PLANS, type PlanName } from '../domain/entities/index.js';
-import { limitsFor, PLAN_LIMITS } from '../domain/plans.js';
+import { ENTERPRISE_BOUNDS, limitsFor, PLAN_LIMITS } from '../domain/plans.js';
 import { RateLimitRefusal } from './refusal.js';
 import type { RateLimitGate } from './gate.js';
 import { KeyBans } from './bans.js';
@@ -24,8 +24,6 @@ export interface GateOptions {
   recordBan?: (keyId: number, until: Date) => Promise<void>;
 }
 
-/** Upper bounds of an enterprise account's own quotas (the domain validates the same bounds). */
-const ENTERPRISE_CEILING = { perMinute: 1_000_000, perDay: 100_000_000 };
 const REFUND_MIN_MS = 100;
 
 interface PlanLimiter {
@@ -49,7 +47,8 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
 
   const plans = Object.fromEntries(
     PLANS.map((plan) => {
-      const ceiling = plan === 'enterprise' ? ENTERPRISE_CEILING : PLAN_LIMITS[plan];
+      // An enterprise account's own quotas are at most the domain's bounds for them.
+      const ceiling = plan === 'enterprise' ? ENTERPRISE_BOUNDS : PLAN_LIMITS[plan];
       const limiter: PlanLimiter = {
         minute: store.counter({ name: `quota:${plan}:minute`, points: ceiling.perMinute, duration: minuteSeconds }),
         day: store.counter({ name: `quota:${plan}:day`, points: ceiling.perDay, duration: daySeconds }),

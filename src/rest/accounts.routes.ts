@@ -21,7 +21,7 @@ export function accountsRoutes({ gate }: AccountsRoutesOptions): RestHandlers {
     },
 
     listAccounts: async ({ query }, { domain, actor, url }) =>
-      out.page(await domain.accounts.listAccounts(actor, { limit: query.limit, cursor: query.cursor }), out.account, url),
+      out.page(await domain.accounts.listAccounts(actor, { limit: query.limit, cursor: query.cursor }), url, out.account),
 
     updateAccount: async ({ params, body }, { domain, actor }) => ({ body: out.account(await domain.accounts.updateAccount(actor, params.accountId, body)) }),
 

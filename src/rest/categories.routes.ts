@@ -4,7 +4,7 @@ import * as out from './serialize.js';
 export function categoriesRoutes(): RestHandlers {
   return {
     listCategories: async ({ query }, { domain, url }) =>
-      out.page(await domain.categories.listCategories({ limit: query.limit, cursor: query.cursor }), out.category, url),
+      out.page(await domain.categories.listCategories({ limit: query.limit, cursor: query.cursor }), url, out.category),
 
     createCategory: async ({ body }, { domain, actor }) => {
       const created = await domain.categories.createCategory(actor, body);

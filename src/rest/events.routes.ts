@@ -36,7 +36,7 @@ export function eventsRoutes(): RestHandlers {
     },
 
     listWebhooks: async ({ query }, { domain, actor, url }) =>
-      out.page(await domain.webhooks.listWebhooks(actor, { limit: query.limit, cursor: query.cursor }), webhook, url),
+      out.page(await domain.webhooks.listWebhooks(actor, { limit: query.limit, cursor: query.cursor }), url, webhook),
 
     createWebhook: async ({ body }, { domain, actor }) => {
       const created = await domain.webhooks.createWebhook(actor, body);
@@ -59,7 +59,7 @@ export function eventsRoutes(): RestHandlers {
     }),
 
     listWebhookDeliveries: async ({ params, query }, { domain, actor, url }) =>
-      out.page(await domain.webhooks.listDeliveries(actor, params.webhookId, { limit: query.limit, cursor: query.cursor }), delivery, url),
+      out.page(await domain.webhooks.listDeliveries(actor, params.webhookId, { limit: query.limit, cursor: query.cursor }), url, delivery),
 
     redeliverWebhookDelivery: async ({ params }, { domain, actor }) => ({
       status: 202,

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { keyRefusal } from '../http/authentication.js';
 import type { AppState } from '../http/context.js';
-import { restCost, type RateLimitGate } from '../rate-limit/index.js';
+import { rateLimitHeaders, restCost, type RateLimitGate } from '../rate-limit/index.js';
 import type { CompiledOperation } from './openapi.js';
 import type { RestGuard } from './router.js';
 
@@ -14,11 +14,8 @@ import type { RestGuard } from './router.js';
 export function restGuard(gate: Pick<RateLimitGate, 'charge' | 'anonymous'>): RestGuard {
   return async (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean }) => {
     const state = ctx.state as AppState;
-    if (state.actor) {
-      ctx.set(await gate.charge(state.actor, restCost(op), { consume: !answer?.notModified }));
-      return;
-    }
-    ctx.set(await gate.anonymous(ctx.ip, state.authFailure === 'INVALID_API_KEY'));
+    ctx.set(await rateLimitHeaders(gate, state, ctx.ip, restCost(op), { consume: !answer?.notModified }));
+    if (state.actor) return;
     const refusal = op ? keyRefusal(state.authFailure, !op.public) : undefined;
     if (refusal) throw refusal;
   };

@@ -39,12 +39,12 @@ export function petsRoutes({ sunset }: Pick<PetsRoutesOptions, 'sunset'>): RestH
         { status: query.status, categoryId: query.categoryId, name: query.name, ids },
         { limit: query.limit, cursor: query.cursor },
       );
-      return out.page(page, out.pet, url);
+      return out.page(page, url);
     },
 
     createPet: async ({ body }, { domain, actor }) => {
       const created = await domain.pets.createPet(actor, body);
-      return { status: 201, body: out.pet(created), headers: { Location: `/v1/pets/${created.id}` } };
+      return { status: 201, body: created, headers: { Location: `/v1/pets/${created.id}` } };
     },
 
     getPet: async ({ params }, { domain }) => {
@@ -53,10 +53,10 @@ export function petsRoutes({ sunset }: Pick<PetsRoutesOptions, 'sunset'>): RestH
         const retired = sunset.toISOString().slice(0, 10);
         throw new HttpError('OPERATION_SUNSET', `GET /v1/pets/{petId} was retired on ${retired}; use GET /v1/pets?ids=${params.petId}.`);
       }
-      return { body: out.pet(await domain.pets.getPet(params.petId)) };
+      return { body: await domain.pets.getPet(params.petId) };
     },
 
-    updatePet: async ({ params, body }, { domain, actor }) => ({ body: out.pet(await domain.pets.updatePet(actor, params.petId, body)) }),
+    updatePet: async ({ params, body }, { domain, actor }) => ({ body: await domain.pets.updatePet(actor, params.petId, body) }),
 
     deletePet: async ({ params }, { domain, actor }) => {
       await domain.pets.deletePet(actor, params.petId);

@@ -8,7 +8,7 @@ export function storeRoutes(): RestHandlers {
     listOrders: async ({ query }, { domain, actor, url }) => {
       const complete = query.complete === undefined ? undefined : query.complete === true || query.complete === 'true';
       const result = await domain.store.listOrders(actor, { complete, petId: query.petId }, { limit: query.limit, cursor: query.cursor });
-      return out.page(result, out.order, url);
+      return out.page(result, url, out.order);
     },
 
     placeOrder: async ({ body, headers }, { domain, actor }) => {
@@ -34,12 +34,12 @@ export function storeRoutes(): RestHandlers {
     },
 
     listInventory: async ({ query }, { domain, actor, url }) =>
-      out.page(await domain.store.listInventory(actor, { limit: query.limit, cursor: query.cursor }), out.inventory, url),
+      out.page(await domain.store.listInventory(actor, { limit: query.limit, cursor: query.cursor }), url),
 
-    getInventoryItem: async ({ params }, { domain }) => ({ body: out.inventory(await domain.store.getInventory(params.petId)) }),
+    getInventoryItem: async ({ params }, { domain }) => ({ body: await domain.store.getInventory(params.petId) }),
 
     setInventory: async ({ params, body }, { domain, actor }) => ({
-      body: out.inventory(await domain.store.setInventory(actor, params.petId, body.quantity)),
+      body: await domain.store.setInventory(actor, params.petId, body.quantity),
     }),
   };
 }

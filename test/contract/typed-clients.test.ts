@@ -149,6 +149,7 @@ describe('contract: typed clients generated from both documents compile and run'
     assert.equal(client.describe(pet), `Rex (#${pet.id}, available)`);
     const order = await client.order(pet.id, 1, randomUUID());
     assert.equal(order.petId, pet.id);
+    assert.equal(client.describeOrder(order), `#${order.id}: 1 × pet ${pet.id}, open`);
     assert.equal(await client.stock(pet.id), 0);
   });
 

@@ -11,6 +11,7 @@ import { readJsonBody } from '../../http/body.js';
 import type { AppState } from '../../http/context.js';
 import { HttpError, describeError } from '../../http/errors.js';
 import type { RateLimitGate } from '../../rate-limit/gate.js';
+import { rateLimitHeaders } from '../../rate-limit/headers.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { errorsPlugin, formatError } from './error.mapping.js';
 import type { GraphQLContext, PriorCharge } from '../context.js';
@@ -109,8 +110,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
   const afterApollo = async () => {};
 
   /** Rate-limit headers for a response the plugin never charged (parse errors, landing page, 413, …): free. */
-  const freeHeaders = (state: AppState, address: string): Promise<Record<string, string>> =>
-    state.actor ? gate.charge(state.actor, 0) : gate.anonymous(address, state.authFailure === 'INVALID_API_KEY');
+  const freeHeaders = (state: AppState, address: string): Promise<Record<string, string>> => rateLimitHeaders(gate, state, address, 0);
 
   const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
     if (ctx.path !== GRAPHQL_PATH) throw new HttpError('NOT_FOUND', `Nothing at ${ctx.path}. The GraphQL API is at ${GRAPHQL_PATH}.`);

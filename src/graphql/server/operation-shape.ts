@@ -161,13 +161,8 @@ function shapeVariables(document: DocumentNode): Set<string> {
  * cached one (the same object for the same query text), or this only costs a little memory until it is
  * collected. `variables` are the coerced ones.
  */
-export function cachedOperationShape(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-  variables: Record<string, unknown>,
-  ceiling = Number.POSITIVE_INFINITY,
-): OperationShape {
+export function cachedOperationShape(...args: Parameters<typeof operationShape>): OperationShape {
+  const [schema, document, operation, variables, ceiling = Number.POSITIVE_INFINITY] = args;
   let shapes = shapesByOperation.get(operation);
   if (!shapes) {
     const valued = shapeVariables(document);

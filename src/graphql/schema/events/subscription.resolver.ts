@@ -1,17 +1,10 @@
 import { Arg, Ctx, ID, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import { canSee, DomainError, parseEventTypes, type EventView, type InventoryView } from '../../../domain/index.js';
-import { actorOf, toIdOrUndefined, type GraphQLContext } from '../../context.js';
-import { validationFailed } from '../../../domain/errors.js';
+import { actorOf, type GraphQLContext } from '../../context.js';
+import { optionalId } from '../../../domain/validate.js';
 import { EventType } from './event.type.js';
 import { InventoryItemType } from '../store/inventory.type.js';
 import { toGraphQLEvent } from './event.resolver.js';
-
-/** An optional ID argument as a number; anything but a decimal id is VALIDATION_FAILED naming it. */
-function optionalId(value: string | null | undefined, path: string): number | undefined {
-  const id = toIdOrUndefined(value);
-  if (id !== undefined && !(Number.isSafeInteger(id) && id > 0)) throw validationFailed(`${path} must be an id.`, [{ path, message: 'must be an id' }]);
-  return id;
-}
 
 /** A slow subscriber may fall this far behind; past it the subscription ends rather than grow without bound. */
 const MAX_BACKLOG = 1000;
