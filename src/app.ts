@@ -80,7 +80,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
     writer: createWriter(orm),
     outbox: options.outbox ?? true,
     bans: gate.bans,
-    onAccountsChanged: () => authenticator.forget(),
+    onAccountsChanged: authenticator.forget,
     // An idempotency claim whose request died (crash, kill, cut off at shutdown) frees its key after the request timeout.
     idempotencyClaimMs: config.requestTimeoutMs || undefined,
     webhooks: config.webhooks,

@@ -75,10 +75,10 @@ export class ApiKeyAuthenticator {
   }
 
   /** Drops every cached key and the index: called after this instance changes an account or a key. */
-  forget(): void {
+  readonly forget = (): void => {
     this.cache.clear();
     this.index = null;
-  }
+  };
 
   private async validHashes(): Promise<Set<string>> {
     if (this.index && Date.now() - this.index.loadedAt < INDEX_TTL_MS) return this.index.hashes;

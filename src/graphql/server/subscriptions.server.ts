@@ -236,7 +236,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     active: () => open,
     async close() {
       // graphql-ws closes every socket with 1001 and waits for each client's closing handshake; a client
-      // that never answers would hold the whole shutdown (the HTTP drain starts after this). Past a
+      // that never answers would hold the whole shutdown (the HTTP drain runs beside this). Past a
       // second, the sockets that are still open are cut.
       const cut = setTimeout(() => {
         for (const socket of wss.clients) socket.terminate();
