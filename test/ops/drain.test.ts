@@ -203,7 +203,8 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
       const { origin } = new URL(s.url);
 
       const answers: Array<{ kind: string; status: number; connection?: string; sentAt: number; receivedAt: number; body: any; idempotencyKey?: string }> = [];
-      const failures: Array<{ kind: string; code: string; idempotencyKey?: string }> = [];
+      const failures: Array<{ kind: string; code: string; idempotencyKey?: string; client: number; request: number }> = [];
+      const warm = new Set<number>();
       const client = async (c: number) => {
         for (let i = 0; i < 2000; i++) {
           const kind = ['read', 'order', 'graphql'][(c + i) % 3]!;
@@ -225,10 +226,11 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
             const text = await res.body.text();
             const connection = res.headers.connection;
             const receivedAt = performance.now();
+            warm.add(c);
             answers.push({ kind, status: res.statusCode, connection: Array.isArray(connection) ? connection.join(',') : connection, sentAt, receivedAt, body: text ? JSON.parse(text) : undefined, idempotencyKey });
           } catch (error) {
             const e = error as { code?: string; cause?: { code?: string } };
-            failures.push({ kind, code: e.cause?.code ?? e.code ?? String(error), idempotencyKey });
+            failures.push({ kind, code: e.cause?.code ?? e.code ?? String(error), idempotencyKey, client: c, request: i });
             // A refused new connection: the server no longer takes them; this client is done.
             if ((e.cause?.code ?? e.code) === 'ECONNREFUSED') return;
           }
@@ -236,7 +238,10 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
         }
       };
       const load = Array.from({ length: 16 }, (_, c) => client(c));
-      await new Promise((r) => setTimeout(r, 500));
+      // Every client has its keep-alive connection (a connection the server has not accepted yet is reset by
+      // the kernel when the listener closes: no request on it was ever the server's).
+      for (let n = 0; warm.size < 16 && failures.length === 0 && n < 3000; n++) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 300));
       s.child.kill('SIGTERM');
       await Promise.all(load);
       assert.equal(await s.exited, 0, s.output());
