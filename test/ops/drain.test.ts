@@ -1,7 +1,8 @@
 /**
- * Shutdown drains keep-alive clients (SPEC §10): on SIGTERM idle keep-alive sockets close at once,
- * every response carries `Connection: close`, in-flight work finishes or is refused with 503
- * UNAVAILABLE before the database closes, never a 500, and nothing is half-written.
+ * Shutdown drains keep-alive clients (SPEC §10): on SIGTERM every response carries `Connection: close`,
+ * idle keep-alive sockets close after a short idle grace (never while a request is on them), in-flight work
+ * finishes or is refused with 503 UNAVAILABLE before the database closes, never a 500, and nothing is
+ * half-written.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -45,7 +46,7 @@ const within = (done: Promise<unknown>, ms: number) =>
   Promise.race([done.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
 
 describe('ops: SIGTERM drains keep-alive clients', () => {
-  it('when SIGTERM arrives, then idle keep-alive sockets close at once while a request is still in flight, and its answer carries Connection: close', async () => {
+  it('when SIGTERM arrives, then idle keep-alive sockets close after the short idle grace while a request is still in flight, and its answer carries Connection: close', async () => {
     const s = await startService({ SHUTDOWN_GRACE_MS: '60000' });
     const agent = new Agent({ connections: 4, keepAliveTimeout: 60_000, pipelining: 1 });
     let disconnects = 0;
