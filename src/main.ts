@@ -79,7 +79,7 @@ function fail(error: unknown, cfg: Config, stage: 'start' | 'listen' = 'start'):
   const where = cfg.database.kind === 'sqlite' ? cfg.database.path : redact(cfg.database.url);
   const reason =
     code === 'EADDRINUSE'
-      ? `port ${cfg.port} on ${cfg.host} is already in use; set PORT to a free port.`
+      ? `port ${cfg.port} on ${cfg.host} is already in use; set PORT to a free port (or stop what listens on it).`
       : code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === '28P01' || code === '3D000'
         ? `cannot use the database at ${where} (${code}: ${(error as Error).message}); check DATABASE_URL and that the server is running.`
         : `${(error as Error).message ?? error}`;

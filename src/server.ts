@@ -1,9 +1,11 @@
 /**
  * The HTTP server around the app's request handler: timeouts, listening, answers to what Node's parser
- * refuses, and the graceful close that drains keep-alive clients: no new connections, idle keep-alive
- * sockets closed at once, `Connection: close` on every answer, in-flight requests finish up to the grace
- * period and the rest are refused before the app's resources close.
+ * refuses, and the graceful close that drains keep-alive clients: no new connections, `Connection: close`
+ * on every answer from the signal on, a keep-alive socket closed only when it carries no request (after
+ * its answer, or once idle for a short grace), in-flight requests finish up to the grace period and the
+ * rest are refused before the app's resources close.
  */
+import { Server as NetServer, type Socket } from 'node:net';
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -11,15 +13,22 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 
 export interface HttpServer {
+  /** The `node:http` server (not yet listening): WebSocket upgrades attach to it. */
+  node: Server;
   /** Starts listening; port 0 picks a free port. Resolves with the base URL. */
-  listen(port: number, host: string): Promise<{ url: string; server: Server }>;
+  listen(port: number, host: string): Promise<{ url: string }>;
   /**
-   * Stops accepting connections, closes idle keep-alive sockets, marks every answer `Connection: close`,
-   * and waits for in-flight requests up to the grace period; those still unanswered then get the
-   * shutdown refusal (503) and every connection closes. Resolves when no request is left.
+   * Stops accepting connections and marks every answer `Connection: close` (a keep-alive socket then
+   * closes after its answer); a socket that carries no request closes once it has been idle for a short
+   * grace, never while a request is on it. In-flight requests finish up to the grace period; those still
+   * unanswered then get the shutdown refusal (503) and every connection closes. Resolves when no
+   * connection is left. Nothing to do if the server never listened.
    */
   close(): Promise<void>;
 }
+
+/** How long a keep-alive socket may stay idle during a drain before it is closed (a client reusing it at once is answered, with `Connection: close`). */
+const IDLE_GRACE_MS = 1000;
 
 /** A complete answer the server writes itself. */
 export interface Refusal {
@@ -39,13 +48,49 @@ export interface Refusals {
 type ServerConfig = Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'shutdownGraceMs'>;
 
 export function createHttpServer(handler: RequestListener, config: ServerConfig, logger: Logger, refusals: Refusals): HttpServer {
-  let server: Server | undefined;
+  let listening = false;
   const inFlight = new Set<ServerResponse>();
+  /** Per open connection: how many requests it carries now, and since when it has carried none. */
+  const connections = new Map<Socket, { busy: number; idleSince: number }>();
   let draining = false;
   let closing: Promise<void> | undefined;
 
+  const server = createServer(
+    {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.headersTimeoutMs,
+      // How often Node checks those timeouts (default 30 s, too coarse for a short headersTimeout).
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
+      // Idle keep-alive sockets stay open longer than a load balancer's idle timeout (often 60 s), so
+      // the server never closes a socket a client or proxy is about to reuse (Node's 5 s default
+      // races with them and surfaces as reset connections).
+      keepAliveTimeout: 65_000,
+    },
+    (req: IncomingMessage, res: ServerResponse) => {
+      inFlight.add(res);
+      const connection = connections.get(req.socket);
+      if (connection) connection.busy++;
+      res.once('close', () => {
+        inFlight.delete(res);
+        if (connection) {
+          connection.busy--;
+          connection.idleSince = Date.now();
+        }
+      });
+      // During a drain a keep-alive client gets its answer and is told to go elsewhere for the next one.
+      if (draining) res.setHeader('Connection', 'close');
+      handler(req, res);
+    },
+  );
+  server.keepAliveTimeout = config.keepAliveTimeoutMs;
+  server.on('connection', (socket: Socket) => {
+    connections.set(socket, { busy: 0, idleSince: Date.now() });
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, refusals, logger));
+
   /** The grace period is over: what has no answer yet is refused, then every connection closes. */
-  async function refuseLeftovers(s: Server) {
+  async function refuseLeftovers() {
     const unanswered = [...inFlight].filter((res) => !res.headersSent && !res.writableEnded);
     await Promise.all(
       unanswered.map(
@@ -60,54 +105,53 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
       ),
     );
     if (unanswered.length) logger.warn({ refused: unanswered.length }, 'shutdown: grace period over, unfinished requests refused with 503');
-    s.closeAllConnections();
+    server.closeAllConnections();
+  }
+
+  /**
+   * Closes the HTTP sockets that have carried no request for the idle grace (a request on a socket keeps
+   * it open). A socket upgraded to a WebSocket has no HTTP parser any more: the subscription server closes those.
+   */
+  function closeIdleSockets(graceMs: number) {
+    const now = Date.now();
+    for (const [socket, state] of connections) {
+      if (state.busy === 0 && now - state.idleSince >= graceMs && (socket as Socket & { parser?: unknown }).parser) socket.destroy();
+    }
   }
 
   return {
+    node: server,
     async listen(port, host) {
-      server = createServer(
-        {
-          requestTimeout: config.requestTimeoutMs,
-          headersTimeout: config.headersTimeoutMs,
-          // How often Node checks those timeouts (default 30 s, too coarse for a short headersTimeout).
-          connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
-          // Idle keep-alive sockets stay open longer than a load balancer's idle timeout (often 60 s), so
-          // the server never closes a socket a client or proxy is about to reuse (Node's 5 s default
-          // races with them and surfaces as reset connections).
-          keepAliveTimeout: 65_000,
-        },
-        (req: IncomingMessage, res: ServerResponse) => {
-          inFlight.add(res);
-          res.once('close', () => inFlight.delete(res));
-          // During a drain a keep-alive client gets its answer and is told to go elsewhere for the next one.
-          if (draining) res.setHeader('Connection', 'close');
-          handler(req, res);
-        },
-      );
-      server.keepAliveTimeout = config.keepAliveTimeoutMs;
-      server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, refusals, logger));
-      const s = server;
       await new Promise<void>((resolve, reject) => {
-        s.once('error', reject);
-        s.listen(port, host, () => resolve());
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
       });
-      const address = s.address() as AddressInfo;
+      listening = true;
+      const address = server.address() as AddressInfo;
       const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-      return { url: `http://${shownHost}:${address.port}`, server: s };
+      return { url: `http://${shownHost}:${address.port}` };
     },
     close() {
-      if (!server) return Promise.resolve();
-      const s = server;
+      if (!listening) return Promise.resolve();
       closing ??= new Promise<void>((resolve) => {
         draining = true;
         for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
-        const timer = setTimeout(() => void refuseLeftovers(s), config.shutdownGraceMs);
+        const idleGraceMs = Math.min(IDLE_GRACE_MS, Math.floor(config.shutdownGraceMs / 2));
+        const sweep = setInterval(() => closeIdleSockets(idleGraceMs), Math.max(10, Math.floor(idleGraceMs / 4)));
+        sweep.unref();
+        const timer = setTimeout(() => void refuseLeftovers(), config.shutdownGraceMs);
         timer.unref();
-        s.close(() => {
+        // net.Server's close: no new connections, done when the last one ends. (http.Server's would also
+        // close every idle keep-alive socket at once, racing the client's next request on it.)
+        NetServer.prototype.close.call(server, () => {
           clearTimeout(timer);
+          clearInterval(sweep);
+          server.closeIdleConnections();
           resolve();
         });
-        s.closeIdleConnections();
         logger.info({ graceMs: config.shutdownGraceMs }, 'shutdown: readiness 503, no new connections, draining in-flight requests');
       });
       return closing;

@@ -5,7 +5,7 @@ import { MikroORM, type Options } from '@mikro-orm/core';
 import { BaseSqlitePlatform, type AbstractSqlDriver } from '@mikro-orm/knex';
 import { ENTITIES } from '../domain/entities/index.js';
 import type { Config } from '../config.js';
-import { makeSqliteResilient, SQLITE_ATTEMPT_BUSY_MS } from './sqlite-resilience.js';
+import { makeSqliteResilient, SQLITE_ATTEMPT_BUSY_MS, sqliteWritable } from './sqlite-resilience.js';
 
 const DEFAULT_BUSY_BUDGET_MS = 2000;
 
@@ -195,6 +195,14 @@ export async function loadMigrator(orm: Orm, dialect: 'sqlite' | 'postgresql'): 
   options.migrationsList = migrationsFor(dialect);
   Migrator.register(orm);
 }
+
+/** Readiness: whether the database answers a trivial query and (SQLite after a full disk) could write again. */
+export const databaseReadiness =
+  (orm: Orm) =>
+  async (): Promise<boolean> => {
+    await orm.em.getConnection().execute('select 1');
+    return sqliteWritable(orm);
+  };
 
 /** The knex (tarn) pool behind the ORM, for the metrics; undefined if the driver has none. */
 export function poolState(orm: Orm) {

@@ -114,9 +114,13 @@ export class AccountsService {
     };
   }
 
-  /** The hashes of every unrevoked key: the index that lets an address over the failed-authentication limit still use its valid keys. */
-  async activeKeyHashes(): Promise<string[]> {
-    const rows = await this.em.createQueryBuilder(ApiKey).select('hash').where({ revokedAt: null }).execute('all', false);
+  /**
+   * The hashes of every unrevoked key (or of those created since `createdSince`): the index that lets an
+   * address over the failed-authentication limit still use its valid keys.
+   */
+  async activeKeyHashes(createdSince?: Date): Promise<string[]> {
+    const where = createdSince ? { revokedAt: null, createdAt: { $gte: createdSince } } : { revokedAt: null };
+    const rows = await this.em.createQueryBuilder(ApiKey).select('hash').where(where).execute('all', false);
     return (rows as Array<{ hash: string }>).map((r) => r.hash);
   }
 

@@ -95,3 +95,16 @@ export const domainFactory =
   (em: EntityManager, deps: DomainDeps): (() => Domain) =>
   () =>
     createDomain(() => em.fork(), deps);
+
+/**
+ * The accounts service outside any request, for the edge's key checks and the limiter's bans: each
+ * call on a fresh EntityManager fork of its own.
+ */
+export function keyRegistry(em: EntityManager, deps: AccountsDeps = {}) {
+  const accounts = () => new AccountsService(em.fork(), deps);
+  return {
+    authenticate: (rawKey: string) => accounts().authenticate(rawKey),
+    activeKeyHashes: (createdSince?: Date) => accounts().activeKeyHashes(createdSince),
+    recordBan: (keyId: number, until: Date) => accounts().recordBan(keyId, until),
+  };
+}

@@ -8,18 +8,23 @@ import type { AppState } from './context.js';
 import { describeError, HttpError } from './errors.js';
 
 const CACHE_LIMIT = 10_000;
-/** How long the index of valid keys is trusted before it is read again (when next consulted). */
+/** How long the index of valid keys is trusted before it is read again in full (when next consulted). */
 const INDEX_TTL_MS = 5000;
+/**
+ * A key missing from the index is looked for among the keys created since the index was read, less this
+ * margin: a key whose transaction committed late, or made on an instance whose clock runs behind.
+ */
+const CATCH_UP_MARGIN_MS = 60_000;
 /** Hex characters of a key's hash kept in the index: 64 bits, a collision only costs a lookup. */
 const INDEX_HASH_CHARS = 16;
 
 const wellFormed = (rawKey: string) => rawKey.startsWith(KEY_PREFIX) && rawKey.length <= 200;
 
 export interface KeyStore {
-  /** Looks a raw key up: the domain's `accounts.authenticate`, over a fresh EntityManager. */
-  lookup(rawKey: string): Promise<Actor | null>;
-  /** The hashes of every unrevoked key (`accounts.activeKeyHashes`). */
-  activeKeyHashes(): Promise<string[]>;
+  /** Resolves a raw key to its caller (`accounts.authenticate`). */
+  authenticate(rawKey: string): Promise<Actor | null>;
+  /** The hashes of every unrevoked key, or of those created since a moment (`accounts.activeKeyHashes`). */
+  activeKeyHashes(createdSince?: Date): Promise<string[]>;
 }
 
 /**
@@ -32,6 +37,8 @@ export class ApiKeyAuthenticator {
   private readonly cache = new LRUCache<string, { actor: Actor | null; expires: number }>({ max: CACHE_LIMIT });
   private index: { hashes: Set<string>; loadedAt: number } | null = null;
   private loading: Promise<Set<string>> | null = null;
+  /** The catch-up read in progress (keys created since the index was read), and when it started. */
+  private catchingUp: { startedAt: number; done: Promise<void> } | null = null;
 
   constructor(
     private readonly keys: KeyStore,
@@ -43,30 +50,36 @@ export class ApiKeyAuthenticator {
     const now = Date.now();
     const hit = this.cache.get(id);
     if (hit && hit.expires > now) return hit.actor;
-    const actor = wellFormed(rawKey) ? await this.keys.lookup(rawKey) : null;
+    const actor = wellFormed(rawKey) ? await this.keys.authenticate(rawKey) : null;
     this.cache.set(id, { actor, expires: now + this.ttlMs });
     return actor;
   }
 
   /**
-   * Whether the key may be valid, answered without looking the key up: from the cache, or from an
+   * Whether the key may be valid, answered without looking the key itself up: from the cache, or from an
    * index of the hashes of every unrevoked key (read at most every few seconds, and again after this
    * instance changes a key or an account). Consulted only for an address over the failed-authentication
-   * limit: a key not in the index is refused without a database lookup, a valid key is served, even
-   * one this instance has never seen.
+   * limit. A key missing from the index may have been made a moment ago, here or on another instance:
+   * the keys created since the index was read are read before it is refused — one such read at a time,
+   * shared by every request that waits for it, so a flood of unknown keys costs one small query at a
+   * time, never one per key. A valid key is never refused, however new.
    */
   async mayBeValid(rawKey: string, id = hashApiKey(rawKey)): Promise<boolean> {
     if (!wellFormed(rawKey)) return false;
     const hit = this.cache.get(id);
     if (hit && hit.expires > Date.now()) return hit.actor !== null;
-    return (await this.validHashes()).has(id.slice(0, INDEX_HASH_CHARS));
+    const short = id.slice(0, INDEX_HASH_CHARS);
+    const arrived = Date.now();
+    if ((await this.validHashes()).has(short)) return true;
+    await this.catchUp(arrived);
+    return this.index?.hashes.has(short) ?? false;
   }
 
   /** Drops every cached key and the index: called after this instance changes an account or a key. */
-  forget(): void {
+  readonly forget = (): void => {
     this.cache.clear();
     this.index = null;
-  }
+  };
 
   private async validHashes(): Promise<Set<string>> {
     if (this.index && Date.now() - this.index.loadedAt < INDEX_TTL_MS) return this.index.hashes;
@@ -81,6 +94,31 @@ export class ApiKeyAuthenticator {
       }
     })();
     return this.loading;
+  }
+
+  /** Adds the keys created since the index was read; resolves once a read that started at or after `arrived` is done. */
+  private async catchUp(arrived: number): Promise<void> {
+    for (;;) {
+      const current = this.catchingUp;
+      if (current && current.startedAt >= arrived) return current.done;
+      if (current) {
+        await current.done;
+        continue;
+      }
+      const index = this.index;
+      if (!index) return;
+      const startedAt = Date.now();
+      const done = (async () => {
+        try {
+          const recent = await this.keys.activeKeyHashes(new Date(index.loadedAt - CATCH_UP_MARGIN_MS));
+          for (const hash of recent) index.hashes.add(hash.slice(0, INDEX_HASH_CHARS));
+        } finally {
+          this.catchingUp = null;
+        }
+      })();
+      this.catchingUp = { startedAt, done };
+      return done;
+    }
   }
 }
 
@@ -101,13 +139,9 @@ export function authentication({ authenticator, gate, domain }: { authenticator:
     // database lookup; a valid key is served as usual.
     else {
       try {
-        const id = keyHash(ctx.req.socket, key);
-        if (gate.isAddressBlocked(ctx.ip) && !(await authenticator.mayBeValid(key, id))) state.authFailure = 'INVALID_API_KEY';
-        else {
-          const actor = await authenticator.authenticate(key, id);
-          if (actor) state.actor = actor;
-          else state.authFailure = 'INVALID_API_KEY';
-        }
+        const actor = await callerOf(authenticator, gate, ctx.ip, key, keyHash(ctx.req.socket, key));
+        if (actor) state.actor = actor;
+        else state.authFailure = 'INVALID_API_KEY';
       } catch (error) {
         // The database could not say (out of connections, restarting): the facade refuses with 503 and
         // the rate-limit headers of the address, like any request without a checked key.
@@ -117,6 +151,23 @@ export function authentication({ authenticator, gate, domain }: { authenticator:
     }
     await next();
   };
+}
+
+/**
+ * The one rule for a presented key, at every door (REST and GraphQL above, the WebSocket in
+ * src/graphql/server/subscriptions.server.ts): from an address over the failed-authentication limit, a key
+ * that cannot be valid is refused without a lookup (a key made a moment ago can: see `mayBeValid`);
+ * otherwise the key is looked up. Null: unknown or revoked.
+ */
+export async function callerOf(
+  authenticator: Pick<ApiKeyAuthenticator, 'authenticate' | 'mayBeValid'>,
+  gate: Pick<RateLimitGate, 'isAddressBlocked'>,
+  address: string,
+  key: string,
+  id = hashApiKey(key),
+): Promise<Actor | null> {
+  if (gate.isAddressBlocked(address) && !(await authenticator.mayBeValid(key, id))) return null;
+  return authenticator.authenticate(key, id);
 }
 
 /**

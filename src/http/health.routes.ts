@@ -1,20 +1,24 @@
 import type { Context, Middleware, Next } from 'koa';
 
 export interface HealthSources {
-  /** Whether the database answers a trivial query (and, on SQLite after a full disk, could write again). */
+  /** Whether the database answers a trivial query (and, on SQLite after a full disk, could write again): `databaseReady`. */
   database(): Promise<boolean>;
   /** The limiter store's readiness (a Redis outage is reported but stays ok: the insurance limiter serves). */
-  limiter(): Promise<{ ok: boolean; store: string; redis?: string; degraded?: boolean }>;
+  limiter: { ready(): Promise<{ ok: boolean; store: string; redis?: string; degraded?: boolean }> };
+  /** Whether shutdown has begun (the app's lifecycle). */
   shuttingDown(): boolean;
   /** The Prometheus exposition, or undefined when metrics are off. */
-  metrics?: () => Promise<{ contentType: string; body: string }>;
+  metrics?: { render(): Promise<{ contentType: string; body: string }> };
 }
+
+/** The health paths (each answered exactly; anything under them is a 404). */
+export const HEALTH_PATHS = ['/healthz', '/readyz', '/metrics'];
 
 /** `/healthz` (alive), `/readyz` (database and limiter store; 503 while shutting down) and `/metrics`: public, not rate limited. */
 export function healthRoutes(sources: HealthSources): Middleware {
   const readiness = async () => {
     const database = await sources.database().catch(() => false);
-    const limiter = await sources.limiter().catch(() => ({ ok: false, store: 'unknown', redis: undefined, degraded: undefined }));
+    const limiter = await sources.limiter.ready().catch(() => ({ ok: false, store: 'unknown', redis: undefined, degraded: undefined }));
     return {
       database,
       limiter: limiter.ok,
@@ -30,7 +34,7 @@ export function healthRoutes(sources: HealthSources): Middleware {
       return;
     }
     if (ctx.path === '/metrics' && sources.metrics) {
-      const { contentType, body } = await sources.metrics();
+      const { contentType, body } = await sources.metrics.render();
       ctx.set('Cache-Control', 'no-store');
       ctx.type = contentType;
       ctx.body = body;

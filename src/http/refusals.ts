@@ -50,3 +50,11 @@ export function shutdownRefusal(requestId: string | undefined, path: string, ren
   const error = new HttpError('UNAVAILABLE', 'The service is shutting down; retry the request.', { 'Retry-After': '1' });
   return refusal(error, requestId ?? randomUUID(), path, renderers);
 }
+
+/** Both answers the HTTP server writes itself (`Refusals` of src/server.ts), in each facade's shape. */
+export function serverRefusals(renderers: ErrorRenderers) {
+  return {
+    parser: (errorCode: string | undefined, received: Buffer | undefined) => parserRefusal(errorCode, received, renderers),
+    shutdown: (requestId: string | undefined, path: string) => shutdownRefusal(requestId, path, renderers),
+  };
+}

@@ -1,8 +1,9 @@
 import Router from '@koa/router';
-import type { Context, Middleware, Next } from 'koa';
-import { DomainError, validationFailed } from '../domain/errors.js';
+import type { Context, Middleware } from 'koa';
+import { validationFailed } from '../domain/errors.js';
 import type { Actor, Domain } from '../domain/index.js';
 import { HttpError } from '../http/errors.js';
+import { notFound } from '../http/not-found.js';
 import { readJsonBody } from '../http/body.js';
 import type { AppState } from '../http/context.js';
 import { compileOperations, toDetails, type CompiledOperation, type OpenApiDocument } from './openapi.js';
@@ -96,8 +97,8 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
   const templates = ops.map((op) => ({ method: op.method.toUpperCase(), pattern: new RegExp(`^/v1${op.path.replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
   const routes = router.routes();
 
-  return async (ctx: Context, next: Next) => {
-    if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return next();
+  // Mounted on /v1 by the request walk: every request here is REST's.
+  return async (ctx: Context) => {
     (ctx.state as AppState).facade = 'rest';
     await routes(ctx as Parameters<typeof routes>[0], async () => {
       // Not routed: 405 when the path exists with other methods, else 404.
@@ -107,7 +108,7 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
         if (allowed.includes('GET')) allowed.push('HEAD');
         throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; use ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
       }
-      throw new DomainError('NOT_FOUND', `No operation at ${ctx.method} ${ctx.path}. See /v1/openapi.json.`);
+      throw notFound(ctx, 'See /v1/openapi.json for the operations.');
     });
   };
 }

@@ -1,7 +1,8 @@
 /**
- * Shutdown drains keep-alive clients (SPEC §10): on SIGTERM idle keep-alive sockets close at once,
- * every response carries `Connection: close`, in-flight work finishes or is refused with 503
- * UNAVAILABLE before the database closes, never a 500, and nothing is half-written.
+ * Shutdown drains keep-alive clients (SPEC §10): on SIGTERM every response carries `Connection: close`,
+ * idle keep-alive sockets close after a short idle grace (never while a request is on them), in-flight work
+ * finishes or is refused with 503 UNAVAILABLE before the database closes, never a 500, and nothing is
+ * half-written.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -45,7 +46,7 @@ const within = (done: Promise<unknown>, ms: number) =>
   Promise.race([done.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
 
 describe('ops: SIGTERM drains keep-alive clients', () => {
-  it('when SIGTERM arrives, then idle keep-alive sockets close at once while a request is still in flight, and its answer carries Connection: close', async () => {
+  it('when SIGTERM arrives, then idle keep-alive sockets close after the short idle grace while a request is still in flight, and its answer carries Connection: close', async () => {
     const s = await startService({ SHUTDOWN_GRACE_MS: '60000' });
     const agent = new Agent({ connections: 4, keepAliveTimeout: 60_000, pipelining: 1 });
     let disconnects = 0;
@@ -175,6 +176,114 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
       for (const a of answers.filter((x) => x.status === 201)) assert.ok(ids.has(a.body.id), `order ${a.body.id} was answered 201 but is not stored`);
       const stock = await ok(agent, restarted, 'GET', `/v1/store/inventory/${pet.id}`);
       assert.equal(stock.quantity, 100_000 - orders.reduce((sum, o) => sum + o.quantity, 0));
+    } finally {
+      await agent.close().catch(() => undefined);
+      for (const x of [s, restarted]) x?.child.kill('SIGKILL');
+      s.cleanup();
+      restarted?.cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('when SIGTERM arrives mid-load on 16 keep-alive clients (reads, keyed orders, GraphQL), then no request on a reused socket is reset, every answer from the signal on carries Connection: close, and every order stored was answered or replays with its key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-keepalive-'));
+    const databaseUrl = `sqlite:${join(dir, 'petstore.db')}`;
+    const s = await startService({ SHUTDOWN_GRACE_MS: '10000' }, { databaseUrl });
+    const agent = new Agent({ connections: 16, keepAliveTimeout: 60_000, pipelining: 1 });
+    let restarted: Service | undefined;
+    try {
+      const category = await ok(agent, s, 'POST', '/v1/categories', { name: 'Keep-alive' });
+      const pet = await ok(agent, s, 'POST', '/v1/pets', { name: 'Steady', categoryId: category.id });
+      await ok(agent, s, 'PUT', `/v1/store/inventory/${pet.id}`, { quantity: 1_000_000 });
+      const account = await ok(agent, s, 'POST', '/v1/accounts', {
+        name: 'Keep-alive shop',
+        role: 'customer',
+        plan: 'enterprise',
+        limits: { perMinute: 1_000_000, perDay: 10_000_000 },
+      });
+      const shopKey = account.apiKey.key as string;
+      const { origin } = new URL(s.url);
+
+      const answers: Array<{ kind: string; status: number; connection?: string; sentAt: number; receivedAt: number; body: any; idempotencyKey?: string }> = [];
+      const failures: Array<{ kind: string; code: string; idempotencyKey?: string; client: number; request: number }> = [];
+      const warm = new Set<number>();
+      const client = async (c: number) => {
+        for (let i = 0; i < 2000; i++) {
+          const kind = ['read', 'order', 'graphql'][(c + i) % 3]!;
+          const idempotencyKey = kind === 'order' ? `drain-${c}-${i}` : undefined;
+          const sentAt = performance.now();
+          const request =
+            kind === 'read'
+              ? { path: `/v1/pets/${pet.id}`, method: 'GET' }
+              : kind === 'order'
+                ? { path: '/v1/store/orders', method: 'POST', body: JSON.stringify({ petId: pet.id, quantity: 1 }) }
+                : { path: '/graphql', method: 'POST', body: JSON.stringify({ query: `{ pet(id: "${pet.id}") { id name } }` }) };
+          try {
+            const res = await agent.request({
+              origin,
+              ...request,
+              method: request.method as 'GET',
+              headers: { 'x-api-key': shopKey, 'content-type': 'application/json', ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
+            });
+            const text = await res.body.text();
+            const connection = res.headers.connection;
+            const receivedAt = performance.now();
+            warm.add(c);
+            answers.push({ kind, status: res.statusCode, connection: Array.isArray(connection) ? connection.join(',') : connection, sentAt, receivedAt, body: text ? JSON.parse(text) : undefined, idempotencyKey });
+          } catch (error) {
+            const e = error as { code?: string; cause?: { code?: string } };
+            failures.push({ kind, code: e.cause?.code ?? e.code ?? String(error), idempotencyKey, client: c, request: i });
+            // A refused new connection: the server no longer takes them; this client is done.
+            if ((e.cause?.code ?? e.code) === 'ECONNREFUSED') return;
+          }
+          if (s.child.exitCode !== null) return;
+        }
+      };
+      const load = Array.from({ length: 16 }, (_, c) => client(c));
+      // Every client has its keep-alive connection (a connection the server has not accepted yet is reset by
+      // the kernel when the listener closes: no request on it was ever the server's).
+      for (let n = 0; warm.size < 16 && failures.length === 0 && n < 3000; n++) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 300));
+      s.child.kill('SIGTERM');
+      await Promise.all(load);
+      assert.equal(await s.exited, 0, s.output());
+
+      // The first answer with Connection: close proves the drain had begun; every request sent after it
+      // (on a socket still open) must be told to close too.
+      const closing = answers.filter((a) => a.connection === 'close');
+      assert.ok(closing.length > 0, 'no answer carried Connection: close: the load did not reach the drain');
+      const drainSeenAt = Math.min(...closing.map((a) => a.receivedAt));
+      // Only a refused new connection may fail: never a reset or a closed socket on a request sent on a kept-alive one.
+      assert.deepEqual(failures.filter((f) => f.code !== 'ECONNREFUSED'), [], 'a request lost its answer to a closed connection');
+      assert.deepEqual(answers.filter((a) => a.status >= 500), [], 'a request was answered 5xx');
+      const late = answers.filter((a) => a.sentAt > drainSeenAt);
+      assert.deepEqual(late.filter((a) => a.connection !== 'close'), [], 'an answer after the signal kept the connection alive');
+
+      // Every order answered 201 is stored; every stored order was answered, or replays with its key.
+      restarted = await startService({}, { databaseUrl, key: s.key });
+      const answered = new Map(answers.filter((a) => a.kind === 'order' && a.status === 201).map((a) => [a.body.id as number, a.idempotencyKey]));
+      const replayed = new Set<number>();
+      const unanswered = [...failures.filter((f) => f.kind === 'order'), ...answers.filter((a) => a.kind === 'order' && a.status !== 201)];
+      for (const { idempotencyKey } of unanswered) {
+        const again = await agent.request({
+          origin: new URL(restarted.url).origin,
+          path: '/v1/store/orders',
+          method: 'POST',
+          headers: { 'x-api-key': shopKey, 'content-type': 'application/json', 'idempotency-key': idempotencyKey! },
+          body: JSON.stringify({ petId: pet.id, quantity: 1 }),
+        });
+        const body = (await again.body.json()) as { id: number };
+        assert.ok(again.statusCode === 201 || again.statusCode === 200, `the replay of ${idempotencyKey}: ${again.statusCode}`);
+        replayed.add(body.id);
+      }
+      const stored: number[] = [];
+      for (let after = 0, page = 0; page < 500; page++) {
+        const batch = (await send(agent, restarted, 'GET', `/v1/store/orders?limit=100${after ? `&cursor=${encodeURIComponent(encodeCursor(after))}` : ''}`, undefined, shopKey)).body as Array<{ id: number }>;
+        stored.push(...batch.map((o) => o.id));
+        if (batch.length < 100) break;
+        after = batch[batch.length - 1]!.id;
+      }
+      for (const id of answered.keys()) assert.ok(stored.includes(id), `order ${id} was answered 201 but is not stored`);
+      for (const id of stored) assert.ok(answered.has(id) || replayed.has(id), `order ${id} is stored but was never answered`);
     } finally {
       await agent.close().catch(() => undefined);
       for (const x of [s, restarted]) x?.child.kill('SIGKILL');

@@ -1,6 +1,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAccount, recordSql, startApp, type TestApp, type TestResponse } from '../helpers/app.js';
+import { createClient } from 'graphql-ws';
+import { WebSocket } from 'ws';
+import { Client, createAccount, recordSql, startApp, type TestApp, type TestResponse } from '../helpers/app.js';
 import { assert429 } from './support.js';
 
 /**
@@ -56,11 +58,77 @@ describe('failed authentication per address: valid keys are never refused', () =
       assert.equal(res.body.errors[0].extensions.code, 'RATE_LIMITED');
       assert.ok(Number(res.headers.get('retry-after')) >= 1, 'Retry-After');
     }
-    assert.deepEqual(sql, [], 'unknown keys from an address over the limit are refused without touching the database');
+    // No unknown key is looked up: the only reads are of the keys created since the index was read.
+    assert.deepEqual(
+      sql.filter((statement) => !/created_at/.test(statement)),
+      [],
+      'unknown keys from an address over the limit are refused without looking them up',
+    );
 
     // A key revoked here is known to be invalid at once.
     assert.equal((await t.admin.delete(`/v1/api-keys/${customer.keyId}`)).status, 204);
     assert429(await customer.client.get('/v1/account'), 'RATE_LIMITED');
+  });
+});
+
+/** Whether a graphql-ws connection authenticated by `key` is accepted (true) or closed (its close code). */
+function wsAccepts(url: string, key: string): Promise<true | number> {
+  return new Promise((resolve) => {
+    const client = createClient({
+      url: `${url.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { 'X-API-Key': key },
+      retryAttempts: 0,
+      lazy: false,
+      onNonLazyError: () => undefined,
+      on: {
+        connected: () => {
+          resolve(true);
+          void client.dispose();
+        },
+        closed: (event: any) => resolve(event.code),
+      },
+    });
+  });
+}
+
+describe('failed authentication per address: a key made a moment ago is never refused', () => {
+  let t: TestApp;
+  let other: TestApp;
+  before(async () => {
+    t = await startApp({ env: { AUTH_FAILURES_PER_MINUTE: '30' } });
+    // A second instance over the same database, sharing the staff key.
+    other = await startApp({ databaseUrl: t.config.database.url, env: { ADMIN_API_KEY: t.adminKey } });
+  });
+  after(async () => {
+    await other?.close();
+    await t?.close();
+  });
+
+  it('when an address over the failed-authentication limit uses a key created seconds ago (here, or on another instance), then REST, GraphQL and WebSocket serve it at once', async () => {
+    for (let i = 0; i < 31; i++) await guess(t, badKey(`fresh${i}`));
+    assert429(await guess(t, badKey('fresh-over')), 'RATE_LIMITED');
+
+    const keys: Array<{ made: string; key: string }> = [];
+    // A new account (POST /v1/accounts) and a new key on it, on this instance; the same on the other one.
+    for (const [made, instance] of [['here', t], ['on another instance', other]] as const) {
+      const account = await createAccount(instance, { plan: 'pro' });
+      keys.push({ made: `${made}: the account's first key`, key: account.key });
+      const created = await instance.admin.post(`/v1/accounts/${account.accountId}/api-keys`);
+      assert.equal(created.status, 201, created.text);
+      keys.push({ made: `${made}: a second key`, key: created.body.key });
+    }
+    for (const { made, key } of keys) {
+      const client = new Client(t.url, key);
+      const rest = await client.get('/v1/account');
+      assert.equal(rest.status, 200, `REST, key made ${made}: ${rest.text}`);
+      const gql = await client.graphql('{ viewer { role } }');
+      assert.equal(gql.status, 200, `GraphQL, key made ${made}: ${gql.text}`);
+      assert.equal(gql.body.data.viewer.role, 'customer');
+      assert.equal(await wsAccepts(t.url, key), true, `WebSocket, key made ${made}`);
+    }
+    // Unknown keys are still refused.
+    assert429(await guess(t, badKey('fresh-after')), 'RATE_LIMITED');
   });
 });
 

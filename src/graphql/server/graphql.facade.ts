@@ -3,13 +3,14 @@ import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPag
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { koaMiddleware } from '@as-integrations/koa';
 import type { GraphQLSchema } from 'graphql';
-import type { Context, Middleware, Next } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import { validationFailed } from '../../domain/errors.js';
 import { readJsonBody } from '../../http/body.js';
 import type { AppState } from '../../http/context.js';
 import { HttpError, describeError } from '../../http/errors.js';
+import { notFound } from '../../http/not-found.js';
 import type { RateLimitGate } from '../../rate-limit/gate.js';
 import { rateLimitHeaders } from '../../rate-limit/headers.js';
 import { createLoaders } from '../schema/data.loaders.js';
@@ -32,7 +33,7 @@ export interface GraphQLFacadeOptions {
 
 export interface GraphQLFacade {
   schema: GraphQLSchema;
-  /** Answers `/graphql` and everything under it; other paths go to `next`. Mount after authentication. */
+  /** Answers `/graphql` and everything under it (the request walk routes them here, after authentication). */
   middleware: Middleware;
   /** How many requests the fast path answered (src/graphql/server/fast-path.ts); tests read it. */
   fastPathAnswers(): number;
@@ -113,7 +114,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
   const freeHeaders = (state: AppState, address: string): Promise<Record<string, string>> => rateLimitHeaders(gate, state, address, 0);
 
   const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
-    if (ctx.path !== GRAPHQL_PATH) throw new HttpError('NOT_FOUND', `Nothing at ${ctx.path}. The GraphQL API is at ${GRAPHQL_PATH}.`);
+    if (ctx.path !== GRAPHQL_PATH) throw notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`);
     if (ctx.method !== 'GET' && ctx.method !== 'POST') {
       throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
     }
@@ -146,8 +147,8 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     if (ctx.status >= 400 && typeof ctx.body === 'string' && !ctx.body.includes('"requestId"')) ctx.body = withRequestId(ctx.body, state.requestId);
   };
 
-  const middleware: Middleware = async (ctx: Context, next: Next) => {
-    if (ctx.path !== GRAPHQL_PATH && !ctx.path.startsWith(`${GRAPHQL_PATH}/`)) return next();
+  // Mounted on /graphql by the request walk: every request here is GraphQL's.
+  const middleware: Middleware = async (ctx: Context) => {
     const state = ctx.state as AppState;
     state.facade = 'graphql';
     state.route = ctx.path === GRAPHQL_PATH ? `${ctx.method} ${GRAPHQL_PATH}` : undefined;

@@ -21,7 +21,7 @@ import type { RateLimitGate } from '../../rate-limit/gate.js';
 import type { SubscriptionSlot, SubscriptionSlots } from '../../events/subscription-slots.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { coerceVariables } from './operation-shape.js';
-import { authError } from '../../http/authentication.js';
+import { authError, callerOf } from '../../http/authentication.js';
 import { formatError } from './error.mapping.js';
 import type { GraphQLContext } from '../context.js';
 import { GRAPHQL_PATH } from './graphql.facade.js';
@@ -121,8 +121,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         // The failed-authentication limiter of the HTTP pipeline guards this door too: an address over
         // it gets no lookup for unknown keys, and every unknown key counts against it.
         const address = options.clientAddress(ctx.extra.request);
-        if (options.gate.isAddressBlocked(address) && !(await options.authenticator.mayBeValid(key))) return false;
-        const actor = await options.authenticator.authenticate(key).catch(() => null);
+        const actor = await callerOf(options.authenticator, options.gate, address, key).catch(() => null);
         if (!actor) {
           await options.gate.anonymous(address, true).catch(() => undefined);
           return false;
@@ -237,7 +236,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     active: () => open,
     async close() {
       // graphql-ws closes every socket with 1001 and waits for each client's closing handshake; a client
-      // that never answers would hold the whole shutdown (the HTTP drain starts after this). Past a
+      // that never answers would hold the whole shutdown (the HTTP drain runs beside this). Past a
       // second, the sockets that are still open are cut.
       const cut = setTimeout(() => {
         for (const socket of wss.clients) socket.terminate();
