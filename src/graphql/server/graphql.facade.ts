@@ -1,5 +1,4 @@
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { koaMiddleware } from '@as-integrations/koa';
 import type { GraphQLSchema } from 'graphql';
@@ -16,6 +15,7 @@ import type { GraphQLContext } from '../context.js';
 import { checkBody, requestPreparation, type RequestPreparation } from './request-preparation.js';
 import { freshLoadersPerMutationField } from './loaders.plugin.js';
 import { jitGateway } from './jit.executor.js';
+import { landingPage } from './landing-page.js';
 import { buildGraphQLSchema } from '../schema/schema.builder.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -72,18 +72,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
       // makes Apollo wrap every resolver) and inline tracing (for federated subgraphs only).
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
-      production
-        ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
-        : ApolloServerPluginLandingPageLocalDefault({
-            embed: {
-              initialState: { sharedHeaders: { 'X-API-Key': '' }, pollForSchemaUpdates: false },
-              endpointIsEditable: false,
-              // No usage telemetry from the developer's browser to Apollo.
-              runTelemetry: false,
-            },
-            footer: false,
-            includeCookies: false,
-          }),
+      landingPage(production),
     ],
   });
   await apollo.start();

@@ -123,7 +123,7 @@ const noIntrospection: ValidationRule = (context: ValidationContext) => ({
   Field(node) {
     if (node.name.value === '__schema' || node.name.value === '__type') {
       context.reportError(
-        new GraphQLError('Introspection is turned off on this server (GRAPHQL_INTROSPECTION=false); the schema is published at /graphql/schema.graphql.', {
+        new GraphQLError('Introspection is turned off on this server (GRAPHQL_INTROSPECTION=false).', {
           nodes: [node],
         }),
       );
