@@ -189,7 +189,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           events: options.events,
           currentActor: () => stillValid(key),
         };
-        return { schema: options.schema, document: prepared.document, operationName: payload.operationName, variableValues: prepared.variables, contextValue };
+        return { schema: options.schema, document: prepared.document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
       // Refusals from onSubscribe are already in the catalogue's shape; graphql-js's own errors are mapped.
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => (typeof e.extensions?.code === 'string' && e.extensions.status ? e.toJSON() : formatError(e.toJSON(), e))),
