@@ -89,7 +89,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
   const execute = koaMiddleware(apollo, { context: async ({ ctx }) => contexts.get(ctx)! });
   const afterApollo = async () => {};
 
-  /** Rate-limit headers for a response the plugin never charged (parse errors, landing page, 413, …): free. */
+  /** Rate-limit headers for a response the request preparation never charged (parse errors, landing page, 413, …): free. */
   const freeHeaders = (state: AppState, address: string): Promise<Record<string, string>> =>
     state.actor ? gate.charge(state.actor, 0) : gate.anonymous(address, state.authFailure === 'INVALID_API_KEY');
 
@@ -135,7 +135,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
       state.operationName = context.observed.operationName;
       state.operation = context.observed.operation;
     }
-    // Every answer under /graphql carries the rate-limit headers (the plugin's charge, or a free read).
+    // Every answer under /graphql carries the rate-limit headers (the preparation's charge, or a free read).
     if (!ctx.response.get('X-RateLimit-Limit')) ctx.set(await freeHeaders(state, ctx.ip));
   };
 
