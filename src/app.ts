@@ -34,7 +34,6 @@ import { createHttpServer } from './server.js';
 import { startEventWorkers } from './events/workers.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/server/subscriptions.server.js';
 import { createSubscriptionSlots } from './events/subscription-slots.js';
-import { queryLimits } from './graphql/server/query-limits.js';
 import { Lifecycle } from './lifecycle.js';
 import type { App, CreateAppOptions } from './app.types.js';
 
@@ -132,13 +131,12 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
     authenticator,
     clientAddress: clientAddressResolver(config.trustProxy),
     logger,
-    ...queryLimits(config.graphqlLimits),
+    preparation: graphql.preparation,
   });
   lifecycle.opened('the GraphQL subscriptions', () => subscriptions?.close(), { intake: true });
   return {
     ...{ koa, orm, reader, gate, logger, metrics, config, walk: walk.plan },
     shutdownOrder: () => lifecycle.order(),
-    graphqlFastPathAnswers: () => graphql.fastPathAnswers(),
     async listen(port = config.port, host = config.host) {
       const listening = await server.listen(port, host);
       lifecycle.opened('the HTTP drain', () => server.close(), { intake: true });

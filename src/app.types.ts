@@ -22,8 +22,6 @@ export interface App {
   walk: WalkPlan;
   /** The order shutdown closes the resources in (intake together, then the rest in reverse). */
   shutdownOrder(): { intake: string[]; then: string[] };
-  /** How many GraphQL requests the fast path answered (GRAPHQL_FAST_PATH; tests read it). */
-  graphqlFastPathAnswers(): number;
   /** Starts listening; port 0 picks a free port. Resolves with the base URL. */
   listen(port?: number, host?: string): Promise<{ url: string }>;
   /** Shutdown (src/lifecycle.ts): the intake stops together — HTTP drain, subscriptions, event workers — then the rest closes. */

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, getOperationAST, parse, validate, type DocumentNode, type GraphQLSchema, type ParseOptions, type ValidationRule } from 'graphql';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
@@ -20,7 +20,7 @@ import type { ApiKeyAuthenticator } from '../../http/authentication.js';
 import type { RateLimitGate } from '../../rate-limit/gate.js';
 import type { SubscriptionSlot, SubscriptionSlots } from '../../events/subscription-slots.js';
 import { createLoaders } from '../schema/data.loaders.js';
-import { coerceVariables } from './operation-shape.js';
+import { isRefusal, type RequestPreparation } from './request-preparation.js';
 import { authError, callerOf } from '../../http/authentication.js';
 import { formatError } from './error.mapping.js';
 import type { GraphQLContext } from '../context.js';
@@ -52,8 +52,8 @@ export interface SubscriptionServerOptions {
   /** The client's address, as the HTTP pipeline computes it (TRUST_PROXY). */
   clientAddress(request: IncomingMessage): string;
   logger: Logger;
-  parseOptions: ParseOptions;
-  validationRules: ValidationRule[];
+  /** The request preparation of the HTTP path (request-preparation.ts): every subscribe passes it. */
+  preparation: RequestPreparation;
 }
 
 export interface SubscriptionServer {
@@ -147,31 +147,17 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         // The socket may have outlived its key (revoked) or its role: each subscribe looks again (a ban is the gate's refusal below).
         const actor = await options.authenticator.authenticate(key).catch(() => null);
         if (!actor) return [errorOf(authError('INVALID_API_KEY'), requestId)];
-        let document: DocumentNode;
-        try {
-          document = parse(payload.query, options.parseOptions);
-        } catch (error) {
-          return [errorOf(new DomainError('VALIDATION_FAILED', (error as Error).message), requestId)];
-        }
-        const invalid = validate(options.schema, document, options.validationRules);
-        if (invalid.length) return invalid.map((e) => errorOf(new DomainError('VALIDATION_FAILED', e.message), requestId));
-        const operation = getOperationAST(document, payload.operationName);
-        if (operation?.operation !== 'subscription') {
-          return [errorOf(new DomainError('VALIDATION_FAILED', 'Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.'), requestId)];
-        }
-        // Variables that do not fit the operation are the client's mistake (graphql-js would throw them as internal).
-        const coerced = coerceVariables(options.schema, operation, payload.variables ?? undefined);
-        if ('errors' in coerced) return coerced.errors.map((e) => errorOf(new DomainError('VALIDATION_FAILED', e.message), requestId));
+        // The same preparation as over HTTP: parsing, the spec's rules and the query limits, shape, cost and charge;
+        // the plan cap is taken just before the charge (a subscription refused for it is charged nothing).
         const cap = limitsFor(actor.plan, actor.limits).subscriptions;
-        const slot = await options.slots.acquire(actor.accountId, cap);
-        if (!slot) {
-          return [errorOf(new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`), requestId)];
-        }
-        try {
-          await options.gate.charge(actor, 1);
-        } catch (error) {
-          slot.release();
-          return [errorOf(error, requestId)];
+        let slot: SubscriptionSlot | null = null;
+        const prepared = await options.preparation.prepare(payload, { actor }, 'websocket', async () => {
+          slot = await options.slots.acquire(actor.accountId, cap);
+          return slot ? undefined : new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`);
+        });
+        if (isRefusal(prepared) || !slot) {
+          (slot as SubscriptionSlot | null)?.release();
+          return isRefusal(prepared) ? prepared.refused.map((e) => errorOf(e, requestId)) : [];
         }
         open++;
         let slots = counted.get(ctx.extra);
@@ -202,7 +188,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           events: options.events,
           currentActor: () => stillValid(key),
         };
-        return { schema: options.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
+        return { schema: options.schema, document: prepared.document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
       // Refusals from onSubscribe are already in the catalogue's shape; graphql-js's own errors are mapped.
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => (typeof e.extensions?.code === 'string' && e.extensions.status ? e.toJSON() : formatError(e.toJSON(), e))),
