@@ -24,7 +24,7 @@ import { parserRefusal, shutdownRefusal } from './http/refusals.js';
 import { requestId } from './http/request-id.js';
 import { securityHeaders } from './http/security-headers.js';
 import { HttpError } from './http/errors.js';
-import { createRateLimitGate, type RateLimitGate } from './rate-limit/index.js';
+import { createRateLimitGate, createSubscriptionSlots, type RateLimitGate } from './rate-limit/index.js';
 import { restApi } from './rest/rest.api.js';
 import { createGraphQLFacade } from './graphql/server/graphql.facade.js';
 import { toGraphQLErrorBody } from './graphql/server/error.mapping.js';
@@ -37,7 +37,6 @@ import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
 import { startEventWorkers } from './events/workers.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/server/subscriptions.server.js';
-import { createSubscriptionSlots } from './events/subscription-slots.js';
 import { queryLimits } from './graphql/server/query-limits.js';
 
 export interface App {

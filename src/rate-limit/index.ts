@@ -2,3 +2,5 @@ export type { ChargeOptions, RateLimitGate, RateLimitStatus, WindowUsage } from 
 export { FREE_GRAPHQL_ROOT_FIELDS, graphqlCost, restCost, type GraphQLOperationShape } from './cost.js';
 export { RateLimitRefusal, type RefusalCode } from './refusal.js';
 export { createRateLimitGate } from './limiter.js';
+export { connectionCap, subscriptionCap } from './plan-caps.js';
+export { createSubscriptionSlots, type SubscriptionSlot, type SubscriptionSlots } from './subscription-slots.js';

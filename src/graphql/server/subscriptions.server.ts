@@ -4,7 +4,7 @@
  * key closes the socket with 4403. Only subscription operations run here (queries and mutations go
  * over HTTP, where the rest of the request pipeline is); each started subscription costs 1 point,
  * events pushed cost nothing, and each plan caps the concurrent subscriptions of an account (across
- * instances when the slots are in Redis: src/events/subscription-slots.ts).
+ * instances when the slots are in Redis: src/rate-limit/subscription-slots.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
@@ -14,11 +14,11 @@ import { GraphQLError, getOperationAST, parse, validate, type DocumentNode, type
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
-import { DomainError, limitsFor, type Actor, type Domain, type EventSubscriptions } from '../../domain/index.js';
+import { DomainError, type Actor, type Domain, type EventSubscriptions } from '../../domain/index.js';
 import { describeError } from '../../http/errors.js';
 import type { ApiKeyAuthenticator } from '../../http/authentication.js';
 import type { RateLimitGate } from '../../rate-limit/gate.js';
-import type { SubscriptionSlot, SubscriptionSlots } from '../../events/subscription-slots.js';
+import { connectionCap, subscriptionCap, type SubscriptionSlot, type SubscriptionSlots } from '../../rate-limit/index.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { coerceVariables } from './operation-shape.js';
 import { authError } from '../../http/authentication.js';
@@ -29,13 +29,6 @@ import { GRAPHQL_PATH } from './graphql.facade.js';
 /** How long a shutdown waits for WebSocket clients to answer the close frame before cutting their sockets. */
 const CLOSE_HANDSHAKE_MS = 1000;
 
-/**
- * Open WebSocket connections an account may hold on one instance: twice its plan's concurrent
- * subscriptions, and at least 16 (tabs, reconnects whose old socket has not timed out yet). Every
- * socket costs memory whether it subscribes or not; past the cap the socket is closed with 4429,
- * which graphql-ws clients do not retry.
- */
-const connectionCap = (subscriptions: number) => Math.max(16, 2 * subscriptions);
 /** graphql-ws's "too many" close code: its clients treat it as final (no reconnect storm). */
 const TOO_MANY_CONNECTIONS = 4429;
 
@@ -127,7 +120,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           await options.gate.anonymous(address, true).catch(() => undefined);
           return false;
         }
-        const cap = connectionCap(limitsFor(actor.plan, actor.limits).subscriptions);
+        const cap = connectionCap(actor);
         const held = connections.get(actor.accountId) ?? 0;
         if (held >= cap) {
           ctx.extra.socket.close(TOO_MANY_CONNECTIONS, `This account has ${cap} connections open here; close one first.`);
@@ -163,7 +156,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         // Variables that do not fit the operation are the client's mistake (graphql-js would throw them as internal).
         const coerced = coerceVariables(options.schema, operation, payload.variables ?? undefined);
         if ('errors' in coerced) return coerced.errors.map((e) => errorOf(new DomainError('VALIDATION_FAILED', e.message), requestId));
-        const cap = limitsFor(actor.plan, actor.limits).subscriptions;
+        const cap = subscriptionCap(actor);
         const slot = await options.slots.acquire(actor.accountId, cap);
         if (!slot) {
           return [errorOf(new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`), requestId)];
