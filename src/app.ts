@@ -197,6 +197,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         clientAddress: clientAddressResolver(config.trustProxy),
         logger,
         ...queryLimits(config.graphqlLimits),
+        sockets: config.subscriptionSockets,
       });
       return listening;
     },

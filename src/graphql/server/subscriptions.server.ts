@@ -1,7 +1,9 @@
 /**
  * GraphQL subscriptions over the graphql-ws protocol, on the same `/graphql` path as queries (a
  * WebSocket upgrade there). The API key comes in `connection_init` as `{"X-API-Key": …}`; an unknown
- * key closes the socket with 4403. Only subscription operations run here (queries and mutations go
+ * or banned key closes the socket with 4403, a key over its rate limit with 4429. Sockets are bounded
+ * before and after that: per client address until `connection_init` is accepted (more are refused at
+ * the upgrade, and each waits at most the init timeout), per account after it (plan-caps.ts). Only subscription operations run here (queries and mutations go
  * over HTTP, where the rest of the request pipeline is); each started subscription costs 1 point,
  * events pushed cost nothing, and each plan caps the concurrent subscriptions of an account (across
  * instances when the slots are in Redis: src/rate-limit/subscription-slots.ts).
@@ -17,8 +19,7 @@ import type { Logger } from 'pino';
 import { DomainError, type Actor, type Domain, type EventSubscriptions } from '../../domain/index.js';
 import { describeError } from '../../http/errors.js';
 import type { ApiKeyAuthenticator } from '../../http/authentication.js';
-import type { RateLimitGate } from '../../rate-limit/gate.js';
-import { connectionCap, subscriptionCap, type SubscriptionSlot, type SubscriptionSlots } from '../../rate-limit/index.js';
+import { connectionCap, RateLimitRefusal, subscriptionCap, type RateLimitGate, type SubscriptionSlot, type SubscriptionSlots } from '../../rate-limit/index.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { coerceVariables } from './operation-shape.js';
 import { authError } from '../../http/authentication.js';
@@ -30,7 +31,9 @@ import { GRAPHQL_PATH } from './graphql.facade.js';
 const CLOSE_HANDSHAKE_MS = 1000;
 
 /** graphql-ws's "too many" close code: its clients treat it as final (no reconnect storm). */
-const TOO_MANY_CONNECTIONS = 4429;
+const TOO_MANY = 4429;
+/** graphql-ws's "forbidden" close code: no key, an unknown one, or a banned one. */
+const FORBIDDEN = 4403;
 
 export interface SubscriptionServerOptions {
   schema: GraphQLSchema;
@@ -47,6 +50,8 @@ export interface SubscriptionServerOptions {
   logger: Logger;
   parseOptions: ParseOptions;
   validationRules: ValidationRule[];
+  /** Sockets not yet authenticated: how many one address may hold, and how long each may wait for `connection_init`. */
+  sockets: { perAddress: number; initTimeoutMs: number };
 }
 
 export interface SubscriptionServer {
@@ -76,13 +81,42 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   // Only a WebSocket upgrade of /graphql is ours: any other request that asks for an upgrade (curl's
   // `Upgrade: h2c`, a WebSocket to another path) is answered as the plain request it also is.
+  /** Sockets per client address that have no accepted `connection_init` yet. */
+  const unauthenticated = new Map<string, number>();
+  /** Takes a socket out of its address's count (once): when its key is accepted, or when it closes. */
+  const authenticated = new WeakMap<object, () => void>();
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (request.url ?? '').split('?')[0];
-    if (path === GRAPHQL_PATH && request.headers.upgrade?.toLowerCase() === 'websocket') {
-      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+    if (path !== GRAPHQL_PATH || request.headers.upgrade?.toLowerCase() !== 'websocket') {
+      answerAsPlainRequest(server, request, socket, head);
       return;
     }
-    answerAsPlainRequest(server, request, socket, head);
+    // Counted before the handshake, so one address cannot hold more than its share of sockets that
+    // have shown no key; one over it is refused before it becomes a WebSocket at all.
+    const address = options.clientAddress(request);
+    const held = unauthenticated.get(address) ?? 0;
+    if (held >= options.sockets.perAddress) {
+      const message = `Your address has ${held} WebSocket connections waiting for connection_init; send it on one of them first.`;
+      void options.gate.anonymous(address, false).then(
+        (headers) => answerError(request, socket, 429, 'RATE_LIMITED', message, { ...headers, 'Retry-After': String(Math.ceil(options.sockets.initTimeoutMs / 1000)) }),
+        () => socket.destroy(),
+      );
+      return;
+    }
+    unauthenticated.set(address, held + 1);
+    let counted = true;
+    const uncount = () => {
+      if (!counted) return;
+      counted = false;
+      const left = (unauthenticated.get(address) ?? 1) - 1;
+      if (left > 0) unauthenticated.set(address, left);
+      else unauthenticated.delete(address);
+    };
+    socket.once('close', uncount);
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      authenticated.set(ws, uncount);
+      wss.emit('connection', ws, request);
+    });
   };
   server.on('upgrade', onUpgrade);
   /** The raw key of each socket: every subscribe, and every event pushed, re-checks it (revocation, ban, role). */
@@ -105,6 +139,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
   const disposable = useServer<Record<string, unknown>, { actor?: Actor }>(
     {
       schema: options.schema,
+      connectionInitWaitTimeout: options.sockets.initTimeoutMs,
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         // `{"X-API-Key": …}`; clients that nest their HTTP headers (`{"headers": {…}}`) are understood too.
@@ -120,12 +155,21 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           await options.gate.anonymous(address, true).catch(() => undefined);
           return false;
         }
+        // A banned key, or one with no point left, is refused here as it would be over HTTP (nothing is consumed).
+        try {
+          await options.gate.charge(actor, 1, { consume: false });
+        } catch (error) {
+          if (!(error instanceof RateLimitRefusal)) throw error;
+          ctx.extra.socket.close(error.code === 'API_KEY_BANNED' ? FORBIDDEN : TOO_MANY, closeReason(error.message));
+          return false;
+        }
         const cap = connectionCap(actor);
         const held = connections.get(actor.accountId) ?? 0;
         if (held >= cap) {
-          ctx.extra.socket.close(TOO_MANY_CONNECTIONS, `This account has ${cap} connections open here; close one first.`);
+          ctx.extra.socket.close(TOO_MANY, `This account has ${cap} connections open here; close one first.`);
           return false;
         }
+        authenticated.get(ctx.extra.socket)?.();
         connections.set(actor.accountId, held + 1);
         ctx.extra.socket.once('close', () => {
           const left = (connections.get(actor.accountId) ?? 1) - 1;
@@ -253,6 +297,33 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
  */
 function answerAsPlainRequest(server: Server, request: IncomingMessage, socket: Duplex, head: Buffer): void {
   if (head.length) socket.unshift(head);
+  const response = closingResponse(request, socket);
+  const bodyless = (request.method === 'GET' || request.method === 'HEAD') && !request.headers['content-length'] && !request.headers['transfer-encoding'];
+  if (bodyless) {
+    server.emit('request', request, response);
+    return;
+  }
+  answerError(request, socket, 400, 'VALIDATION_FAILED', 'This request asks for a protocol upgrade this service does not offer here; send it without Upgrade.', {}, response);
+}
+
+/** Answers an upgrade request with an error in the catalogue's shape, on a connection that closes after it. */
+function answerError(
+  request: IncomingMessage,
+  socket: Duplex,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string>,
+  response = closingResponse(request, socket),
+): void {
+  const requestId = randomUUID();
+  const body = JSON.stringify({ code, message, status, requestId });
+  response.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' });
+  response.end(body);
+}
+
+/** A response written straight onto an upgrade request's socket, which ends once it is sent. */
+function closingResponse(request: IncomingMessage, socket: Duplex): ServerResponse {
   const response = new ServerResponse(request);
   response.shouldKeepAlive = false;
   response.assignSocket(socket as Socket);
@@ -260,18 +331,11 @@ function answerAsPlainRequest(server: Server, request: IncomingMessage, socket: 
     response.detachSocket(socket as Socket);
     socket.end();
   });
-  const bodyless = (request.method === 'GET' || request.method === 'HEAD') && !request.headers['content-length'] && !request.headers['transfer-encoding'];
-  if (bodyless) {
-    server.emit('request', request, response);
-    return;
-  }
-  const requestId = randomUUID();
-  const body = JSON.stringify({
-    code: 'VALIDATION_FAILED',
-    message: 'This request asks for a protocol upgrade this service does not offer here; send it without Upgrade.',
-    status: 400,
-    requestId,
-  });
-  response.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' });
-  response.end(body);
+  return response;
+}
+
+/** A WebSocket close reason holds at most 123 bytes. */
+function closeReason(message: string): string {
+  const bytes = Buffer.from(message);
+  return bytes.length <= 123 ? message : bytes.subarray(0, 120).toString('utf8').replace(/\uFFFD$/, '') + '…';
 }
