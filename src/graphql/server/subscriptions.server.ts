@@ -26,6 +26,8 @@ import { authError } from '../../http/authentication.js';
 import { formatError } from './error.mapping.js';
 import type { GraphQLContext } from '../context.js';
 import { GRAPHQL_PATH } from './graphql.facade.js';
+import { priceOperation } from './rate-limit.plugin.js';
+import { meteredSubscribe, type PushMeter } from './subscription-meter.js';
 
 /** How long a shutdown waits for WebSocket clients to answer the close frame before cutting their sockets. */
 const CLOSE_HANDSHAKE_MS = 1000;
@@ -66,6 +68,7 @@ function errorOf(error: unknown, requestId: string): GraphQLError {
   if (!known) throw error;
   const retryAfter = known.headers['Retry-After'];
   return new GraphQLError(known.message, {
+    originalError: error as Error,
     extensions: {
       code: known.code,
       status: known.status,
@@ -75,6 +78,9 @@ function errorOf(error: unknown, requestId: string): GraphQLError {
     },
   });
 }
+
+/** Refusals made here (errorOf) are already in the catalogue's shape; graphql-js's own errors are mapped. */
+const toWire = (e: GraphQLError) => (typeof e.extensions?.code === 'string' && e.extensions.status ? e.toJSON() : formatError(e.toJSON(), e));
 
 export function attachSubscriptionServer(server: Server, options: SubscriptionServerOptions): SubscriptionServer {
   // Messages are small (connection_init, a subscribe with one document): the ws default of 100 MiB is far too generous.
@@ -136,9 +142,16 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     open--;
   };
 
+  /** Who pays each subscription's pushed answers and its document's cost, by its context. */
+  const meters = new WeakMap<object, PushMeter>();
   const disposable = useServer<Record<string, unknown>, { actor?: Actor }>(
     {
       schema: options.schema,
+      subscribe: meteredSubscribe({
+        gate: options.gate,
+        meterOf: (args) => meters.get(args.contextValue as object),
+        refusal: (error, args) => ({ errors: [errorOf(error, (args.contextValue as GraphQLContext).requestId)] }),
+      }),
       connectionInitWaitTimeout: options.sockets.initTimeoutMs,
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
@@ -200,6 +213,8 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         // Variables that do not fit the operation are the client's mistake (graphql-js would throw them as internal).
         const coerced = coerceVariables(options.schema, operation, payload.variables ?? undefined);
         if ('errors' in coerced) return coerced.errors.map((e) => errorOf(new DomainError('VALIDATION_FAILED', e.message), requestId));
+        const priced = priceOperation(options.schema, document, operation, coerced.variables, Number.POSITIVE_INFINITY);
+        const requested = priced.refused ? 1 : priced.requested;
         const cap = subscriptionCap(actor);
         const slot = await options.slots.acquire(actor.accountId, cap);
         if (!slot) {
@@ -240,10 +255,10 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           events: options.events,
           currentActor: () => stillValid(key),
         };
+        meters.set(contextValue, { actor, requested });
         return { schema: options.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
-      // Refusals from onSubscribe are already in the catalogue's shape; graphql-js's own errors are mapped.
-      onError: (_ctx, _id, _payload, errors) => errors.map((e) => (typeof e.extensions?.code === 'string' && e.extensions.status ? e.toJSON() : formatError(e.toJSON(), e))),
+      onError: (_ctx, _id, _payload, errors) => errors.map(toWire),
       onNext: (_ctx, _id, _payload, args, result) => {
         if (!result.errors?.length) return;
         const requestId = (args.contextValue as GraphQLContext | undefined)?.requestId;
@@ -252,7 +267,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         return {
           ...result,
           errors: result.errors.map((e) => {
-            const formatted = formatError(e.toJSON(), e);
+            const formatted = toWire(e);
             return { ...formatted, extensions: { ...formatted.extensions, requestId } };
           }),
         };
