@@ -37,7 +37,6 @@ import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
 import { startEventWorkers } from './events/workers.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/server/subscriptions.server.js';
-import { queryLimits } from './graphql/server/query-limits.js';
 
 export interface App {
   koa: Koa;
@@ -48,8 +47,6 @@ export interface App {
   logger: Logger;
   metrics: Metrics;
   config: Config;
-  /** How many GraphQL requests the fast path answered (GRAPHQL_FAST_PATH; tests read it). */
-  graphqlFastPathAnswers(): number;
   /** Starts listening; port 0 picks a free port. Resolves with the base URL. */
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
   /** Readiness turns 503, in-flight requests finish (up to the grace period), then everything closes. */
@@ -183,7 +180,6 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
     logger,
     metrics,
     config,
-    graphqlFastPathAnswers: () => graphql.fastPathAnswers(),
     async listen(port = config.port, host = config.host) {
       const listening = await server.listen(port, host);
       // GraphQL subscriptions: graphql-ws over a WebSocket upgrade of /graphql (src/graphql/server/subscriptions.server.ts).
@@ -196,7 +192,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, opened: (c
         authenticator,
         clientAddress: clientAddressResolver(config.trustProxy),
         logger,
-        ...queryLimits(config.graphqlLimits),
+        preparation: graphql.preparation,
         sockets: config.subscriptionSockets,
       });
       return listening;

@@ -123,7 +123,6 @@ const envSchema = z.object({
     .default('https://studio.apollographql.com,https://sandbox.embed.apollographql.com'),
   GRAPHQL_INTROSPECTION: bool.optional(),
   GRAPHQL_EXECUTOR: z.enum(['jit', 'graphql-js']).default('jit'),
-  GRAPHQL_FAST_PATH: bool.default('true'),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default('10000'),
   REQUEST_TIMEOUT_MS: int(0, 3_600_000).default('30000'),
   HEADERS_TIMEOUT_MS: int(1, 600_000).default('10000'),
@@ -189,8 +188,6 @@ export interface Config {
   graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
   /** What executes GraphQL queries: graphql-jit (compiled once per document) or graphql-js; mutations, `@skip`/`@include` and answers with errors always run on graphql-js (src/graphql/server/jit.executor.ts). Same answers. */
   graphqlExecutor: 'jit' | 'graphql-js';
-  /** With jit: a query Apollo already ran is answered again without Apollo's per-request pipeline (src/graphql/server/fast-path.ts). Same answers. */
-  graphqlFastPath: boolean;
   /** Whose `X-Forwarded-For` entries are believed (src/http/client-address.ts); null: the socket's address. */
   trustProxy: TrustProxy;
   /** How many client addresses the failed-authentication limiter tracks at most (least recently seen dropped first). */
@@ -261,7 +258,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsEnabled: e.METRICS_ENABLED,
     dbBusyTimeoutMs: e.DB_BUSY_TIMEOUT_MS,
     graphqlExecutor: e.GRAPHQL_EXECUTOR,
-    graphqlFastPath: e.GRAPHQL_FAST_PATH,
     graphqlLimits: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxAliases: e.GRAPHQL_MAX_ALIASES, maxTokens: e.GRAPHQL_MAX_TOKENS, maxCost: e.GRAPHQL_MAX_COST },
     trustProxy: e.TRUST_PROXY,
     authFailuresMaxAddresses: e.AUTH_FAILURES_MAX_ADDRESSES,

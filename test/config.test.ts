@@ -15,8 +15,6 @@ describe('configuration: an invalid value stops the start with a message naming 
     assert.equal(c.petsGetSunset.toISOString(), '2027-06-30T00:00:00.000Z');
     assert.equal(c.graphqlExecutor, 'jit');
     assert.equal(loadConfig({ GRAPHQL_EXECUTOR: 'graphql-js' }).graphqlExecutor, 'graphql-js');
-    assert.equal(c.graphqlFastPath, true);
-    assert.equal(loadConfig({ GRAPHQL_FAST_PATH: 'false' }).graphqlFastPath, false);
   });
 
   it('when values are malformed, then each is refused by name', () => {
@@ -28,7 +26,6 @@ describe('configuration: an invalid value stops the start with a message naming 
     refused({ BAN_SECONDS: '-1' }, 'BAN_SECONDS');
     refused({ ADMIN_API_KEY: 'short' }, 'ADMIN_API_KEY');
     refused({ GRAPHQL_EXECUTOR: 'fast' }, 'GRAPHQL_EXECUTOR');
-    refused({ GRAPHQL_FAST_PATH: 'sometimes' }, 'GRAPHQL_FAST_PATH');
   });
 
   it('when PETS_GET_SUNSET names a day that does not exist, then it is refused rather than rolled over', () => {

@@ -28,20 +28,12 @@ export interface GraphQLContext {
    * subscription that outlives a revocation or a demotion stops receiving what the key may no longer see.
    */
   readonly currentActor?: () => Promise<Actor | null>;
-  /**
-   * HTTP only: the charge the fast path already made for this request when it hands the request to Apollo
-   * after all (src/graphql/server/fast-path.ts); the rate-limit plugin takes it instead of charging again.
-   */
-  charged?: PriorCharge;
 }
-
-/** A charge made before Apollo ran: the rate-limit headers it gave, or the refusal it threw. */
-export type PriorCharge = { headers: Record<string, string> } | { error: unknown };
 
 export const domainOf = (ctx: GraphQLContext): Domain => ctx.domain;
 
 /**
- * The caller. The rate-limit plugin refuses keyless operations before any resolver runs, so this
+ * The caller. The request preparation refuses keyless operations before any resolver runs, so this
  * only throws if a field was somehow reached without a key.
  */
 export function actorOf(ctx: GraphQLContext): Actor {

@@ -57,4 +57,20 @@ describe('GraphQL: Apollo Sandbox in a real browser (headless Chromium)', { skip
     assert.deepEqual(problems, [], 'the page runs without errors under its security headers');
     await page.close();
   });
+
+  it('when the browser has no internet, then /graphql says so and its link opens the local explorer at /graphiql', async () => {
+    const page = await browser.newPage();
+    // Offline: every request off this service's origin fails (Apollo's CDN, fonts).
+    await page.route('**/*', (route) => (route.request().url().startsWith(t.url) ? route.continue() : route.abort('internetdisconnected')));
+    const response = await page.goto(`${t.url}/graphql`);
+    assert.equal(response?.status(), 200);
+    const link = page.locator('#offline-explorer a[href="/graphiql"]');
+    await link.waitFor({ state: 'visible' });
+    assert.match(await page.locator('#offline-explorer').innerText(), /Without internet, explore the API with GraphiQL/);
+    // The link is the top element where it is drawn (nothing covers it), and it leads to the explorer.
+    await link.click();
+    await page.waitForURL(`${t.url}/graphiql`);
+    await page.locator('.graphiql-container .graphiql-query-editor .CodeMirror').waitFor();
+    await page.close();
+  });
 });

@@ -119,11 +119,8 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   const redisEnv: Record<string, string> = process.env.TEST_APP_REDIS_URL
     ? { REDIS_URL: process.env.TEST_APP_REDIS_URL, RATE_LIMIT_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}` }
     : {};
-  // TEST_GRAPHQL_FAST_PATH=false runs a suite with the GraphQL fast path off (it must answer alike either way).
-  const fastPathEnv: Record<string, string> = process.env.TEST_GRAPHQL_FAST_PATH ? { GRAPHQL_FAST_PATH: process.env.TEST_GRAPHQL_FAST_PATH } : {};
   const config = loadConfig({
     ...redisEnv,
-    ...fastPathEnv,
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     SEED_DEMO: 'false',

@@ -69,5 +69,8 @@ describe('ops: nothing internal leaks in production', () => {
     assert.doesNotMatch(page.text, /EmbeddedSandbox/);
     const introspection = await t.admin.graphql('{ __schema { queryType { name } } }');
     assert.equal(introspection.body.errors[0].extensions.code, 'VALIDATION_FAILED');
+    // The refusal names the service's setting, not Apollo Server's constructor option.
+    assert.match(introspection.body.errors[0].message, /GRAPHQL_INTROSPECTION/);
+    assert.doesNotMatch(introspection.body.errors[0].message, /ApolloServer|introspection: true/);
   });
 });

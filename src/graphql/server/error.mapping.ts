@@ -16,6 +16,12 @@ export interface ErrorExtensions {
 /** graphql-js reports its token limit as a syntax error; the document is too long, not malformed. */
 const TOKEN_LIMIT = /^Syntax Error: (?=Document contains more th\w+ \d+ tokens)/;
 
+/** graphql-js's "Did you mean …?" after a validation message: the schema is not spelled out to clients. */
+const SUGGESTION = / ?Did you mean .+\?$/;
+
+/** A parse or validation message as a client reads it: no token-limit "Syntax Error", no field suggestions. */
+export const requestErrorMessage = (message: string): string => message.replace(TOKEN_LIMIT, '').replace(SUGGESTION, '');
+
 /** Apollo's own request-level failures: all of them are the client's request being malformed or invalid. */
 const REQUEST_ERROR_CODES = new Set([
   'GRAPHQL_PARSE_FAILED',
@@ -74,7 +80,7 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   if (isRequestError(formatted)) {
     const httpStatus = (error as GraphQLError | undefined)?.extensions?.http as { status?: number } | undefined;
     const code: ErrorCode = httpStatus?.status === 405 ? 'METHOD_NOT_ALLOWED' : httpStatus?.status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'VALIDATION_FAILED';
-    return { message: formatted.message.replace(TOKEN_LIMIT, ''), ...where, extensions: extensionsOf({ code, status: STATUS_OF[code] }) };
+    return { message: requestErrorMessage(formatted.message), ...where, extensions: extensionsOf({ code, status: STATUS_OF[code] }) };
   }
   const internal = internalErrorBody(undefined);
   return { message: internal.message, ...where, extensions: extensionsOf(internal) };

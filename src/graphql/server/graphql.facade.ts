@@ -1,24 +1,21 @@
-import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
-import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
+import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { koaMiddleware } from '@as-integrations/koa';
 import type { GraphQLSchema } from 'graphql';
 import type { Context, Middleware, Next } from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import { validationFailed } from '../../domain/errors.js';
 import { readJsonBody } from '../../http/body.js';
 import type { AppState } from '../../http/context.js';
 import { HttpError, describeError } from '../../http/errors.js';
 import type { RateLimitGate } from '../../rate-limit/gate.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { errorsPlugin, formatError } from './error.mapping.js';
-import type { GraphQLContext, PriorCharge } from '../context.js';
-import { rateLimitPlugin } from './rate-limit.plugin.js';
+import type { GraphQLContext } from '../context.js';
+import { checkBody, requestPreparation, type RequestPreparation } from './request-preparation.js';
 import { freshLoadersPerMutationField } from './loaders.plugin.js';
 import { jitGateway } from './jit.executor.js';
-import { graphqlFastPath } from './fast-path.js';
-import { queryLimits } from './query-limits.js';
+import { landingPage } from './landing-page.js';
 import { buildGraphQLSchema } from '../schema/schema.builder.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -33,8 +30,8 @@ export interface GraphQLFacade {
   schema: GraphQLSchema;
   /** Answers `/graphql` and everything under it; other paths go to `next`. Mount after authentication. */
   middleware: Middleware;
-  /** How many requests the fast path answered (src/graphql/server/fast-path.ts); tests read it. */
-  fastPathAnswers(): number;
+  /** The request preparation both transports share (the WebSocket server is given it). */
+  preparation: RequestPreparation;
   stop(): Promise<void>;
 }
 
@@ -48,14 +45,14 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
   const schema = await buildGraphQLSchema({ gate });
   freshLoadersPerMutationField(schema);
   const production = config.env === 'production';
-  const limits = queryLimits(config.graphqlLimits);
+  const preparation = requestPreparation({ schema, gate, limits: config.graphqlLimits, introspection: config.introspection });
   const gateway = config.graphqlExecutor === 'jit' ? jitGateway(schema) : undefined;
   const apollo = new ApolloServer<GraphQLContext>({
     // graphql-jit runs the operations through Apollo's gateway hook (src/graphql/server/jit.executor.ts); or graphql-js, Apollo's own.
     ...(gateway ? { gateway } : { schema }),
     logger,
-    introspection: config.introspection,
-    hideSchemaDetailsFromClientErrors: production,
+    // Introspection is refused by the preparation's own rule when GRAPHQL_INTROSPECTION is off (its message names the setting).
+    introspection: true,
     // No stack trace, SQL or path ever reaches a client, in development either (the log has them).
     includeStacktraceInErrorResponses: false,
     csrfPrevention: true,
@@ -63,46 +60,22 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     // main.ts owns SIGTERM (readiness 503, drain, then exit); Apollo must not re-raise the signal first.
     stopOnTerminationSignals: false,
     persistedQueries: false,
-    parseOptions: limits.parseOptions,
-    validationRules: limits.validationRules,
+    // Parsing and validation with the preparation's options, rules and document cache; its plugin admits and charges.
+    parseOptions: preparation.apollo.parseOptions,
+    validationRules: preparation.apollo.validationRules,
+    documentStore: preparation.apollo.documentStore,
     formatError,
     plugins: [
-      ...(limits.plugins as ApolloServerPlugin<GraphQLContext>[]),
-      rateLimitPlugin(gate, { maxNodes: config.graphqlLimits.maxCost }),
+      ...preparation.apollo.plugins,
       errorsPlugin(logger),
       // Apollo's defaults we do not use, off: cache control (we set no cache hints; its per-field hook
       // makes Apollo wrap every resolver) and inline tracing (for federated subgraphs only).
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
-      production
-        ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
-        : ApolloServerPluginLandingPageLocalDefault({
-            embed: {
-              initialState: { sharedHeaders: { 'X-API-Key': '' }, pollForSchemaUpdates: false },
-              endpointIsEditable: false,
-              // No usage telemetry from the developer's browser to Apollo.
-              runTelemetry: false,
-            },
-            footer: false,
-            includeCookies: false,
-          }),
+      landingPage(production),
     ],
   });
   await apollo.start();
-  let running = true;
-  let fastPathAnswers = 0;
-
-  // Queries Apollo already ran on jit, answered again without its per-request pipeline (src/graphql/server/fast-path.ts).
-  const fastPath =
-    gateway && config.graphqlFastPath
-      ? graphqlFastPath({
-          schema,
-          gate,
-          maxNodes: config.graphqlLimits.maxCost,
-          prepared: gateway.prepared,
-          answeredByJit: () => void gateway.answered.jit++,
-        })
-      : undefined;
 
   const contexts = new WeakMap<Context, GraphQLContext>();
   const execute = koaMiddleware(apollo, { context: async ({ ctx }) => contexts.get(ctx)! });
@@ -124,23 +97,13 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
       // A body that is not JSON is 415, as on REST; refused before anything runs, which also stops
       // the text/plain "simple requests" that CSRF relies on.
       const body = await readJsonBody(ctx);
-      if (Array.isArray(body)) throw validationFailed('Batched requests are not supported; send one operation per request.');
-      // `false`, `0`, `""` or a string: the Koa adapter would take a falsy body for a missing body parser (500).
-      if (body !== undefined && body !== null && typeof body !== 'object') {
-        throw validationFailed('The request body must be a JSON object such as {"query": "…"}.', [{ path: 'body', message: 'must be an object' }]);
-      }
-      if (fastPath && running) {
-        const outcome = await fastPath.answer(ctx, context, body);
-        if (outcome === true) return void fastPathAnswers++;
-        // Charged, then left to Apollo: it answers with that charge, over DataLoaders of its own.
-        if (outcome) context = context.again(outcome.charged);
-      }
+      // One object per request (request-preparation.ts); `false`, `0` or `""` would otherwise reach the Koa adapter as a missing body (500).
+      checkBody(body);
       // Apollo refuses a missing body itself (400); the Koa adapter only needs something set.
       (ctx.request as { body?: unknown }).body = body ?? {};
     }
     contexts.set(ctx, context);
     await execute(ctx, afterApollo);
-    if (fastPath && ctx.method === 'POST') fastPath.learn(ctx);
     // Apollo answers a malformed HTTP request (no query, a GET mutation, a CSRF-unsafe request) before
     // any plugin runs: those few error bodies get their requestId here.
     if (ctx.status >= 400 && typeof ctx.body === 'string' && !ctx.body.includes('"requestId"')) ctx.body = withRequestId(ctx.body, state.requestId);
@@ -171,11 +134,8 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
   return {
     schema,
     middleware,
-    fastPathAnswers: () => fastPathAnswers,
-    stop: () => {
-      running = false;
-      return apollo.stop();
-    },
+    preparation,
+    stop: () => apollo.stop(),
   };
 }
 
@@ -189,7 +149,6 @@ class RequestContext implements GraphQLContext {
   readonly authFailure: AppState['authFailure'];
   readonly loaders: GraphQLContext['loaders'];
   readonly requestId: string;
-  charged?: PriorCharge;
   constructor(
     readonly state: AppState,
     readonly clientAddress: string,
@@ -199,12 +158,6 @@ class RequestContext implements GraphQLContext {
     this.authFailure = state.authFailure;
     this.requestId = state.requestId;
     this.loaders = createLoaders(() => state.domain);
-  }
-  /** The same request's context for Apollo after the fast path charged it: fresh DataLoaders, the charge handed over. */
-  again(charged: PriorCharge): RequestContext {
-    const context = new RequestContext(this.state, this.clientAddress, this.observed);
-    context.charged = charged;
-    return context;
   }
   get domain() {
     return this.state.domain;

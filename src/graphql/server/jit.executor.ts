@@ -1,26 +1,9 @@
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
 import { BREAK, execute, visit, type DocumentNode, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { LRUCache } from 'lru-cache';
 
 type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
 type GatewayExecutor = NonNullable<Awaited<ReturnType<GatewayInterface['load']>>['executor']>;
-
-/** Compiled queries kept (least recently used dropped first): a service sees a handful of distinct documents, and a compiled one holds generated code, so the bound is small. */
-const COMPILED_OPERATIONS = 250;
-/** The query texts those entries are keyed by, in characters at most (a document's comments are not limited by its token count). */
-const COMPILED_TEXT_CHARS = 4 * 1024 * 1024;
-
-/** A query Apollo parsed, validated and resolved, and jit compiled: what the fast path (fast-path.ts) runs. */
-export interface PreparedQuery {
-  document: DocumentNode;
-  operation: OperationDefinitionNode;
-  compiled: CompiledQuery;
-}
-
-/** One key per query text and operation name as the request gave them (absent and `""` differ: `""` names no operation). */
-const operationKey = (query: string, operationName: string | undefined): string =>
-  operationName === undefined ? `\u0000${query}` : `${operationName.length}\u0000${operationName}${query}`;
 
 /**
  * Apollo's execution step as graphql-jit: every distinct query (document text and operation name) is
@@ -42,18 +25,17 @@ const operationKey = (query: string, operationName: string | undefined): string 
  *   `status, name` on graphql-js);
  * - a query whose jit result has errors (refused variables, a failing field, a null in a non-null
  *   position), or whose jit run throws, runs again on graphql-js, whose answer is sent. jit reports such errors differently
- *   (in another order, also under a parent already nulled, with a read-only `message` that GraphQL Armor's
- *   suggestion masking assigns to, without the `nodes` Apollo reads to make refused variables a 400).
+ *   (in another order, also under a parent already nulled, with a read-only `message`, without the `nodes` Apollo reads to make refused variables a 400).
  *   Queries have no side effects, so running one twice only costs time, and only on that path.
  */
-export function jitGateway(schema: GraphQLSchema): GatewayInterface & {
-  answered: { jit: number; graphqlJs: number };
-  /** The query Apollo already ran on jit with this text and operation name, if it is still cached. */
-  prepared(query: string, operationName: string | undefined): PreparedQuery | undefined;
-} {
+export function jitGateway(schema: GraphQLSchema): GatewayInterface & { answered: { jit: number; graphqlJs: number } } {
   /** How many operations each engine answered (tests read it). */
   const answered = { jit: 0, graphqlJs: 0 };
-  const compiled = new LRUCache<string, PreparedQuery>({ max: COMPILED_OPERATIONS, maxSize: COMPILED_TEXT_CHARS, sizeCalculation: (_, key) => key.length });
+  /**
+   * Per operation of a cached document, its compiled query. Apollo takes the document from the request
+   * preparation's bounded cache (the same object for the same text), so an entry lives as long as its document.
+   */
+  const compiled = new WeakMap<OperationDefinitionNode, CompiledQuery>();
   /** Per document: whether graphql-js runs it (jit cannot compile it, or it has `@skip`/`@include`). */
   const onGraphqlJs = new WeakMap<DocumentNode, boolean>();
 
@@ -66,18 +48,15 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface & {
     let jsOnly = onGraphqlJs.get(document);
     if (jsOnly === undefined) onGraphqlJs.set(document, (jsOnly = hasSkipOrInclude(document)));
     if (jsOnly) return graphqlJs();
-    // The same text and operation name: the same compiled function.
-    // (Apollo always gives the source text; without it there is nothing to key the compiled query by.)
-    if (typeof request.source !== 'string') return graphqlJs();
-    const key = operationKey(request.source, request.request.operationName);
-    let query = compiled.get(key)?.compiled;
+    // The same cached document and operation: the same compiled function.
+    let query = compiled.get(operation);
     if (!query) {
       const result = compileQuery(schema, document, operationName ?? undefined, { disablingCapturingStackErrors: true });
       if (!isCompiledQuery(result)) {
         onGraphqlJs.set(document, true);
         return graphqlJs();
       }
-      compiled.set(key, { document, operation, compiled: (query = result) });
+      compiled.set(operation, (query = result));
     }
     let result: ExecutionResult;
     try {
@@ -93,7 +72,6 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface & {
 
   return {
     answered,
-    prepared: (query, operationName) => compiled.get(operationKey(query, operationName)),
     async load() {
       return { executor };
     },

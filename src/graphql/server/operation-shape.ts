@@ -19,6 +19,7 @@ import {
 } from 'graphql';
 import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
 import type { GraphQLOperationShape } from '../../rate-limit/cost.js';
+import { pageSize } from '../../domain/pagination.js';
 
 /** Root fields that only introspect: a keyless caller may send them. */
 const INTROSPECTION: ReadonlySet<string> = new Set(['__schema', '__type', '__typename']);
@@ -32,6 +33,8 @@ export interface OperationShape extends GraphQLOperationShape {
   overCeiling: boolean;
   /** False when the operation only introspects. */
   needsKey: boolean;
+  /** A page size (`first`) the domain refuses (outside 1..100), if the operation asks for one. */
+  invalidPageSize?: number;
 }
 
 /**
@@ -52,7 +55,17 @@ const isConnection = (field: GraphQLField<unknown, unknown>): boolean => {
   return field.args.some((a) => a.name === 'first') && isObjectType(type) && 'edges' in type.getFields();
 };
 
-/** The page size a connection field is asked for: its `first` (literal, variable or default), at least 1. */
+/** Whether the domain serves a page of this size (its own rule, `pageSize`). */
+function validPageSize(size: number): boolean {
+  try {
+    pageSize(size, 'first');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The page size a connection field is asked for: its `first` (literal, variable or default). */
 function pageSizeOf(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: Record<string, unknown>): number {
   let first: unknown;
   try {
@@ -61,8 +74,7 @@ function pageSizeOf(field: GraphQLField<unknown, unknown>, node: FieldNode, vari
     // An argument that does not coerce fails at execution, before any resolver: nothing to estimate.
   }
   const fallback = field.args.find((a) => a.name === 'first')?.defaultValue;
-  const size = typeof first === 'number' ? first : typeof fallback === 'number' ? fallback : 1;
-  return Math.max(1, size);
+  return typeof first === 'number' ? first : typeof fallback === 'number' ? fallback : 1;
 }
 
 /**
@@ -105,7 +117,9 @@ export function operationShape(
       if (!isObjectType(named) && !isAbstractType(named)) continue;
       let ownPageSize: number | undefined;
       if (isConnection(field)) {
-        ownPageSize = pageSizeOf(field, node, variables);
+        const asked = pageSizeOf(field, node, variables);
+        if (shape.invalidPageSize === undefined && !validPageSize(asked)) shape.invalidPageSize = asked;
+        ownPageSize = Math.max(1, asked);
         if (!atRoot) nested.push(parents);
       }
       const items = isListType(getNullableType(field.type)) ? parents * (pageSize ?? UNPAGED_LIST_SIZE) : parents;

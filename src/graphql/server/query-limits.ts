@@ -1,5 +1,4 @@
 import { ApolloArmor } from '@escape.tech/graphql-armor';
-import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, type ParseOptions, type ValidationContext, type ValidationRule } from 'graphql';
 import type { Config } from '../../config.js';
 
@@ -16,14 +15,10 @@ const reportLimit = (context: ValidationContext | null, error: GraphQLError) => 
  * executes or is charged: tokens while parsing (graphql-js's own `maxTokens`, so an oversized document
  * is never fully parsed), then depth, aliases and directives as validation rules (GraphQL Armor). The
  * size of the answer depends on the request's variables, so it is checked once the operation is
- * resolved (see rate-limit.plugin.ts), not here. A refusal is a 400 VALIDATION_FAILED naming the
- * limit. Field suggestions ("Did you mean …") are masked by Armor and, in production, by Apollo.
+ * resolved (see request-preparation.ts), not here. A refusal is a 400 VALIDATION_FAILED naming the
+ * limit. Field suggestions ("Did you mean …") are left out of every request error (error.mapping.ts).
  */
-export function queryLimits(limits: Config['graphqlLimits']): {
-  parseOptions: ParseOptions;
-  validationRules: ValidationRule[];
-  plugins: ApolloServerPlugin[];
-} {
+export function queryLimits(limits: Config['graphqlLimits']): { parseOptions: ParseOptions; validationRules: ValidationRule[] } {
   const refusal = { onReject: [reportLimit], propagateOnRejection: false };
   const armor = new ApolloArmor({
     maxTokens: { enabled: false },
@@ -33,8 +28,8 @@ export function queryLimits(limits: Config['graphqlLimits']): {
     maxAliases: { n: limits.maxAliases, allowList: [], ...refusal },
     maxDirectives: { n: 50, ...refusal },
     costLimit: { enabled: false },
-    blockFieldSuggestion: { enabled: true },
+    // Suggestions are dropped from the message, not replaced by Armor's "[Suggestion hidden]" (error.mapping.ts).
+    blockFieldSuggestion: { enabled: false },
   }).protect();
-  // Armor is typed against Apollo's CommonJS build and this service imports the ESM one: the same plugin type.
-  return { parseOptions: { maxTokens: limits.maxTokens }, validationRules: armor.validationRules, plugins: armor.plugins as unknown as ApolloServerPlugin[] };
+  return { parseOptions: { maxTokens: limits.maxTokens }, validationRules: armor.validationRules };
 }

@@ -3,16 +3,17 @@
  * WebSocket upgrade there). The API key comes in `connection_init` as `{"X-API-Key": …}`; an unknown
  * or banned key closes the socket with 4403, a key over its rate limit with 4429. Sockets are bounded
  * before and after that: per client address until `connection_init` is accepted (more are refused at
- * the upgrade, and each waits at most the init timeout), per account after it (plan-caps.ts). Only subscription operations run here (queries and mutations go
- * over HTTP, where the rest of the request pipeline is); each started subscription costs 1 point,
- * events pushed cost nothing, and each plan caps the concurrent subscriptions of an account (across
- * instances when the slots are in Redis: src/rate-limit/subscription-slots.ts).
+ * the upgrade, and each waits at most the init timeout), per account after it (plan-caps.ts).
+ * Only subscription operations run here (queries and mutations go over HTTP). Each subscribe passes
+ * the HTTP path's request preparation (request-preparation.ts) and costs 1 point; each answer pushed
+ * is charged as it goes (subscription-meter.ts); each plan caps the concurrent subscriptions of an
+ * account (across instances when the slots are in Redis: src/rate-limit/subscription-slots.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, getOperationAST, parse, validate, type DocumentNode, type GraphQLSchema, type ParseOptions, type ValidationRule } from 'graphql';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
@@ -21,12 +22,11 @@ import { describeError } from '../../http/errors.js';
 import type { ApiKeyAuthenticator } from '../../http/authentication.js';
 import { connectionCap, RateLimitRefusal, subscriptionCap, type RateLimitGate, type SubscriptionSlot, type SubscriptionSlots } from '../../rate-limit/index.js';
 import { createLoaders } from '../schema/data.loaders.js';
-import { coerceVariables } from './operation-shape.js';
+import { isRefusal, type RequestPreparation } from './request-preparation.js';
 import { authError } from '../../http/authentication.js';
 import { formatError } from './error.mapping.js';
 import type { GraphQLContext } from '../context.js';
 import { GRAPHQL_PATH } from './graphql.facade.js';
-import { priceOperation } from './rate-limit.plugin.js';
 import { meteredSubscribe, type PushMeter } from './subscription-meter.js';
 
 /** How long a shutdown waits for WebSocket clients to answer the close frame before cutting their sockets. */
@@ -50,8 +50,8 @@ export interface SubscriptionServerOptions {
   /** The client's address, as the HTTP pipeline computes it (TRUST_PROXY). */
   clientAddress(request: IncomingMessage): string;
   logger: Logger;
-  parseOptions: ParseOptions;
-  validationRules: ValidationRule[];
+  /** The request preparation of the HTTP path (request-preparation.ts): every subscribe passes it. */
+  preparation: RequestPreparation;
   /** Sockets not yet authenticated: how many one address may hold, and how long each may wait for `connection_init`. */
   sockets: { perAddress: number; initTimeoutMs: number };
 }
@@ -198,33 +198,17 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         // The socket may have outlived its key (revoked) or its role: each subscribe looks again (a ban is the gate's refusal below).
         const actor = await options.authenticator.authenticate(key).catch(() => null);
         if (!actor) return [errorOf(authError('INVALID_API_KEY'), requestId)];
-        let document: DocumentNode;
-        try {
-          document = parse(payload.query, options.parseOptions);
-        } catch (error) {
-          return [errorOf(new DomainError('VALIDATION_FAILED', (error as Error).message), requestId)];
-        }
-        const invalid = validate(options.schema, document, options.validationRules);
-        if (invalid.length) return invalid.map((e) => errorOf(new DomainError('VALIDATION_FAILED', e.message), requestId));
-        const operation = getOperationAST(document, payload.operationName);
-        if (operation?.operation !== 'subscription') {
-          return [errorOf(new DomainError('VALIDATION_FAILED', 'Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.'), requestId)];
-        }
-        // Variables that do not fit the operation are the client's mistake (graphql-js would throw them as internal).
-        const coerced = coerceVariables(options.schema, operation, payload.variables ?? undefined);
-        if ('errors' in coerced) return coerced.errors.map((e) => errorOf(new DomainError('VALIDATION_FAILED', e.message), requestId));
-        const priced = priceOperation(options.schema, document, operation, coerced.variables, Number.POSITIVE_INFINITY);
-        const requested = priced.refused ? 1 : priced.requested;
+        // The same preparation as over HTTP: parsing, the spec's rules and the query limits, shape, cost and charge;
+        // the plan cap is taken just before the charge (a subscription refused for it is charged nothing).
         const cap = subscriptionCap(actor);
-        const slot = await options.slots.acquire(actor.accountId, cap);
-        if (!slot) {
-          return [errorOf(new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`), requestId)];
-        }
-        try {
-          await options.gate.charge(actor, 1);
-        } catch (error) {
-          slot.release();
-          return [errorOf(error, requestId)];
+        let slot: SubscriptionSlot | null = null;
+        const prepared = await options.preparation.prepare(payload, { actor }, 'websocket', async () => {
+          slot = await options.slots.acquire(actor.accountId, cap);
+          return slot ? undefined : new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`);
+        });
+        if (isRefusal(prepared) || !slot) {
+          (slot as SubscriptionSlot | null)?.release();
+          return isRefusal(prepared) ? prepared.refused.map((e) => errorOf(e, requestId)) : [];
         }
         open++;
         let slots = counted.get(ctx.extra);
@@ -255,8 +239,8 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           events: options.events,
           currentActor: () => stillValid(key),
         };
-        meters.set(contextValue, { actor, requested });
-        return { schema: options.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
+        meters.set(contextValue, { actor, requested: prepared.cost.requested });
+        return { schema: options.schema, document: prepared.document, operationName: payload.operationName, variableValues: prepared.variables, contextValue };
       },
       onError: (_ctx, _id, _payload, errors) => errors.map(toWire),
       onNext: (_ctx, _id, _payload, args, result) => {

@@ -1,0 +1,331 @@
+/**
+ * The one preparation of a GraphQL request, for both transports: HTTP (Apollo Server, through its extension
+ * points) and WebSocket (graphql-ws's `onSubscribe`). What a request passes before anything executes:
+ *
+ * 1. the body: one JSON object `{query, variables?, operationName?}` (`checkBody`, `readRequest`);
+ * 2. parsing, with graphql-js's token limit, into a bounded document cache (lru-cache) shared by both transports;
+ * 3. validation: the GraphQL spec's rules (graphql-js `specifiedRules`) plus the query limits (depth, aliases,
+ *    directives: query-limits.ts) and, when introspection is off, the introspection refusal;
+ * 4. the operation: resolved by name, of a type the transport runs (HTTP: queries and mutations; WebSocket:
+ *    subscriptions), its variables coerced;
+ * 5. its shape and cost (operation-shape.ts, src/rate-limit/cost.ts): the size ceiling and the page sizes,
+ *    then the charge through the rate-limit gate.
+ *
+ * Apollo does steps 2–3 itself with what this module gives it (`apollo`: the parse options, the extra
+ * validation rules, this document cache as its `documentStore`) and steps 4–5 through this module's plugin
+ * (`didResolveOperation`). The WebSocket server calls `prepare`, which runs every step here with the same
+ * cache, rules and functions. A rule added here holds on both.
+ */
+import { createHash } from 'node:crypto';
+import type { ApolloServerPlugin, DocumentStore } from '@apollo/server';
+import {
+  GraphQLError,
+  getOperationAST,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type ParseOptions,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
+import { LRUCache } from 'lru-cache';
+import type { Config } from '../../config.js';
+import { validationFailed } from '../../domain/errors.js';
+import type { Actor } from '../../domain/index.js';
+import { pageSize } from '../../domain/pagination.js';
+import { keyRefusal } from '../../http/authentication.js';
+import type { AppState } from '../../http/context.js';
+import { graphqlCost, type RateLimitGate } from '../../rate-limit/index.js';
+import type { GraphQLContext } from '../context.js';
+import { requestErrorMessage, toRequestError } from './error.mapping.js';
+import { cachedOperationShape, coerceVariables } from './operation-shape.js';
+import { queryLimits } from './query-limits.js';
+
+/** Validated documents kept (by query text hash), and the source characters they may hold in all. */
+const CACHED_DOCUMENTS = 500;
+const CACHED_SOURCE_CHARS = 4 * 1024 * 1024;
+
+export type Transport = 'http' | 'websocket';
+
+/** Who sends the request: a keyed actor, or a keyless address (HTTP only). */
+export type Caller = { actor: Actor } | { actor?: undefined; address: string; authFailure?: AppState['authFailure'] };
+
+/** What the answer's `extensions.cost` shows. */
+export interface OperationCost {
+  /** The operation's cost under the shared policy, read with the request's variables. */
+  requested: number;
+  /** Points taken: from the account's budget with a key, from the per-address limiter (1) without. */
+  charged: number;
+}
+
+/** A request that passed every step and was charged. */
+export interface Prepared {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  /** The variables as execution coerces them (defaults applied). */
+  variables: Record<string, unknown>;
+  /** `query pets`, `subscription inventoryChanged`: a bounded label for logs and metrics. */
+  label: string;
+  cost: OperationCost;
+  /** The rate-limit headers of the charge. */
+  headers: Record<string, string>;
+}
+
+/**
+ * A request refused before anything ran. `errors` are known errors (DomainError, the gate's refusal, an
+ * authentication error: `describeError` maps each to its code and status); `charged` says whether a point
+ * was taken anyway (a keyless request past the per-address limiter's charge).
+ */
+export interface Refusal {
+  refused: readonly unknown[];
+  /** The operation's label, once the operation is known (metrics name refused operations too). */
+  label?: string;
+  /** The rate-limit headers when a point was taken before the refusal (a keyless request). */
+  headers?: Record<string, string>;
+  /** The variables do not fit the operation (over HTTP, execution refuses them itself). */
+  variables?: true;
+}
+
+export const isRefusal = (value: Prepared | Refusal | DocumentNode): value is Refusal => 'refused' in value;
+
+const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * The body rule of both transports: one JSON object per request (no batches, no scalars). A body Apollo
+ * would take for a missing body parser (`false`, `0`, `""`) is refused here as well.
+ */
+export function checkBody(body: unknown): void {
+  if (Array.isArray(body)) throw validationFailed('Batched requests are not supported; send one operation per request.');
+  if (body !== undefined && body !== null && typeof body !== 'object') {
+    throw validationFailed('The request body must be a JSON object such as {"query": "…"}.', [{ path: 'body', message: 'must be an object' }]);
+  }
+}
+
+/** The fields of a request body, checked as Apollo checks a POST body (400 otherwise). */
+function readRequest(body: unknown): { query: string; variables?: Record<string, unknown>; operationName?: string } {
+  checkBody(body);
+  const { query, variables, operationName } = isRecord(body) ? body : {};
+  if (typeof query !== 'string' || query === '') throw validationFailed('The request needs a non-empty `query` string.', [{ path: 'query', message: 'must be a non-empty string' }]);
+  if (variables !== undefined && variables !== null && !isRecord(variables)) {
+    throw validationFailed('`variables` must be an object.', [{ path: 'variables', message: 'must be an object' }]);
+  }
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
+    throw validationFailed('`operationName` must be a string.', [{ path: 'operationName', message: 'must be a string' }]);
+  }
+  return { query, variables: variables ?? undefined, operationName: operationName ?? undefined };
+}
+
+/** Introspection refused when `GRAPHQL_INTROSPECTION` is off (in production by default). */
+const noIntrospection: ValidationRule = (context: ValidationContext) => ({
+  Field(node) {
+    if (node.name.value === '__schema' || node.name.value === '__type') {
+      context.reportError(
+        new GraphQLError('Introspection is turned off on this server (GRAPHQL_INTROSPECTION=false).', {
+          nodes: [node],
+        }),
+      );
+    }
+  },
+});
+
+/** Which operations each transport runs, and what the other one is told. */
+const WRONG_TRANSPORT: Record<Transport, (operation: OperationDefinitionNode) => string | undefined> = {
+  http: (o) =>
+    o.operation === 'subscription'
+      ? 'Subscriptions run over the graphql-ws protocol (a WebSocket to /graphql, key in connection_init); use POST for queries and mutations.'
+      : undefined,
+  websocket: (o) => (o.operation !== 'subscription' ? 'Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.' : undefined),
+};
+
+export interface RequestPreparationOptions {
+  schema: GraphQLSchema;
+  gate: RateLimitGate;
+  limits: Config['graphqlLimits'];
+  introspection: boolean;
+}
+
+export interface RequestPreparation {
+  /** What Apollo Server is configured with, so that its own parse and validation are this module's. */
+  apollo: {
+    parseOptions: ParseOptions;
+    /** Apollo runs these after graphql-js's `specifiedRules`. */
+    validationRules: ValidationRule[];
+    documentStore: DocumentStore;
+    plugins: ApolloServerPlugin<GraphQLContext>[];
+  };
+  /**
+   * Every step, for a request that did not come through Apollo (WebSocket): the prepared operation, charged, or
+   * why not. `beforeCharge` runs once the operation is admitted, just before the charge; an error it returns
+   * refuses the request uncharged (the plan cap of subscriptions).
+   */
+  prepare(body: unknown, caller: Caller, transport: Transport, beforeCharge?: () => Promise<unknown>): Promise<Prepared | Refusal>;
+  /**
+   * Steps 4–5 for a document that is parsed and validated: the operation checked, priced and charged. Nothing is
+   * charged for a refusal, but for a keyless caller's point.
+   */
+  admit(
+    document: DocumentNode,
+    operation: OperationDefinitionNode,
+    rawVariables: Record<string, unknown> | undefined,
+    caller: Caller,
+    transport: Transport,
+    beforeCharge?: () => Promise<unknown>,
+  ): Promise<Prepared | Refusal>;
+  /** What running the operation once costs under the shared policy (a pushed subscription answer is re-charged from it). */
+  cost(document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>): number;
+}
+
+export function requestPreparation({ schema, gate, limits, introspection }: RequestPreparationOptions): RequestPreparation {
+  const { maxCost: maxNodes } = limits;
+  const armor = queryLimits(limits);
+  const extraRules = [...(introspection ? [] : [noIntrospection]), ...armor.validationRules];
+  const rules = [...specifiedRules, ...extraRules];
+  const parseOptions = armor.parseOptions;
+  const documents = new LRUCache<string, DocumentNode>({
+    max: CACHED_DOCUMENTS,
+    maxSize: CACHED_SOURCE_CHARS,
+    sizeCalculation: (document) => Math.max(1, document.loc?.end ?? 1),
+  });
+  // Apollo keys the store by `<schema hash>:<sha256 of the query>`; this store serves one schema, so the query hash is the key.
+  const hashOf = (key: string) => key.slice(key.lastIndexOf(':') + 1);
+  const documentStore: DocumentStore = {
+    get: async (key) => documents.get(hashOf(key)),
+    set: async (key, document) => void documents.set(hashOf(key), document),
+    delete: async (key) => documents.delete(hashOf(key)),
+  };
+
+  /** Parse and validate (steps 2–3), through the cache Apollo fills too. */
+  const documentOf = (query: string): DocumentNode | Refusal => {
+    const hash = createHash('sha256').update(query).digest('hex');
+    const cached = documents.get(hash);
+    if (cached) return cached;
+    let document: DocumentNode;
+    try {
+      document = parse(query, parseOptions);
+    } catch (error) {
+      return { refused: [validationFailed(requestErrorMessage((error as Error).message))] };
+    }
+    const invalid = validate(schema, document, rules);
+    if (invalid.length) return { refused: invalid.map((e) => validationFailed(requestErrorMessage(e.message))) };
+    documents.set(hash, document);
+    return document;
+  };
+
+  const admit: RequestPreparation['admit'] = async (document, operation, rawVariables, caller, transport, beforeCharge) => {
+    const wrong = WRONG_TRANSPORT[transport](operation);
+    if (wrong) return { refused: [validationFailed(wrong)] };
+    const coerced = coerceVariables(schema, operation, rawVariables);
+    if (!('variables' in coerced)) return { variables: true, refused: coerced.errors.map((e) => validationFailed(e.message)) };
+    const { variables } = coerced;
+    const shape = cachedOperationShape(schema, document, operation, variables, maxNodes);
+    const label = operationLabel(operation.operation, shape.rootFields);
+    if (shape.overCeiling) {
+      return {
+        label,
+        refused: [
+          validationFailed(
+            `Query size limit of ${maxNodes} exceeded: the answer could hold more than ${maxNodes} fields. Ask for smaller pages (first) or fewer nested lists.`,
+          ),
+        ],
+      };
+    }
+    // A page size the domain refuses is refused here, before anything runs or is charged (the domain's own rule).
+    if (shape.invalidPageSize !== undefined) {
+      try {
+        pageSize(shape.invalidPageSize, 'first');
+      } catch (error) {
+        return { label, refused: [error] };
+      }
+    }
+    const requested = graphqlCost(shape);
+    // Starting a subscription costs 1 (its pushed answers are charged as they go); any other operation its cost.
+    const price = operation.operation === 'subscription' ? 1 : requested;
+    const before = await beforeCharge?.();
+    if (before) return { label, refused: [before] };
+    let headers: Record<string, string>;
+    try {
+      // Without a valid key every request, introspection included, takes a point from the address's limiter.
+      headers = caller.actor ? await gate.charge(caller.actor, price) : await gate.anonymous(caller.address, true);
+    } catch (error) {
+      return { label, refused: [error] };
+    }
+    if (!caller.actor) {
+      const refusal = keyRefusal(caller.authFailure, shape.needsKey);
+      if (refusal) return { label, refused: [refusal], headers };
+    }
+    return { document, operation, variables, label, cost: { requested, charged: caller.actor ? price : 1 }, headers };
+  };
+
+  const prepare: RequestPreparation['prepare'] = async (body, caller, transport, beforeCharge) => {
+    let request: ReturnType<typeof readRequest>;
+    try {
+      request = readRequest(body);
+    } catch (error) {
+      return { refused: [error] };
+    }
+    const document = documentOf(request.query);
+    if (isRefusal(document)) return document;
+    const operation = getOperationAST(document, request.operationName);
+    if (!operation) {
+      const message = request.operationName ? `Unknown operation named "${request.operationName}".` : 'Must provide operation name if query contains multiple operations.';
+      return { refused: [validationFailed(message)] };
+    }
+    return admit(document, operation, request.variables, caller, transport, beforeCharge);
+  };
+
+  return {
+    apollo: { parseOptions, validationRules: extraRules, documentStore, plugins: [preparationPlugin(admit)] },
+    prepare,
+    admit,
+    cost(document, operation, variables) {
+      return graphqlCost(cachedOperationShape(schema, document, operation, variables, maxNodes));
+    },
+  };
+}
+
+/**
+ * Steps 4–5 inside Apollo: once Apollo has parsed, validated and resolved the operation, and before any
+ * resolver runs, the operation is admitted (checked, priced and charged); a refusal answers with its
+ * status and headers (400, 401, 429 with Retry-After). The answer shows the cost in `extensions.cost`.
+ */
+function preparationPlugin(admit: RequestPreparation['admit']): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart() {
+      let cost: OperationCost | undefined;
+      return {
+        async didResolveOperation({ contextValue: ctx, operation, operationName, document, request, response }) {
+          if (operationName) ctx.observed.operationName = operationName;
+          if (!operation) return;
+          const caller: Caller = ctx.actor ? { actor: ctx.actor } : { address: ctx.clientAddress, authFailure: ctx.authFailure };
+          const admitted = await admit(document, operation, request.variables, caller, 'http');
+          if (admitted.label) ctx.observed.operation = admitted.label;
+          for (const [name, value] of Object.entries(admitted.headers ?? {})) response.http.headers.set(name.toLowerCase(), value);
+          if (!isRefusal(admitted)) {
+            cost = admitted.cost;
+            return;
+          }
+          // Variables that do not fit the operation: execution refuses the request with their errors (400)
+          // before any resolver runs, like an invalid document, and it costs nothing.
+          if (admitted.variables) return;
+          throw toRequestError(admitted.refused[0]);
+        },
+        async willSendResponse({ response }) {
+          if (!cost || response.body.kind !== 'single') return;
+          const result = response.body.singleResult;
+          // A request refused as a whole shows no cost; an executed one does, errors or not.
+          if (result.data === undefined) return;
+          result.extensions = { ...result.extensions, cost };
+        },
+      };
+    },
+  };
+}
+
+/** `query pets`, `mutation placeOrder`, or `query (several fields)`: never client input such as the operation name. */
+function operationLabel(type: string, rootFields: readonly string[]): string {
+  const names = new Set(rootFields);
+  return `${type} ${names.size === 1 ? [...names][0]! : names.size === 0 ? '(none)' : '(several fields)'}`;
+}
