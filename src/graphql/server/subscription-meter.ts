@@ -5,6 +5,10 @@
  * it in `extensions.cost`, as an HTTP answer does. When the gate refuses (the budget ran out, or the
  * key is banned), the subscription's last answer is that refusal and it completes: the socket, and the
  * other subscriptions on it, stay open. The document is not run for a refused event.
+ *
+ * One account's answers are prepared one at a time on an instance, each after the I/O waiting before it
+ * (`setImmediate`): an event that twenty heavy subscriptions of one account follow is twenty turns taken
+ * in a row, with other accounts' requests served between them, not one block of twenty executions.
  */
 import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Actor } from '../../domain/index.js';
@@ -27,6 +31,23 @@ export interface MeteredSubscribeOptions {
 
 /** A replacement for graphql-js's `subscribe` (graphql-ws's `subscribe` option) that charges each pushed answer. */
 export function meteredSubscribe({ gate, meterOf, refusal }: MeteredSubscribeOptions) {
+  /** Per account, the end of the last answer queued: the next one starts after it. */
+  const lanes = new Map<number, Promise<void>>();
+  const inLane = async <T>(accountId: number, work: () => Promise<T>): Promise<T> => {
+    const before = lanes.get(accountId) ?? Promise.resolve();
+    let done!: () => void;
+    const tail = new Promise<void>((resolve) => (done = resolve));
+    lanes.set(accountId, tail);
+    try {
+      await before;
+      await new Promise((resolve) => setImmediate(resolve));
+      return await work();
+    } finally {
+      done();
+      if (lanes.get(accountId) === tail) lanes.delete(accountId);
+    }
+  };
+
   return async (args: ExecutionArgs): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> => {
     const source = await createSourceEventStream(args);
     if (!(Symbol.asyncIterator in source)) return source;
@@ -39,6 +60,8 @@ export function meteredSubscribe({ gate, meterOf, refusal }: MeteredSubscribeOpt
     };
 
     const answer = async (event: unknown): Promise<IteratorResult<ExecutionResult>> => {
+      // Completed while it waited for its turn: nothing to charge or run.
+      if (ended) return { value: undefined, done: true };
       let cost: { requested: number; charged: number } | undefined;
       if (meter) {
         const charged = pushCost(meter.requested);
@@ -63,7 +86,7 @@ export function meteredSubscribe({ gate, meterOf, refusal }: MeteredSubscribeOpt
         const next = await events.next();
         if (next.done || ended) return { value: undefined, done: true };
         try {
-          return await answer(next.value);
+          return await (meter ? inLane(meter.actor.accountId, () => answer(next.value)) : answer(next.value));
         } catch (error) {
           await end();
           throw error;
