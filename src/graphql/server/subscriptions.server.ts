@@ -85,12 +85,12 @@ const toWire = (e: GraphQLError) => (typeof e.extensions?.code === 'string' && e
 export function attachSubscriptionServer(server: Server, options: SubscriptionServerOptions): SubscriptionServer {
   // Messages are small (connection_init, a subscribe with one document): the ws default of 100 MiB is far too generous.
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
-  // Only a WebSocket upgrade of /graphql is ours: any other request that asks for an upgrade (curl's
-  // `Upgrade: h2c`, a WebSocket to another path) is answered as the plain request it also is.
   /** Sockets per client address that have no accepted `connection_init` yet. */
   const unauthenticated = new Map<string, number>();
   /** Takes a socket out of its address's count (once): when its key is accepted, or when it closes. */
   const authenticated = new WeakMap<object, () => void>();
+  // Only a WebSocket upgrade of /graphql is ours: any other request that asks for an upgrade (curl's
+  // `Upgrade: h2c`, a WebSocket to another path) is answered as the plain request it also is.
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (request.url ?? '').split('?')[0];
     if (path !== GRAPHQL_PATH || request.headers.upgrade?.toLowerCase() !== 'websocket') {
