@@ -1,5 +1,10 @@
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginSchemaReportingDisabled,
+  ApolloServerPluginUsageReportingDisabled,
+} from '@apollo/server/plugin/disabled';
 import { koaMiddleware } from '@as-integrations/koa';
 import type { GraphQLSchema } from 'graphql';
 import type { Context, Middleware, Next } from 'koa';
@@ -69,9 +74,12 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
       ...preparation.apollo.plugins,
       errorsPlugin(logger),
       // Apollo's defaults we do not use, off: cache control (we set no cache hints; its per-field hook
-      // makes Apollo wrap every resolver) and inline tracing (for federated subgraphs only).
+      // makes Apollo wrap every resolver), inline tracing (for federated subgraphs only), and usage and
+      // schema reporting to Apollo's cloud (they would start with an APOLLO_KEY in the environment).
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
+      ApolloServerPluginUsageReportingDisabled(),
+      ApolloServerPluginSchemaReportingDisabled(),
       landingPage(production),
     ],
   });

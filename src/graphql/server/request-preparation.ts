@@ -41,7 +41,7 @@ import type { AppState } from '../../http/context.js';
 import { graphqlCost, type RateLimitGate } from '../../rate-limit/index.js';
 import type { GraphQLContext } from '../context.js';
 import { requestErrorMessage, toRequestError } from './error.mapping.js';
-import { cachedOperationShape, coerceVariables } from './operation-shape.js';
+import { cachedOperationShape, coerceVariables, type OperationShape } from './operation-shape.js';
 import { queryLimits } from './query-limits.js';
 
 /** Validated documents kept (by query text hash), and the source characters they may hold in all. */
@@ -214,6 +214,7 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     return document;
   };
 
+  const readings = new WeakMap<OperationShape, { label: string; requested: number }>();
   const admit: RequestPreparation['admit'] = async (document, operation, rawVariables, caller, transport, beforeCharge) => {
     const wrong = WRONG_TRANSPORT[transport](operation);
     if (wrong) return { refused: [validationFailed(wrong)] };
@@ -221,7 +222,10 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     if (!('variables' in coerced)) return { variables: true, refused: coerced.errors.map((e) => validationFailed(e.message)) };
     const { variables } = coerced;
     const shape = cachedOperationShape(schema, document, operation, variables, maxNodes);
-    const label = operationLabel(operation.operation, shape.rootFields);
+    // Label and cost follow from the shape, which is cached: computed once per shape.
+    let read = readings.get(shape);
+    if (!read) readings.set(shape, (read = { label: operationLabel(operation.operation, shape.rootFields), requested: graphqlCost(shape) }));
+    const { label, requested } = read;
     if (shape.overCeiling) {
       return {
         label,
@@ -240,7 +244,6 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
         return { label, refused: [error] };
       }
     }
-    const requested = graphqlCost(shape);
     // Starting a subscription costs 1 (its pushed answers are charged as they go); any other operation its cost.
     const price = operation.operation === 'subscription' ? 1 : requested;
     const before = await beforeCharge?.();

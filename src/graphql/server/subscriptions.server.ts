@@ -240,7 +240,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           currentActor: () => stillValid(key),
         };
         meters.set(contextValue, { actor, requested: prepared.cost.requested });
-        return { schema: options.schema, document: prepared.document, operationName: payload.operationName, variableValues: prepared.variables, contextValue };
+        return { schema: options.schema, document: prepared.document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
       onError: (_ctx, _id, _payload, errors) => errors.map(toWire),
       onNext: (_ctx, _id, _payload, args, result) => {
