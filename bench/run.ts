@@ -19,7 +19,8 @@
  *   npm run bench -- --soak            # 5 minutes of mixed load on the memory service; RSS growth
  *   npm run bench -- --events --duration 20
  *                                      # event committed → webhook received / → subscriber: p50, p99 (no load);
- *                                      # then the webhook lag again beside another account's hanging endpoint
+ *                                      # then the webhook lag again beside another account's hanging endpoint,
+ *                                      # and another customer's read beside 20 heavy subscriptions at 2 events/s
  *   npm run bench -- --idle --duration 20
  *                                      # CPU ms per second of an idle service (SQLite; PostgreSQL too with PG_URL;
  *                                      # with --against, that build's too)
@@ -50,6 +51,7 @@ import { LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, type KeyName, type Scenario, 
 import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
 import { measureBesideHangingWebhook } from './hostile-webhooks.js';
+import { hostileReadRow, measureBesideHeavySubscriptions } from './hostile-subscriptions.js';
 import { IDLE_TARGET_MS_PER_S, cpuMs, idleCpu } from './idle.js';
 import { createDatabase, dropDatabase } from '../src/db/pg-admin.js';
 
@@ -315,7 +317,7 @@ async function main() {
     }
 
     if (args.soak) return await soak(services.get('memory')!, keys);
-    if (args.events) return await eventLag(services.get('memory')!, keys);
+    if (args.events) return await eventLag(services.get('memory')!, keys, db.adminKey);
     if (args.idle) return await idle(services);
 
     t = performance.now();
@@ -463,7 +465,7 @@ async function soak(service: Service, keys: Record<KeyName, string>) {
 }
 
 /** `--events`: the lag from an event's commit to a webhook receiver and to a graphql-ws subscriber. */
-async function eventLag(service: Service, keys: Record<KeyName, string>) {
+async function eventLag(service: Service, keys: Record<KeyName, string>, adminKey: string) {
   log(`events: an order every 50 ms for ${DURATION} s; lag from commit (the event's createdAt) to arrival`);
   const result = await measureEventLag(service.url, keys.enterprise, DURATION);
   log();
@@ -481,6 +483,16 @@ async function eventLag(service: Service, keys: Record<KeyName, string>) {
   row("webhook received, beside another account's hanging endpoint + 40 redeliveries", hostile.webhook, 250, hostile.orders);
   if (hostile.badSignatures) log(`**${hostile.badSignatures} deliveries failed signature verification (hostile run)**`);
   log(`(the 40 redeliveries answered ${Object.entries(hostile.redeliveries).map(([status, n]) => `${n} × ${status}`).join(', ')})`);
+  // Hostile: a business account's 20 heavy subscriptions fed its own orders at 2 per second; another customer reads.
+  const heavy = await measureBesideHeavySubscriptions(service.url, adminKey, keys.enterprise, DURATION);
+  log();
+  log(`| read | p50 ms alone | p50 ms beside | ratio | target |`);
+  log(`|---|---:|---:|---:|---:|`);
+  log(hostileReadRow(heavy));
+  log(
+    `(reads beside: p90 ${percentile(heavy.beside, 90).toFixed(1)} ms, max ${Math.max(...heavy.beside).toFixed(1)} ms; the hostile account: ${heavy.orders} orders, ${heavy.pushes} answers pushed, ${(heavy.bytes / 1024 / 1024).toFixed(1)} MiB, ${heavy.charged} points charged for them; ` +
+      `${heavy.exhausted} subscriptions ended RATE_LIMITED, ${heavy.refused} subscribes refused)`,
+  );
   log();
   log('The outbox\'s cost of placing an order: `npm run bench -- --only rest-order,gql-order,rest-order-no-outbox,gql-order-no-outbox`');
   log('(the ratios "order with outbox / without"; see docs/PERFORMANCE.md).');

@@ -20,7 +20,7 @@ import { serverRefusals } from './http/refusals.js';
 import { requestId } from './http/request-id.js';
 import { requestWalk, route, step } from './http/request-walk.js';
 import { securityHeaders } from './http/security-headers.js';
-import { createRateLimitGate } from './rate-limit/index.js';
+import { createRateLimitGate, createSubscriptionSlots } from './rate-limit/index.js';
 import { restApi } from './rest/rest.api.js';
 import { createGraphQLFacade, GRAPHQL_PATH } from './graphql/server/graphql.facade.js';
 import { toGraphQLErrorBody } from './graphql/server/error.mapping.js';
@@ -33,7 +33,6 @@ import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
 import { startEventWorkers } from './events/workers.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/server/subscriptions.server.js';
-import { createSubscriptionSlots } from './events/subscription-slots.js';
 import { Lifecycle } from './lifecycle.js';
 import type { App, CreateAppOptions } from './app.types.js';
 
@@ -132,6 +131,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
     clientAddress: clientAddressResolver(config.trustProxy),
     logger,
     preparation: graphql.preparation,
+    sockets: config.subscriptionSockets,
   });
   lifecycle.opened('the GraphQL subscriptions', () => subscriptions?.close(), { intake: true });
   return {

@@ -151,6 +151,8 @@ const envSchema = z.object({
   SUBSCRIPTION_POLL_MS: int(5, 60_000).default('50'),
   SUBSCRIPTION_POLL_MAX_MS: int(5, 600_000).default('1000'),
   SUBSCRIPTION_LEASE_MS: int(1000, 600_000).default('30000'),
+  SUBSCRIPTION_SOCKETS_PER_ADDRESS: int(1, 100_000).default('20'),
+  SUBSCRIPTION_INIT_TIMEOUT_MS: int(100, 60_000).default('3000'),
 });
 
 export interface Config {
@@ -205,6 +207,11 @@ export interface Config {
   subscriptionPollMaxMs: number;
   /** With Redis: how long an instance's subscription slot outlives the instance (renewed every third of it). */
   subscriptionLeaseMs: number;
+  /**
+   * WebSocket connections that have not sent an accepted `connection_init` yet: how many one client
+   * address may hold open at once (more are refused at the upgrade), and how long each may wait.
+   */
+  subscriptionSockets: { perAddress: number; initTimeoutMs: number };
 }
 
 export class ConfigError extends Error {}
@@ -262,6 +269,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // The ceiling is never below the first interval (a test or an operator may set a long first one).
     subscriptionPollMaxMs: Math.max(e.SUBSCRIPTION_POLL_MS, e.SUBSCRIPTION_POLL_MAX_MS),
     subscriptionLeaseMs: e.SUBSCRIPTION_LEASE_MS,
+    subscriptionSockets: { perAddress: e.SUBSCRIPTION_SOCKETS_PER_ADDRESS, initTimeoutMs: e.SUBSCRIPTION_INIT_TIMEOUT_MS },
     webhooks: {
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
       retryScale: e.WEBHOOK_RETRY_SCALE,

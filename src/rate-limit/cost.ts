@@ -24,3 +24,13 @@ export function graphqlCost({ rootFields, nestedConnectionParents }: GraphQLOper
   const roots = rootFields.filter((name) => !FREE_GRAPHQL_ROOT_FIELDS.has(name)).length;
   return nestedConnectionParents.reduce((sum, parents) => sum + parents, roots);
 }
+
+/**
+ * What one answer pushed by a subscription costs: its document's cost less 1. The root field is the
+ * event itself, which the stream hands over for free (starting the subscription cost 1); the nested
+ * connections resolved for it are read from the database on every push, as the same query over HTTP
+ * would read them, so they are charged as over HTTP.
+ */
+export function pushCost(documentCost: number): number {
+  return Math.max(0, documentCost - 1);
+}

@@ -1,5 +1,7 @@
 export type { ChargeOptions, RateLimitGate, RateLimitStatus, WindowUsage } from './gate.js';
-export { FREE_GRAPHQL_ROOT_FIELDS, graphqlCost, restCost, type GraphQLOperationShape } from './cost.js';
+export { FREE_GRAPHQL_ROOT_FIELDS, graphqlCost, pushCost, restCost, type GraphQLOperationShape } from './cost.js';
 export { RateLimitRefusal, type RefusalCode } from './refusal.js';
 export { createRateLimitGate } from './limiter.js';
 export { rateLimitHeaders, type RateLimitCaller } from './headers.js';
+export { connectionCap, subscriptionCap } from './plan-caps.js';
+export { createSubscriptionSlots, type SubscriptionSlot, type SubscriptionSlots } from './subscription-slots.js';

@@ -164,10 +164,13 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     sub.dispose();
   });
 
-  it('when the account is over its rate limit, then starting a subscription is refused with RATE_LIMITED (429) and its retryAfter', async () => {
+  it('when the account runs over its rate limit on an open connection, then starting a subscription is refused with RATE_LIMITED (429) and its retryAfter', async () => {
     const free = await customer('Spent', 'free');
+    // Connected first: a key already over its limit is refused at connection_init (subscription-sockets.test.ts).
+    const { client } = connect(free.key);
+    await new Promise((resolve) => client.on('connected', resolve));
     for (let i = 0; i < 60; i++) assert.equal((await free.client.get('/v1/account')).status, 200);
-    const refused = await subscribe(connect(free.key).client, 'subscription { events { id } }');
+    const refused = await subscribe(client, 'subscription { events { id } }');
     const extensions = (refused.errors[0] as any[])[0].extensions;
     assert.deepEqual([extensions.code, extensions.status], ['RATE_LIMITED', 429]);
     assert.ok(extensions.retryAfter >= 1, JSON.stringify(extensions));

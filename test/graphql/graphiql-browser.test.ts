@@ -147,7 +147,8 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
       }
     }
     const pushed = JSON.parse(text);
-    assert.deepEqual(pushed, { data: { inventoryChanged: { petId: String(petId), quantity, status: 'available' } } }, text);
+    // One root field and nothing nested: the pushed answer is free, and says so.
+    assert.deepEqual(pushed, { data: { inventoryChanged: { petId: String(petId), quantity, status: 'available' } }, extensions: { cost: { requested: 1, charged: 0 } } }, text);
 
     // Stop closes the subscription's socket (a click lost while GraphiQL re-renders is repeated: at most 4).
     for (let attempt = 0; attempt < 4 && (await running()); attempt++) {

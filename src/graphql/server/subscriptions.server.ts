@@ -1,10 +1,13 @@
 /**
  * GraphQL subscriptions over the graphql-ws protocol, on the same `/graphql` path as queries (a
  * WebSocket upgrade there). The API key comes in `connection_init` as `{"X-API-Key": …}`; an unknown
- * key closes the socket with 4403. Only subscription operations run here (queries and mutations go
- * over HTTP, where the rest of the request pipeline is); each started subscription costs 1 point,
- * events pushed cost nothing, and each plan caps the concurrent subscriptions of an account (across
- * instances when the slots are in Redis: src/events/subscription-slots.ts).
+ * or banned key closes the socket with 4403, a key over its rate limit with 4429. Sockets are bounded
+ * before and after that: per client address until `connection_init` is accepted (more are refused at
+ * the upgrade, and each waits at most the init timeout), per account after it (plan-caps.ts).
+ * Only subscription operations run here (queries and mutations go over HTTP). Each subscribe passes
+ * the HTTP path's request preparation (request-preparation.ts) and costs 1 point; each answer pushed
+ * is charged as it goes (subscription-meter.ts); each plan caps the concurrent subscriptions of an
+ * account (across instances when the slots are in Redis: src/rate-limit/subscription-slots.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
@@ -14,30 +17,25 @@ import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
-import { DomainError, limitsFor, type Actor, type Domain, type EventSubscriptions } from '../../domain/index.js';
+import { DomainError, type Actor, type Domain, type EventSubscriptions } from '../../domain/index.js';
 import { describeError } from '../../http/errors.js';
 import type { ApiKeyAuthenticator } from '../../http/authentication.js';
-import type { RateLimitGate } from '../../rate-limit/gate.js';
-import type { SubscriptionSlot, SubscriptionSlots } from '../../events/subscription-slots.js';
+import { connectionCap, RateLimitRefusal, subscriptionCap, type RateLimitGate, type SubscriptionSlot, type SubscriptionSlots } from '../../rate-limit/index.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { isRefusal, type RequestPreparation } from './request-preparation.js';
 import { authError, callerOf } from '../../http/authentication.js';
 import { formatError } from './error.mapping.js';
 import type { GraphQLContext } from '../context.js';
 import { GRAPHQL_PATH } from './graphql.facade.js';
+import { meteredSubscribe, type PushMeter } from './subscription-meter.js';
 
 /** How long a shutdown waits for WebSocket clients to answer the close frame before cutting their sockets. */
 const CLOSE_HANDSHAKE_MS = 1000;
 
-/**
- * Open WebSocket connections an account may hold on one instance: twice its plan's concurrent
- * subscriptions, and at least 16 (tabs, reconnects whose old socket has not timed out yet). Every
- * socket costs memory whether it subscribes or not; past the cap the socket is closed with 4429,
- * which graphql-ws clients do not retry.
- */
-const connectionCap = (subscriptions: number) => Math.max(16, 2 * subscriptions);
 /** graphql-ws's "too many" close code: its clients treat it as final (no reconnect storm). */
-const TOO_MANY_CONNECTIONS = 4429;
+const TOO_MANY = 4429;
+/** graphql-ws's "forbidden" close code: no key, an unknown one, or a banned one. */
+const FORBIDDEN = 4403;
 
 export interface SubscriptionServerOptions {
   schema: GraphQLSchema;
@@ -54,6 +52,8 @@ export interface SubscriptionServerOptions {
   logger: Logger;
   /** The request preparation of the HTTP path (request-preparation.ts): every subscribe passes it. */
   preparation: RequestPreparation;
+  /** Sockets not yet authenticated: how many one address may hold, and how long each may wait for `connection_init`. */
+  sockets: { perAddress: number; initTimeoutMs: number };
 }
 
 export interface SubscriptionServer {
@@ -68,6 +68,7 @@ function errorOf(error: unknown, requestId: string): GraphQLError {
   if (!known) throw error;
   const retryAfter = known.headers['Retry-After'];
   return new GraphQLError(known.message, {
+    originalError: error as Error,
     extensions: {
       code: known.code,
       status: known.status,
@@ -78,18 +79,50 @@ function errorOf(error: unknown, requestId: string): GraphQLError {
   });
 }
 
+/** Refusals made here (errorOf) are already in the catalogue's shape; graphql-js's own errors are mapped. */
+const toWire = (e: GraphQLError) => (typeof e.extensions?.code === 'string' && e.extensions.status ? e.toJSON() : formatError(e.toJSON(), e));
+
 export function attachSubscriptionServer(server: Server, options: SubscriptionServerOptions): SubscriptionServer {
   // Messages are small (connection_init, a subscribe with one document): the ws default of 100 MiB is far too generous.
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  /** Sockets per client address that have no accepted `connection_init` yet. */
+  const unauthenticated = new Map<string, number>();
+  /** Takes a socket out of its address's count (once): when its key is accepted, or when it closes. */
+  const authenticated = new WeakMap<object, () => void>();
   // Only a WebSocket upgrade of /graphql is ours: any other request that asks for an upgrade (curl's
   // `Upgrade: h2c`, a WebSocket to another path) is answered as the plain request it also is.
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (request.url ?? '').split('?')[0];
-    if (path === GRAPHQL_PATH && request.headers.upgrade?.toLowerCase() === 'websocket') {
-      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+    if (path !== GRAPHQL_PATH || request.headers.upgrade?.toLowerCase() !== 'websocket') {
+      answerAsPlainRequest(server, request, socket, head);
       return;
     }
-    answerAsPlainRequest(server, request, socket, head);
+    // Counted before the handshake, so one address cannot hold more than its share of sockets that
+    // have shown no key; one over it is refused before it becomes a WebSocket at all.
+    const address = options.clientAddress(request);
+    const held = unauthenticated.get(address) ?? 0;
+    if (held >= options.sockets.perAddress) {
+      const message = `Your address has ${held} WebSocket connections waiting for connection_init; send it on one of them first.`;
+      void options.gate.anonymous(address, false).then(
+        (headers) => answerError(request, socket, 429, 'RATE_LIMITED', message, { ...headers, 'Retry-After': String(Math.ceil(options.sockets.initTimeoutMs / 1000)) }),
+        () => socket.destroy(),
+      );
+      return;
+    }
+    unauthenticated.set(address, held + 1);
+    let counted = true;
+    const uncount = () => {
+      if (!counted) return;
+      counted = false;
+      const left = (unauthenticated.get(address) ?? 1) - 1;
+      if (left > 0) unauthenticated.set(address, left);
+      else unauthenticated.delete(address);
+    };
+    socket.once('close', uncount);
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      authenticated.set(ws, uncount);
+      wss.emit('connection', ws, request);
+    });
   };
   server.on('upgrade', onUpgrade);
   /** The raw key of each socket: every subscribe, and every event pushed, re-checks it (revocation, ban, role). */
@@ -109,9 +142,17 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     open--;
   };
 
+  /** Who pays each subscription's pushed answers and its document's cost, by its context. */
+  const meters = new WeakMap<object, PushMeter>();
   const disposable = useServer<Record<string, unknown>, { actor?: Actor }>(
     {
       schema: options.schema,
+      subscribe: meteredSubscribe({
+        gate: options.gate,
+        meterOf: (args) => meters.get(args.contextValue as object),
+        refusal: (error, args) => ({ errors: [errorOf(error, (args.contextValue as GraphQLContext).requestId)] }),
+      }),
+      connectionInitWaitTimeout: options.sockets.initTimeoutMs,
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         // `{"X-API-Key": …}`; clients that nest their HTTP headers (`{"headers": {…}}`) are understood too.
@@ -126,12 +167,21 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           await options.gate.anonymous(address, true).catch(() => undefined);
           return false;
         }
-        const cap = connectionCap(limitsFor(actor.plan, actor.limits).subscriptions);
-        const held = connections.get(actor.accountId) ?? 0;
-        if (held >= cap) {
-          ctx.extra.socket.close(TOO_MANY_CONNECTIONS, `This account has ${cap} connections open here; close one first.`);
+        // A banned key, or one with no point left, is refused here as it would be over HTTP (nothing is consumed).
+        try {
+          await options.gate.charge(actor, 1, { consume: false });
+        } catch (error) {
+          if (!(error instanceof RateLimitRefusal)) throw error;
+          ctx.extra.socket.close(error.code === 'API_KEY_BANNED' ? FORBIDDEN : TOO_MANY, closeReason(error.message));
           return false;
         }
+        const cap = connectionCap(actor);
+        const held = connections.get(actor.accountId) ?? 0;
+        if (held >= cap) {
+          ctx.extra.socket.close(TOO_MANY, `This account has ${cap} connections open here; close one first.`);
+          return false;
+        }
+        authenticated.get(ctx.extra.socket)?.();
         connections.set(actor.accountId, held + 1);
         ctx.extra.socket.once('close', () => {
           const left = (connections.get(actor.accountId) ?? 1) - 1;
@@ -149,7 +199,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         if (!actor) return [errorOf(authError('INVALID_API_KEY'), requestId)];
         // The same preparation as over HTTP: parsing, the spec's rules and the query limits, shape, cost and charge;
         // the plan cap is taken just before the charge (a subscription refused for it is charged nothing).
-        const cap = limitsFor(actor.plan, actor.limits).subscriptions;
+        const cap = subscriptionCap(actor);
         let slot: SubscriptionSlot | null = null;
         const prepared = await options.preparation.prepare(payload, { actor }, 'websocket', async () => {
           slot = await options.slots.acquire(actor.accountId, cap);
@@ -188,10 +238,10 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           events: options.events,
           currentActor: () => stillValid(key),
         };
+        meters.set(contextValue, { actor, requested: prepared.cost.requested });
         return { schema: options.schema, document: prepared.document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
-      // Refusals from onSubscribe are already in the catalogue's shape; graphql-js's own errors are mapped.
-      onError: (_ctx, _id, _payload, errors) => errors.map((e) => (typeof e.extensions?.code === 'string' && e.extensions.status ? e.toJSON() : formatError(e.toJSON(), e))),
+      onError: (_ctx, _id, _payload, errors) => errors.map(toWire),
       onNext: (_ctx, _id, _payload, args, result) => {
         if (!result.errors?.length) return;
         const requestId = (args.contextValue as GraphQLContext | undefined)?.requestId;
@@ -200,7 +250,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         return {
           ...result,
           errors: result.errors.map((e) => {
-            const formatted = formatError(e.toJSON(), e);
+            const formatted = toWire(e);
             return { ...formatted, extensions: { ...formatted.extensions, requestId } };
           }),
         };
@@ -245,6 +295,33 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
  */
 function answerAsPlainRequest(server: Server, request: IncomingMessage, socket: Duplex, head: Buffer): void {
   if (head.length) socket.unshift(head);
+  const response = closingResponse(request, socket);
+  const bodyless = (request.method === 'GET' || request.method === 'HEAD') && !request.headers['content-length'] && !request.headers['transfer-encoding'];
+  if (bodyless) {
+    server.emit('request', request, response);
+    return;
+  }
+  answerError(request, socket, 400, 'VALIDATION_FAILED', 'This request asks for a protocol upgrade this service does not offer here; send it without Upgrade.', {}, response);
+}
+
+/** Answers an upgrade request with an error in the catalogue's shape, on a connection that closes after it. */
+function answerError(
+  request: IncomingMessage,
+  socket: Duplex,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string>,
+  response = closingResponse(request, socket),
+): void {
+  const requestId = randomUUID();
+  const body = JSON.stringify({ code, message, status, requestId });
+  response.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' });
+  response.end(body);
+}
+
+/** A response written straight onto an upgrade request's socket, which ends once it is sent. */
+function closingResponse(request: IncomingMessage, socket: Duplex): ServerResponse {
   const response = new ServerResponse(request);
   response.shouldKeepAlive = false;
   response.assignSocket(socket as Socket);
@@ -252,18 +329,11 @@ function answerAsPlainRequest(server: Server, request: IncomingMessage, socket: 
     response.detachSocket(socket as Socket);
     socket.end();
   });
-  const bodyless = (request.method === 'GET' || request.method === 'HEAD') && !request.headers['content-length'] && !request.headers['transfer-encoding'];
-  if (bodyless) {
-    server.emit('request', request, response);
-    return;
-  }
-  const requestId = randomUUID();
-  const body = JSON.stringify({
-    code: 'VALIDATION_FAILED',
-    message: 'This request asks for a protocol upgrade this service does not offer here; send it without Upgrade.',
-    status: 400,
-    requestId,
-  });
-  response.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' });
-  response.end(body);
+  return response;
+}
+
+/** A WebSocket close reason holds at most 123 bytes. */
+function closeReason(message: string): string {
+  const bytes = Buffer.from(message);
+  return bytes.length <= 123 ? message : bytes.subarray(0, 120).toString('utf8').replace(/\uFFFD$/, '') + '…';
 }

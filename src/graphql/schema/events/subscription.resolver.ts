@@ -71,7 +71,7 @@ export class SubscriptionResolver {
   @Subscription(() => EventType, {
     description:
       'Events as they commit (graphql-ws at /graphql; the key goes in connection_init as {"X-API-Key": …}), with the visibility of `events`. ' +
-      '`types` takes event types or families such as `order.*`. Starting costs 1; events pushed cost nothing.',
+      '`types` takes event types or families such as `order.*`. Starting costs 1; each answer pushed costs its document’s cost less 1 (shown in extensions.cost).',
     subscribe: ({ args, context }: SubscribeResolverData<unknown, { types?: string[] | null }, GraphQLContext>) => {
       const types = parseEventTypes(args.types ?? undefined);
       return visibleEvents(context, (e) => !types || types.includes(e.type as never));

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { redisReady } from '../rate-limit/store.js';
+import { redisReady } from './store.js';
 
 export interface SubscriptionSlot {
   /** Gives the slot back (idempotent). */
