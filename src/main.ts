@@ -2,12 +2,6 @@
 import 'reflect-metadata';
 import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { tracingRequested } from './observability/tracing.js';
-
-// Traces (docs/OPERATIONS.md, "Traces"): the SDK starts before the app's modules load, so its
-// instrumentations see them; without the OTEL_* variables no SDK module is loaded at all.
-const tracing = tracingRequested(process.env) ? await (await import('./observability/otel-sdk.js')).startTracing() : undefined;
-const { createApp } = await import('./app.js');
 
 // V8 lets the old generation grow to up to 4× what survived the last full GC before collecting again;
 // under load that is ~60 MB of garbage kept resident for a ~40 MB live heap. 1.5× keeps RSS down at a
@@ -27,6 +21,11 @@ try {
   }
   throw error;
 }
+
+// Traces (docs/OPERATIONS.md, "Traces"): the SDK starts before the app's modules load, so its
+// instrumentations see them; without the OTEL_* variables no SDK module is loaded at all.
+const tracing = config.traces ? await (await import('./observability/otel-sdk.js')).startTracing() : undefined;
+const { createApp } = await import('./app.js');
 
 // The keys this start generated (first start only), for the shell line printed once it listens.
 const made: { staff?: string; customer?: string; any?: true } = {};

@@ -5,8 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError, loadConfig } from '../src/config.js';
-import { tracingRequested } from '../src/observability/tracing.js';
+import { ConfigError, loadConfig, tracingRequested } from '../src/config.js';
 import { startService } from './ops/support.js';
 
 const refused = (env: Record<string, string>, variable: string) =>
@@ -94,6 +93,8 @@ describe('configuration: traces are off unless the OTEL_* variables ask for them
     assert.equal(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }), false);
     assert.equal(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }), false);
     assert.equal(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ' }), false);
+    assert.equal(loadConfig({}).traces, false);
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).traces, true);
   });
 
   /** The files the real service had loaded through the CommonJS loader (the SDK's packages are CommonJS) when it exited. */

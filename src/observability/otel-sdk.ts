@@ -56,7 +56,9 @@ export async function startTracing(): Promise<Tracing> {
       // The operation, its parse and validation, resolvers merged by list item; trivial resolvers (a
       // field read) skipped; literal values in the document replaced (allowValues off), variables never recorded.
       new GraphQLInstrumentation({ mergeItems: true, ignoreTrivialResolveSpans: true, allowValues: false }),
+      // SQL spans only inside a trace: the event workers' polls outside any request would be a trace each.
       new PgInstrumentation({
+        requireParentSpan: true,
         enhancedDatabaseReporting: false,
         // The writer sends its last statements with the COMMIT as literals (src/db/writer.ts): the span
         // keeps the statement's text, not the values.
@@ -64,7 +66,7 @@ export async function startTracing(): Promise<Tracing> {
           if (!query.values?.length && /['\d]/.test(query.text)) span.setAttribute('db.query.text', withoutLiterals(query.text));
         },
       }),
-      new StatementTextOnlyKnexInstrumentation({ maxQueryLength: 2000 }),
+      new StatementTextOnlyKnexInstrumentation({ requireParentSpan: true, maxQueryLength: 2000 }),
     ],
   });
   sdk.start();

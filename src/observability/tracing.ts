@@ -2,7 +2,7 @@
  * OpenTelemetry traces, seen from the app's code. Only `@opentelemetry/api` is imported here: without a
  * registered SDK (tracing off, the default) it is a no-op, and every caller first checks `tracingOn()`,
  * a boolean, so the hot path pays one branch. The SDK itself is loaded by src/observability/otel-sdk.ts,
- * from src/main.ts, only when the standard `OTEL_*` variables ask for traces (docs/OPERATIONS.md, "Traces").
+ * from src/main.ts, only when the standard `OTEL_*` variables ask for traces (`Config.traces`; docs/OPERATIONS.md, "Traces").
  */
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span } from '@opentelemetry/api';
 
@@ -15,21 +15,6 @@ export const tracingOn = (): boolean => on;
 export const markTracingOn = (): void => {
   on = true;
 };
-
-/**
- * Whether the standard variables ask for traces: an OTLP endpoint (all signals or traces), or
- * `OTEL_TRACES_EXPORTER` naming an exporter; `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` win.
- */
-export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '')
-    .split(',')
-    .map((s) => s.trim().toLowerCase())
-    .filter(Boolean);
-  if (exporters.includes('none')) return false;
-  if (exporters.length) return true;
-  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
-}
 
 export const tracer = () => trace.getTracer('petstore');
 
@@ -89,6 +74,8 @@ export async function inSpan<T>(
  * placeholders, never the values. libsql has no OpenTelemetry instrumentation of its own.
  */
 export function sqliteSpan<T>(sql: string, work: () => T): T {
+  // Only inside a trace, as the pg and knex instrumentations are configured: a worker's poll is no trace of its own.
+  if (!trace.getActiveSpan()) return work();
   const operation = sql.trimStart().split(/\s/, 1)[0]!.toLowerCase();
   const attributes = { 'db.system.name': 'sqlite', 'db.query.text': sql, 'db.operation.name': operation };
   return tracer().startActiveSpan(`sqlite ${operation}`, { kind: SpanKind.CLIENT, attributes }, (span) => {
