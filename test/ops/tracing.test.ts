@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { startService, type Service } from './support.js';
+import { subscribe, wsClient } from '../events/support.js';
 
 /** A span as OTLP/HTTP JSON sends it, with its attributes flattened. */
 interface ExportedSpan {
@@ -163,7 +164,9 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
     assert.equal(logged.span_id, server.spanId);
   });
 
-  it('when a GraphQL placeOrder comes with a traceparent, then its spans continue that trace, the operation is named and typed, and the webhook delivery it causes links to it and carries its own traceparent', async () => {
+  it('when a GraphQL placeOrder comes with a traceparent, then its spans continue that trace, the operation is named and typed, and the webhook delivery and the subscription push it causes link to it', async () => {
+    const ws = wsClient(s.url, customerKey);
+    const sub = await subscribe(ws.client, 'subscription { orderUpdated { type } }');
     const traceId = randomBytes(16).toString('hex');
     const parentId = randomBytes(8).toString('hex');
     const res = await call(
@@ -210,6 +213,19 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
       `the delivery links to a span of the order's trace: ${JSON.stringify(delivery.links)}`,
     );
     assert.equal(delivery.attributes['server.address'], '127.0.0.1');
+
+    // The subscriber got the order; the push is a span of its own linked to the order's trace.
+    try {
+      await until('the subscription event', () => (sub.results.some((r) => r.data?.orderUpdated?.type === 'order.placed') ? true : undefined)).catch((error) => {
+        throw new Error(`${error.message}: ${JSON.stringify({ results: sub.results, errors: sub.errors })}`);
+      });
+      const push = await until('the subscription push span', () => otlp.spans.find((sp) => sp.name === 'subscription push' && sp.links.some((l) => l.traceId === traceId)));
+      assert.notEqual(push.traceId, traceId);
+      assert.ok(inside.some((sp) => push.links.some((l) => l.spanId === sp.spanId)), 'the push links to a span of the order');
+    } finally {
+      sub.dispose();
+      await ws.client.dispose();
+    }
   });
 
   it('when spans are exported, then no API key, Idempotency-Key value, webhook secret, request body or variable appears in any of them', async () => {
