@@ -53,8 +53,9 @@ export function observeRequests({ logger: appLogger, metrics }: { logger: Logger
         accountId: state.actor?.accountId,
         keyId: state.actor?.keyId,
         errorCode: state.errorCode,
-        ...(span && describeSpan(span, ctx, state)),
       };
+      // Only with tracing on: the untraced line keeps its shape.
+      if (span) Object.assign(line, describeSpan(span, ctx, state));
       if (status >= 500) logger.warn(line, 'request');
       else if (QUIET_PATHS.has(ctx.path)) logger.debug(line, 'request');
       else logger.info(line, 'request');

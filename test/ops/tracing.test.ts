@@ -167,6 +167,11 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
   it('when a GraphQL placeOrder comes with a traceparent, then its spans continue that trace, the operation is named and typed, and the webhook delivery and the subscription push it causes link to it', async () => {
     const ws = wsClient(s.url, customerKey);
     const sub = await subscribe(ws.client, 'subscription { orderUpdated { type } }');
+    // Listening before anything commits (a busy machine may take longer than subscribe()'s pause).
+    for (let open = false, end = Date.now() + 20_000; !open; await new Promise((r) => setTimeout(r, 50))) {
+      open = /^petstore_graphql_subscriptions 1$/m.test(await (await fetch(`${s.url}/metrics`)).text());
+      assert.ok(open || Date.now() < end, 'the subscription did not open');
+    }
     const traceId = randomBytes(16).toString('hex');
     const parentId = randomBytes(8).toString('hex');
     const res = await call(
