@@ -8,7 +8,7 @@ import { validationFailed } from './errors.js';
 import { categoryRepresentation, inventoryRepresentation, orderRepresentation, petRepresentation } from './representations.js';
 import type { CategoryView, EventView, OrderView, PetView } from './views.js';
 import * as v from './validate.js';
-import { currentTraceparent } from '../observability/tracing.js';
+import { currentTraceparent } from './trace-context.js';
 
 export const EVENT_TYPES = [
   'order.placed',

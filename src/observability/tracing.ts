@@ -25,14 +25,6 @@ export function activeSpan(): Span | undefined {
   return span?.isRecording() ? span : undefined;
 }
 
-/** The W3C `traceparent` of the active span (to store with an event), or null. */
-export function currentTraceparent(): string | null {
-  if (!on) return null;
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
-  return carrier.traceparent ?? null;
-}
-
 /** `headers` with the active span's `traceparent` (and `tracestate`) added, for an outgoing request. */
 export function traceHeaders(headers: Record<string, string>): Record<string, string> {
   const out = { ...headers };
