@@ -6,7 +6,8 @@
  * prepared statement on the same SQLite data), the service in production mode on a
  * seeded SQLite file with the in-memory limiter, the same service with the limiter replaced by a
  * no-op (to price the limiter), the same service with the outbox's writes off (to price the outbox: `order with
- * outbox / without`), when REDIS_URL is set, the service with Redis as limiter store, and, when PG_URL
+ * outbox / without`), the same service with traces on (always-on sampler, OTLP/HTTP to a sink in this
+ * process: `tracing on / off`), when REDIS_URL is set, the service with Redis as limiter store, and, when PG_URL
  * is set, the service on PostgreSQL (a database of its own, created next to PG_URL's, seeded alike
  * and dropped at the end) for the read and the order.
  * Then: a warm-up pass, then rounds that alternate every scenario (so drift and neighbours' noise
@@ -21,6 +22,8 @@
  *                                      # event committed → webhook received / → subscriber: p50, p99 (no load);
  *                                      # then the webhook lag again beside another account's hanging endpoint,
  *                                      # and another customer's read beside 20 heavy subscriptions at 2 events/s
+ *   npm run bench -- --only rest-ids,rest-ids-traced,gql-ids,gql-ids-traced
+ *                                      # traces on (always_on sampler, OTLP/HTTP to a local sink) beside off
  *   npm run bench -- --idle --duration 20
  *                                      # CPU ms per second of an idle service (SQLite; PostgreSQL too with PG_URL;
  *                                      # with --against, that build's too)
@@ -41,6 +44,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -178,6 +182,16 @@ async function start(name: ServiceName, script: string, env: Record<string, stri
   }
 }
 
+/** An OTLP/HTTP receiver for the traced service: reads every export and answers 200, keeping nothing. */
+async function traceSink(): Promise<{ url: string; close: () => void }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => void server.close() };
+}
+
 async function stop(service: Service) {
   if (service.child.exitCode !== null) return;
   const exited = new Promise((resolve) => service.child.once('exit', resolve));
@@ -224,6 +238,7 @@ async function main() {
   const redisPrefix = `bench-${process.pid}`;
   const pgDatabase = `petstore_bench_${process.pid}`;
   let pgCreated = false;
+  let closeSink = () => {};
   try {
     log(
       `petstore bench: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), servers on node ${SERVER_NODE_VERSION}${SERVER_NODE === process.execPath ? '' : ` (${SERVER_NODE})`}, load generator on node ${process.version}, load average ${LOAD_AT_START.toFixed(2)} at start, ${new Date().toISOString()}`,
@@ -261,13 +276,20 @@ async function main() {
         ? ['memory']
         : args.idle
           ? ['memory', ...(PG_URL ? (['postgres'] as const) : [])]
-        : ['l0', ...LADDER, 'memory', 'no-limiter', 'no-outbox', ...(REDIS_URL ? (['redis'] as const) : []), ...(PG_URL ? (['postgres'] as const) : [])],
+        : ['l0', ...LADDER, 'memory', 'no-limiter', 'no-outbox', 'traced', ...(REDIS_URL ? (['redis'] as const) : []), ...(PG_URL ? (['postgres'] as const) : [])],
     );
     // Each profile is named after its service (the outbox-off twin is profiled too, to diff the two).
     const profArgs = (name: ServiceName) => (args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []);
     const starting: Array<Promise<Service>> = [start('memory', 'dist/src/main.js', serviceEnv('memory'), work, [...ownNodeArgs, ...profArgs('memory')])];
     if (wanted.has('no-limiter')) starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter'), work, ownNodeArgs));
     if (wanted.has('no-outbox')) starting.push(start('no-outbox', 'dist/bench/service-without-outbox.js', serviceEnv('no-outbox'), work, [...ownNodeArgs, ...profArgs('no-outbox')]));
+    if (wanted.has('traced')) {
+      // Traces on, every request sampled, exported over OTLP/HTTP (protobuf) to a sink that reads and drops them.
+      const sink = await traceSink();
+      closeSink = sink.close;
+      const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'petstore-bench' };
+      starting.push(start('traced', 'dist/src/main.js', { ...serviceEnv('traced'), ...tracing }, work, [...ownNodeArgs, ...profArgs('traced')]));
+    }
     if (wanted.has('redis')) {
       starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }, work, ownNodeArgs));
     }
@@ -346,6 +368,7 @@ async function main() {
     report(scenarios, runs, statements, rssWarm, rssEnd);
   } finally {
     await Promise.all([...services.values()].map(stop));
+    closeSink();
     if (REDIS_URL && services.has('redis')) await dropRedisKeys(REDIS_URL, redisPrefix).catch(() => {});
     if (pgCreated) await dropDatabase(PG_URL!, pgDatabase).catch((error: Error) => log(`could not drop ${pgDatabase}: ${error.message}`));
     rmSync(work, { recursive: true, force: true });
@@ -390,7 +413,7 @@ function report(
     const ops = rs.map((r) => r.opsPerSec);
     const m = median(ops);
     const spread = `${pct(Math.min(...ops) / m - 1)} … +${pct(Math.max(...ops) / m - 1)}`;
-    const sql = s.service === 'l0' || s.service === 'koa' || s.service === 'gate' ? '–' : s.service === 'floor' ? '1' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' || s.service === 'against-postgres' ? '?' : s.service === 'no-outbox' ? 'as with, less the events' : s.service === 'postgres' ? 'as on SQLite' : 'as REST by ids';
+    const sql = s.service === 'l0' || s.service === 'koa' || s.service === 'gate' ? '–' : s.service === 'floor' ? '1' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' || s.service === 'against-postgres' ? '?' : s.service === 'no-outbox' ? 'as with, less the events' : s.service === 'traced' ? 'as untraced' : s.service === 'postgres' ? 'as on SQLite' : 'as REST by ids';
     const unexpected = rs.reduce((a, r) => a + r.unexpected + r.errors, 0);
     log(
       `| ${s.label} | ${(median(rs.map((r) => r.cpuMsPerOp)) * 1000).toFixed(0)} | ${versus(s, 'floor', 'cpu')} | ${versus(s, 'l0', 'cpu')} | ${m.toFixed(0)} | ${spread} | ${versus(s, 'floor', 'ops')} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,

@@ -8,8 +8,9 @@ import { PET_COUNT } from './seed.js';
 /**
  * `against`: the memory service built from another commit (`--against DIR`), for before/after ratios.
  * `postgres`: the same service on PostgreSQL (`PG_URL`), memory limiter, its own seeded database.
+ * `traced`: the same service with traces on (always-on sampler, OTLP/HTTP to a sink in the bench process).
  */
-export type ServiceName = 'l0' | 'koa' | 'gate' | 'floor' | 'memory' | 'no-limiter' | 'no-outbox' | 'redis' | 'postgres' | 'against' | 'against-postgres';
+export type ServiceName = 'l0' | 'koa' | 'gate' | 'floor' | 'memory' | 'no-limiter' | 'no-outbox' | 'traced' | 'redis' | 'postgres' | 'against' | 'against-postgres';
 /** The ladder from L0 to the service (bench/ladder-server.ts): each adds one layer of the stack. */
 export const LADDER: ServiceName[] = ['koa', 'gate', 'floor'];
 export type KeyName = 'enterprise' | 'free';
@@ -160,10 +161,19 @@ const onPostgres = (id: string): Scenario => {
   return { ...s, id: `${id}-pg`, label: `${s.label}, PostgreSQL`, service: 'postgres' };
 };
 
+/** The reads and the order again with traces on: every request sampled and exported (bench/run.ts's sink). */
+const traced = (id: string): Scenario => {
+  const s = SCENARIOS_BASE.find((x) => x.id === id)!;
+  return { ...s, id: `${id}-traced`, label: `${s.label}, tracing on (always_on)`, service: 'traced' };
+};
+
 export const SCENARIOS: Scenario[] = [
   ...SCENARIOS_BASE,
   withoutOutbox('rest-order'),
   withoutOutbox('gql-order'),
+  traced('rest-ids'),
+  traced('gql-ids'),
+  traced('rest-order'),
   onPostgres('rest-ids'),
   onPostgres('gql-ids'),
   onPostgres('rest-order'),
@@ -198,6 +208,9 @@ export const RATIOS: RatioSpec[] = [
   { label: 'GraphQL / REST (place an order)', numerator: 'gql-order', denominator: 'rest-order', target: 0.75 },
   { label: 'REST order with outbox / without (outbox writes off)', numerator: 'rest-order', denominator: 'rest-order-no-outbox', target: 0.9 },
   { label: 'GraphQL order with outbox / without (outbox writes off)', numerator: 'gql-order', denominator: 'gql-order-no-outbox', target: 0.9 },
+  { label: 'tracing on / off (REST by ids)', numerator: 'rest-ids-traced', denominator: 'rest-ids', target: null },
+  { label: 'tracing on / off (GraphQL by ids)', numerator: 'gql-ids-traced', denominator: 'gql-ids', target: null },
+  { label: 'tracing on / off (REST place an order)', numerator: 'rest-order-traced', denominator: 'rest-order', target: null },
   { label: 'limiter on / limiter off (REST by ids)', numerator: 'rest-ids', denominator: 'rest-ids-no-limiter', target: 0.95 },
   { label: 'Redis / memory limiter (REST by ids)', numerator: 'rest-ids-redis', denominator: 'rest-ids', target: 0.8 },
   { label: '429 refusals / served (REST by ids)', numerator: 'rest-429', denominator: 'rest-ids', target: null },

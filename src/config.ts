@@ -156,6 +156,8 @@ const envSchema = z.object({
 });
 
 export interface Config {
+  /** Whether the OTEL_* variables ask for traces (`tracingRequested`); the SDK reads the rest of them itself. */
+  traces: boolean;
   port: number;
   host: string;
   env: 'development' | 'production' | 'test';
@@ -234,6 +236,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const production = e.NODE_ENV === 'production';
   return {
+    traces: tracingRequested(env),
     port: e.PORT,
     host: e.HOST,
     env: e.NODE_ENV,
@@ -280,4 +283,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       accountConcurrency: Math.min(e.WEBHOOK_CONCURRENCY, e.WEBHOOK_ACCOUNT_CONCURRENCY),
     },
   };
+}
+
+/**
+ * Whether the standard variables ask for traces: an OTLP endpoint (all signals or traces), or
+ * `OTEL_TRACES_EXPORTER` naming an exporter; `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` win.
+ */
+export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  if (exporters.includes('none')) return false;
+  if (exporters.length) return true;
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
 }

@@ -2,7 +2,6 @@
 import 'reflect-metadata';
 import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createApp } from './app.js';
 
 // V8 lets the old generation grow to up to 4× what survived the last full GC before collecting again;
 // under load that is ~60 MB of garbage kept resident for a ~40 MB live heap. 1.5× keeps RSS down at a
@@ -22,6 +21,11 @@ try {
   }
   throw error;
 }
+
+// Traces (docs/OPERATIONS.md, "Traces"): the SDK starts before the app's modules load, so its
+// instrumentations see them; without the OTEL_* variables no SDK module is loaded at all.
+const tracing = config.traces ? await (await import('./observability/otel-sdk.js')).startTracing() : undefined;
+const { createApp } = await import('./app.js');
 
 // The keys this start generated (first start only), for the shell line printed once it listens.
 const made: { staff?: string; customer?: string; any?: true } = {};
@@ -47,13 +51,17 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     if (stopping) return;
     stopping = true;
     app.logger.info({ signal }, 'shutting down');
-    app.close().then(
-      () => process.exit(0),
-      (error) => {
-        app.logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    app
+      .close()
+      // The last spans are sent, for up to 5 s; a collector that is down does not fail the shutdown.
+      .then(() => tracing && Promise.race([tracing.shutdown().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000).unref())]))
+      .then(
+        () => process.exit(0),
+        (error) => {
+          app.logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   });
 }
 

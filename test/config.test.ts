@@ -1,7 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ConfigError, loadConfig, tracingRequested } from '../src/config.js';
+import { startService } from './ops/support.js';
 
 const refused = (env: Record<string, string>, variable: string) =>
   assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.message.includes(`${variable}=`), variable);
@@ -72,5 +77,47 @@ describe('configuration: an invalid value stops the start with a message naming 
       const key = `psk_${randomBytes(24).toString('base64url')}`;
       assert.doesNotThrow(() => loadConfig({ ADMIN_API_KEY: key }), key);
     }
+  });
+});
+
+describe('configuration: traces are off unless the OTEL_* variables ask for them', () => {
+  it('when OTEL_EXPORTER_OTLP_ENDPOINT, its traces variant or OTEL_TRACES_EXPORTER is set, then traces are requested; none or OTEL_SDK_DISABLED=true win', () => {
+    assert.equal(tracingRequested({}), false);
+    assert.equal(tracingRequested({ OTEL_SERVICE_NAME: 'petstore', OTEL_TRACES_SAMPLER: 'always_on' }), false);
+    assert.equal(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }), true);
+    assert.equal(tracingRequested({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }), true);
+    assert.equal(tracingRequested({ OTEL_TRACES_EXPORTER: 'otlp' }), true);
+    assert.equal(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }), false);
+    assert.equal(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }), false);
+    assert.equal(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ' }), false);
+    assert.equal(loadConfig({}).traces, false);
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).traces, true);
+  });
+
+  /** The files the real service had loaded through the CommonJS loader (the SDK's packages are CommonJS) when it exited. */
+  async function loadedFiles(env: Record<string, string>): Promise<string[]> {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-loaded-'));
+    const out = join(dir, 'loaded.json');
+    const preload = join(dir, 'dump-loaded.mjs');
+    writeFileSync(preload, `import Module from 'node:module';\nimport { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(${JSON.stringify(out)}, JSON.stringify(Object.keys(Module._cache))));\n`);
+    const s = await startService({ ...env, NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` });
+    try {
+      assert.equal((await fetch(`${s.url}/v1/pets`, { headers: { 'x-api-key': s.key } })).status, 200);
+      s.child.kill('SIGTERM');
+      assert.equal(await s.exited, 0);
+      return JSON.parse(readFileSync(out, 'utf8')) as string[];
+    } finally {
+      s.cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('when no OTEL_* variable is set, then the service loads no OpenTelemetry SDK, exporter or instrumentation module; with an endpoint it does', async () => {
+    const sdkFile = (f: string) => /[\\/]@opentelemetry[\\/](sdk-|exporter-|instrumentation|otlp-|resources)/.test(f);
+    const off = await loadedFiles({});
+    assert.ok(off.some((f) => /[\\/]node_modules[\\/]koa[\\/]/.test(f)), 'the dump lists the loaded files');
+    assert.deepEqual(off.filter(sdkFile), []);
+    const on = await loadedFiles({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+    assert.ok(on.some((f) => /[\\/]@opentelemetry[\\/]sdk-node[\\/]/.test(f)), 'with an endpoint the SDK is loaded');
   });
 });

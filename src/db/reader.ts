@@ -4,6 +4,7 @@ import type { SqlReader } from '../domain/reader.js';
 import type { Config } from '../config.js';
 import type { Orm } from './orm.js';
 import { namedStatement } from './pg-statements.js';
+import { sqliteSpan, tracingOn } from '../observability/tracing.js';
 
 /** Statements kept per connection: the domain has a few dozen read shapes (an `in` list per length). */
 const MAX_STATEMENTS = 500;
@@ -27,15 +28,21 @@ async function sqliteReader(path: string): Promise<SqlReader & { close(): void }
   db.pragma('busy_timeout = 100');
   // The least recently used statement goes when the cache is full (a statement needs no finalising).
   const statements = new LRUCache<string, ReturnType<typeof db.prepare>>({ max: MAX_STATEMENTS });
+  const all = <Row>(sql: string, params: readonly unknown[]): Row[] => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return (statement.all as (...values: unknown[]) => Row[])(...params);
+  };
+  // libsql has no OpenTelemetry instrumentation: with tracing on, each statement is a span (its text, not its values).
+  const traced = tracingOn();
   return {
     dialect: 'sqlite',
     async all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]> {
-      let statement = statements.get(sql);
-      if (!statement) {
-        statement = db.prepare(sql);
-        statements.set(sql, statement);
-      }
-      return (statement.all as (...values: unknown[]) => Row[])(...params);
+      if (!traced) return all<Row>(sql, params);
+      return sqliteSpan(sql, () => all<Row>(sql, params));
     },
     close: () => void db.close(),
   };

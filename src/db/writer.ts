@@ -6,6 +6,7 @@ import type { SqlTransaction, SqlWriter } from '../domain/writer.js';
 import type { Orm } from './orm.js';
 import { namedStatement } from './pg-statements.js';
 import { sqliteWriteGuard } from './sqlite-resilience.js';
+import { sqliteSpan, tracingOn } from '../observability/tracing.js';
 
 /** Statements kept per connection (the writer has a handful of shapes). */
 const MAX_STATEMENTS = 200;
@@ -49,6 +50,8 @@ const sqliteValue = (value: unknown) => (value instanceof Date ? value.getTime()
 
 function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce): SqlWriter {
   const guard = sqliteWriteGuard(orm);
+  // libsql has no OpenTelemetry instrumentation: with tracing on, each statement is a span (its text, not its values).
+  const traced = tracingOn();
   const cache = new WeakMap<LibsqlConnection, LRUCache<string, LibsqlStatement>>();
   const statementOf = (conn: LibsqlConnection, sql: string) => {
     let statements = cache.get(conn);
@@ -60,7 +63,9 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
     }
     return { statement, statements };
   };
-  const step = <R>(conn: LibsqlConnection, sql: string, params: readonly unknown[], use: (s: LibsqlStatement, values: unknown[]) => R): R => {
+  const step = <R>(conn: LibsqlConnection, sql: string, params: readonly unknown[], use: (s: LibsqlStatement, values: unknown[]) => R): R =>
+    traced ? sqliteSpan(sql, () => untracedStep(conn, sql, params, use)) : untracedStep(conn, sql, params, use);
+  const untracedStep = <R>(conn: LibsqlConnection, sql: string, params: readonly unknown[], use: (s: LibsqlStatement, values: unknown[]) => R): R => {
     announce(sql, params);
     let statements: LRUCache<string, LibsqlStatement> | undefined;
     try {
@@ -75,7 +80,8 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
   };
   const exec = (conn: LibsqlConnection, sql: string) => {
     try {
-      conn.exec(sql);
+      if (traced) sqliteSpan(sql, () => conn.exec(sql));
+      else conn.exec(sql);
     } catch (error) {
       throw convert(error);
     }

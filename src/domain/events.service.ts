@@ -8,6 +8,7 @@ import { validationFailed } from './errors.js';
 import { categoryRepresentation, orderRepresentation } from './representations.js';
 import type { CategoryView, EventView, InventoryView, OrderView, PetView } from './views.js';
 import * as v from './validate.js';
+import { currentTraceparent } from './trace-context.js';
 
 export const EVENT_TYPES = [
   'order.placed',
@@ -44,12 +45,12 @@ const EVENT_WRITERS_TURN = `select pg_advisory_xact_lock(?), pg_notify('${EVENTS
 export async function recordEvent(em: EntityManager, type: EventType, data: object, accountId: number | null = null): Promise<void> {
   // The NOTIFY is delivered at commit (and not at all on rollback): it wakes the outbox readers of every instance.
   if (em.getPlatform() instanceof BaseSqlitePlatform) {
-    await em.insert(Event, { type, data: JSON.stringify(data), accountId, createdAt: new Date() });
+    await em.insert(Event, { type, data: JSON.stringify(data), accountId, createdAt: new Date(), traceparent: currentTraceparent() });
     return;
   }
   await em.execute(EVENT_WRITERS_TURN, [EVENT_WRITERS_LOCK]);
   // The server's clock after the turn, as insertEvents stamps them: created_at follows the id (the purge relies on it).
-  await em.execute(insertEventsSql(1, 'postgresql'), [type, JSON.stringify(data), accountId]);
+  await em.execute(insertEventsSql(1, 'postgresql'), [type, JSON.stringify(data), accountId, currentTraceparent()]);
 }
 
 interface NewEvent {
@@ -69,22 +70,23 @@ export async function insertEvents(tx: SqlTransaction, events: readonly NewEvent
   if (tx.dialect === 'postgresql') await tx.runLast(EVENT_WRITERS_TURN, [EVENT_WRITERS_LOCK]);
   // On the hottest write: one SQL text per row count and dialect (the writer finds its prepared statement by it), no per-call closures.
   const params: unknown[] = [];
+  const traceparent = currentTraceparent();
   if (tx.dialect === 'postgresql') {
     // Stamped by the server after the writers' turn (the insert runs after the lock, in the same message), so
     // created_at follows the id as the purge expects (EventsService.purgeExpired), as recordEvent's do.
-    for (const e of events) params.push(e.type, JSON.stringify(e.data), e.accountId);
+    for (const e of events) params.push(e.type, JSON.stringify(e.data), e.accountId, traceparent);
     await tx.runLast(insertEventsSql(events.length, 'postgresql'), params);
   } else {
     const createdAt = new Date();
-    for (const e of events) params.push(e.type, JSON.stringify(e.data), e.accountId, createdAt);
+    for (const e of events) params.push(e.type, JSON.stringify(e.data), e.accountId, traceparent, createdAt);
     await tx.runLast(insertEventsSql(events.length, 'sqlite'), params);
   }
 }
 
 const INSERT_EVENTS_SQL = { sqlite: [] as string[], postgresql: [] as string[] };
 const insertEventsSql = (rows: number, dialect: 'sqlite' | 'postgresql') =>
-  (INSERT_EVENTS_SQL[dialect][rows] ??= `insert into events (type, data, account_id, created_at) values ${Array.from({ length: rows }, () =>
-    dialect === 'postgresql' ? '(?, ?, ?, clock_timestamp())' : '(?, ?, ?, ?)',
+  (INSERT_EVENTS_SQL[dialect][rows] ??= `insert into events (type, data, account_id, traceparent, created_at) values ${Array.from({ length: rows }, () =>
+    dialect === 'postgresql' ? '(?, ?, ?, ?, clock_timestamp())' : '(?, ?, ?, ?, ?)',
   ).join(', ')}`);
 
 export const recordOrderEvent = (em: EntityManager, type: 'order.placed' | 'order.completed' | 'order.cancelled', order: OrderView) =>
@@ -111,6 +113,7 @@ export const toEventView = (e: Event): EventView => ({
   createdAt: e.createdAt,
   data: JSON.parse(e.data) as Record<string, unknown>,
   accountId: e.accountId,
+  traceparent: e.traceparent,
 });
 
 /** Whether an account may see an event: staff all; customers catalogue and inventory events and their own orders'. */

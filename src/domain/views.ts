@@ -61,6 +61,8 @@ export interface EventView {
   data: Record<string, unknown>;
   /** The order's account for order events; null for events every account may see. */
   accountId: number | null;
+  /** The trace context of the change that wrote it (tracing on), for the spans that deliver it; never shown. */
+  traceparent?: string | null;
 }
 export interface WebhookEndpointView {
   id: number;

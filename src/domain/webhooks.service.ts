@@ -127,6 +127,8 @@ export interface WebhookAttempt {
   /** The current secret, and the previous one while its grace period lasts. */
   secrets: string[];
   eventCreatedAt: Date;
+  /** The trace context of the change that wrote the event (tracing on): the delivery's span links to it. */
+  traceparent: string | null;
 }
 
 /** What came of an attempt (src/events/webhook-sender.ts). */
@@ -410,6 +412,7 @@ export class WebhooksService {
         body: JSON.stringify(eventRepresentation(toEventView(event))),
         secrets,
         eventCreatedAt: event.createdAt,
+        traceparent: event.traceparent,
       };
     }
   }

@@ -13,6 +13,7 @@ import { EventsService, type EventSubscriptions } from '../domain/events.service
 import type { EventView } from '../domain/views.js';
 import { readerFork } from './commit-signal.js';
 import { WorkLoop } from './work-loop.js';
+import { linksTo, SpanKind, tracer, tracingOn } from '../observability/tracing.js';
 
 const BATCH = 200;
 /**
@@ -21,6 +22,17 @@ const BATCH = 200;
  * everything committed before it.
  */
 const WAKE_GAP_MS = 10;
+
+/** The push of one event to this instance's subscriptions as a span of its own, linked to the change that wrote the event. */
+function pushTraced(event: EventView, listeners: Array<(event: EventView) => void>) {
+  const attributes = { 'petstore.event.id': event.id, 'petstore.event.type': event.type, 'petstore.subscriptions': listeners.length };
+  const span = tracer().startSpan('subscription push', { root: true, kind: SpanKind.PRODUCER, attributes, links: linksTo(event.traceparent) });
+  try {
+    for (const listener of listeners) listener(event);
+  } finally {
+    span.end();
+  }
+}
 
 export class EventStream implements EventSubscriptions {
   private readonly listeners = new Set<(event: EventView) => void>();
@@ -87,7 +99,8 @@ export class EventStream implements EventSubscriptions {
         const events = await service.eventsAfter(this.lastId, BATCH);
         for (const event of events) {
           this.lastId = event.id;
-          for (const listener of [...this.listeners]) listener(event);
+          if (tracingOn()) pushTraced(event, [...this.listeners]);
+          else for (const listener of [...this.listeners]) listener(event);
         }
         found ||= events.length > 0;
         more = events.length === BATCH;

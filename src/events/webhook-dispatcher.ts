@@ -134,7 +134,8 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
       'webhook-timestamp': String(timestamp),
       'webhook-signature': attempt.secrets.map((s) => signature(s, id, timestamp, attempt.body)).join(' '),
     };
-    const result = await sendWebhook(attempt.url, headers, attempt.body, { allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs, signal: shutdown.signal });
+    const trace = { traceparent: attempt.traceparent, eventId: attempt.eventId, endpointId: attempt.endpointId, attempt: attempt.attempt };
+    const result = await sendWebhook(attempt.url, headers, attempt.body, { allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs, signal: shutdown.signal, trace });
     if (result.aborted) {
       await service().releaseAttempt(attempt.deliveryId, owner);
       return false;

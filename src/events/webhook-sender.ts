@@ -10,6 +10,7 @@ import { request as httpRequest, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { isPublicAddress } from '../domain/webhooks.service.js';
+import { inSpan, linksTo, SpanKind, SpanStatusCode, traceHeaders, tracingOn } from '../observability/tracing.js';
 
 /** How much of a receiver's answer is read (it is only kept as an excerpt in the delivery log). */
 export const RESPONSE_READ_CAP = 64 * 1024;
@@ -25,6 +26,11 @@ export interface SendOptions {
   timeoutMs: number;
   /** Aborting ends the attempt at once (the instance is shutting down); the result says `aborted`. */
   signal?: AbortSignal;
+  /**
+   * With tracing on, the attempt is a `webhook delivery` span of its own trace, linked to the change that
+   * wrote the event (its stored `traceparent`), and the request carries that span's `traceparent`.
+   */
+  trace?: { traceparent: string | null; eventId: number; endpointId: number; attempt: number };
 }
 
 export interface SendResult {
@@ -52,6 +58,24 @@ function publicOnlyLookup(hostname: string, options: { all?: boolean; family?: n
 }
 
 export function sendWebhook(target: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendResult> {
+  if (!tracingOn()) return send(target, headers, body, options);
+  const attributes = {
+    'petstore.event.id': options.trace?.eventId,
+    'petstore.webhook.id': options.trace?.endpointId,
+    'petstore.webhook.attempt': options.trace?.attempt,
+    // The host only: a receiver's path or query may hold a token of its own.
+    'server.address': URL.canParse(target) ? new URL(target).hostname : undefined,
+  };
+  return inSpan('webhook delivery', { root: true, kind: SpanKind.PRODUCER, attributes, links: linksTo(options.trace?.traceparent) }, async (span) => {
+    const result = await send(target, traceHeaders(headers), body, options);
+    if (result.status !== null) span.setAttribute('http.response.status_code', result.status);
+    // No message: a receiver's redirect target may hold a token of its own.
+    if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR });
+    return result;
+  });
+}
+
+function send(target: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendResult> {
   const started = performance.now();
   const done = (ok: boolean, status: number | null, error: string | null): SendResult => ({
     ok,

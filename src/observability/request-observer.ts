@@ -7,6 +7,7 @@ import type { Context, Middleware, Next } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../http/context.js';
 import type { Metrics } from './metrics.js';
+import { activeSpan, logIds, type Span } from './tracing.js';
 
 /** Paths outside both facades that get their own label; anything else is `other` (never the raw path). */
 const META_PATHS = new Map([
@@ -25,6 +26,8 @@ export function observeRequests({ logger: appLogger, metrics }: { logger: Logger
   const logger = appLogger.child({}, { redact: { paths: [] } });
   return async (ctx: Context, next: Next) => {
     const started = performance.now();
+    // The HTTP server span (tracing on): named by the route template once it is known, and joined to the log line.
+    const span = activeSpan();
     let failed = false;
     try {
       await next();
@@ -51,6 +54,8 @@ export function observeRequests({ logger: appLogger, metrics }: { logger: Logger
         keyId: state.actor?.keyId,
         errorCode: state.errorCode,
       };
+      // Only with tracing on: the untraced line keeps its shape.
+      if (span) Object.assign(line, describeSpan(span, ctx, state));
       if (status >= 500) logger.warn(line, 'request');
       else if (QUIET_PATHS.has(ctx.path)) logger.debug(line, 'request');
       else logger.info(line, 'request');
@@ -63,4 +68,22 @@ function operationLabel(ctx: Context, state: Partial<AppState>): string {
   if (state.facade === 'graphql') return state.operation ?? (ctx.method === 'GET' && !ctx.querystring ? 'landing page' : 'unresolved');
   const meta = META_PATHS.get(ctx.path) ?? (ctx.path.startsWith('/docs/') ? '/docs' : undefined);
   return meta ? `${ctx.method} ${meta}` : 'other';
+}
+
+/**
+ * The server span gets the route template (`http.route`, never the raw path) and, for GraphQL, the
+ * operation's type, root field and name (never its variables); returns the ids for the log line.
+ */
+function describeSpan(span: Span, ctx: Context, state: Partial<AppState>) {
+  const route = state.route?.replace(/^[A-Z]+ /, '');
+  if (route) {
+    span.setAttribute('http.route', route);
+    span.updateName(`${ctx.method} ${route}`);
+  }
+  if (state.facade === 'graphql') {
+    const [type, root] = state.operation?.split(' ') ?? [];
+    if (type && root) span.setAttributes({ 'graphql.operation.type': type, 'graphql.operation.root_field': root });
+    if (state.operationName) span.setAttribute('graphql.operation.name', state.operationName.slice(0, 100));
+  }
+  return logIds(span);
 }

@@ -30,6 +30,13 @@ export class Event {
   @Property({ type: 'datetime' })
   createdAt: Date = new Date();
 
+  /**
+   * The W3C `traceparent` of the change that wrote the event, when tracing is on: its webhook deliveries
+   * and subscription pushes link their spans to it. Never shown to clients.
+   */
+  @Property({ type: 'string', length: 64, nullable: true })
+  traceparent: string | null = null;
+
   constructor(type: string, data: string, accountId: number | null) {
     this.type = type;
     this.data = data;
