@@ -147,6 +147,15 @@ function inline(conn: PgConnection, sql: string, params: readonly unknown[]): st
   return text;
 }
 
+/** The SQL-level prepared statements (PREPARE) each connection holds, by name (see `first` below). */
+const preparedOn = new WeakMap<PgConnection, Set<string>>();
+
+/** A name of its own for SQL-level PREPARE (the protocol's named statements share the namespace): `?` become `$n`. */
+function serverStatement(sql: string): { name: string; text: string } {
+  const { name, text } = namedStatement(sql);
+  return { name: `${name}_first`, text };
+}
+
 function postgresWriter(knex: Knex, convert: Convert, announce: Announce): SqlWriter {
   const query = async (conn: PgConnection, sql: string, params: readonly unknown[]) => {
     announce(sql, params);
@@ -180,9 +189,18 @@ function postgresWriter(knex: Knex, convert: Convert, announce: Announce): SqlWr
       const first = async (sql: string, params: readonly unknown[]) => {
         announce('begin', []);
         announce(sql, params);
-        const text = inline(conn, sql, params);
+        // The statement is prepared on the server once per connection (SQL PREPARE, its plan kept as a named
+        // statement's is), then EXECUTEd with its parameters as literals, after the BEGIN in the same message.
+        const { name, text } = serverStatement(sql);
+        let prepared = preparedOn.get(conn);
+        if (!prepared) preparedOn.set(conn, (prepared = new Set()));
+        if (!prepared.has(name)) {
+          await control(conn, [`prepare ${name} as ${text}`]);
+          prepared.add(name);
+        }
+        const args = params.length ? `(${params.map((value) => pgLiteral(conn, value)).join(', ')})` : '';
         begun = true;
-        return (await control(conn, ['begin', text]))[1]!;
+        return (await control(conn, ['begin', `execute ${name}${args}`]))[1]!;
       };
       const statement = (sql: string, params: readonly unknown[]) => (begun ? query(conn, sql, params) : first(sql, params));
       try {
