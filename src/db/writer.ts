@@ -19,7 +19,9 @@ const MAX_STATEMENTS = 200;
  *   `exec` (a failed prepared BEGIN would be left in progress, see src/db/orm.ts). A foreign write
  *   lock is waited out asynchronously and a full disk remembered, as for the ORM
  *   (src/db/sqlite-resilience.ts).
- * - PostgreSQL: each SQL text is a named prepared statement (`pg` parses it once per connection).
+ * - PostgreSQL: the transaction's first statement goes with its BEGIN as one message, its last writes with the
+ *   COMMIT (simple protocol, parameters inlined as literals); the statements between are named prepared
+ *   statements (`pg` parses each once per connection).
  * Every statement is also announced as knex's `query` event, so whoever counts the ORM's SQL (tests,
  * the benchmark) sees these too. Database errors become the ORM's exceptions, as if the ORM had sent them.
  */
@@ -151,6 +153,15 @@ function inline(conn: PgConnection, sql: string, params: readonly unknown[]): st
   return text;
 }
 
+/** The SQL-level prepared statements (PREPARE) each connection holds, by name (see `first` below). */
+const preparedOn = new WeakMap<PgConnection, Set<string>>();
+
+/** A name of its own for SQL-level PREPARE (the protocol's named statements share the namespace): `?` become `$n`. */
+function serverStatement(sql: string): { name: string; text: string } {
+  const { name, text } = namedStatement(sql);
+  return { name: `${name}_first`, text };
+}
+
 function postgresWriter(knex: Knex, convert: Convert, announce: Announce): SqlWriter {
   const query = async (conn: PgConnection, sql: string, params: readonly unknown[]) => {
     announce(sql, params);
@@ -160,10 +171,11 @@ function postgresWriter(knex: Knex, convert: Convert, announce: Announce): SqlWr
       throw convert(error);
     }
   };
-  const control = async (conn: PgConnection, sql: string) => {
-    announce(sql, []);
+  /** One message of several statements (simple protocol); the results of each. */
+  const control = async (conn: PgConnection, statements: string[]) => {
     try {
-      await conn.query({ text: sql });
+      const results = await conn.query({ text: statements.join(';\n') });
+      return (Array.isArray(results) ? results : [results]) as Array<{ rows: unknown[]; rowCount: number | null }>;
     } catch (error) {
       throw convert(error);
     }
@@ -177,23 +189,48 @@ function postgresWriter(knex: Knex, convert: Convert, announce: Announce): SqlWr
       } catch (error) {
         throw convert(error);
       }
+      // The BEGIN travels with the transaction's first statement, as one message (its parameters inlined): one
+      // round trip fewer. Nothing sent, nothing to commit or roll back.
+      let begun = false;
+      const first = async (sql: string, params: readonly unknown[]) => {
+        announce('begin', []);
+        announce(sql, params);
+        // The statement is prepared on the server once per connection (SQL PREPARE, its plan kept as a named
+        // statement's is), then EXECUTEd with its parameters as literals, after the BEGIN in the same message.
+        const { name, text } = serverStatement(sql);
+        let prepared = preparedOn.get(conn);
+        if (!prepared) preparedOn.set(conn, (prepared = new Set()));
+        if (!prepared.has(name)) {
+          await control(conn, [`prepare ${name} as ${text}`]);
+          prepared.add(name);
+        }
+        const args = params.length ? `(${params.map((value) => pgLiteral(conn, value)).join(', ')})` : '';
+        begun = true;
+        return (await control(conn, ['begin', `execute ${name}${args}`]))[1]!;
+      };
+      const statement = (sql: string, params: readonly unknown[]) => (begun ? query(conn, sql, params) : first(sql, params));
       try {
-        await control(conn, 'begin');
         const last: string[] = [];
         const result = await work({
           dialect: 'postgresql',
-          all: async <Row>(sql: string, params: readonly unknown[]) => (await query(conn, sql, params)).rows as Row[],
-          run: async (sql: string, params: readonly unknown[]) => (await query(conn, sql, params)).rowCount ?? 0,
+          all: async <Row>(sql: string, params: readonly unknown[]) => (await statement(sql, params)).rows as Row[],
+          run: async (sql: string, params: readonly unknown[]) => (await statement(sql, params)).rowCount ?? 0,
           runLast: async (sql: string, params: readonly unknown[]) => {
             announce(sql, params);
             last.push(inline(conn, sql, params));
           },
         });
         // One message: the last writes and the COMMIT run back to back in the server (simple protocol).
-        await control(conn, [...last, 'commit'].join(';\n'));
+        if (begun || last.length) {
+          if (!begun) announce('begin', []);
+          announce('commit', []);
+          const message = [...(begun ? [] : ['begin']), ...last, 'commit'];
+          begun = true;
+          await control(conn, message);
+        }
         return result;
       } catch (error) {
-        await conn.query({ text: 'rollback' }).catch(() => undefined);
+        if (begun) await conn.query({ text: 'rollback' }).catch(() => undefined);
         throw error;
       } finally {
         await client.releaseConnection(conn);

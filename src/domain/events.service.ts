@@ -1,6 +1,5 @@
 import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
 import type { SqlTransaction } from './writer.js';
-import type { FilterQuery } from '@mikro-orm/core';
 import { Event, WebhookDelivery } from './entities/index.js';
 import { isStaff, type Actor } from './actor.js';
 import { pageSize, type Page } from './pagination.js';
@@ -9,6 +8,7 @@ import { categoryRepresentation, orderRepresentation } from './representations.j
 import type { CategoryView, EventView, InventoryView, OrderView, PetView } from './views.js';
 import * as v from './validate.js';
 import { currentTraceparent } from './trace-context.js';
+import { OUTBOX_START, type EventPosition } from './event-position.js';
 
 export const EVENT_TYPES = [
   'order.placed',
@@ -30,26 +30,22 @@ export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
 /** The PostgreSQL channel notified when events commit (src/events/outbox-notifier.ts). */
 export const EVENTS_CHANNEL = 'petstore_events';
 
-/** Any constant: the PostgreSQL advisory lock that serialises the writers of events. */
-const EVENT_WRITERS_LOCK = 0x5e7e47;
-/** Takes the event writers' turn and queues the NOTIFY (see recordEvent). */
-const EVENT_WRITERS_TURN = `select pg_advisory_xact_lock(?), pg_notify('${EVENTS_CHANNEL}', '')`;
+/** Queues the NOTIFY (delivered at commit, not at all on rollback): it wakes the outbox readers of every instance. */
+const NOTIFY_READERS = `select pg_notify('${EVENTS_CHANNEL}', '')`;
 
 /**
  * Writes one event in the caller's transaction (the outbox: no change without its event, no event
- * without its change). Call it last in the transaction. On PostgreSQL a transaction-scoped advisory
- * lock makes event writers take turns from here to their commit, so ids become visible in id order
- * and a reader that has seen event n never later finds an event below n (a sequence alone would
- * let transaction 11 commit before transaction 10). SQLite has one writer at a time anyway.
+ * without its change). Call it last in the transaction. Writers do not take turns: on PostgreSQL each
+ * event records its transaction's id, and readers read in (transaction id, id) order only below the
+ * snapshot's horizon (`readEvents`), where every transaction of this database has ended, so a transaction that commits after
+ * a later one is read after it, never skipped. SQLite has one writer at a time: ids are in commit order.
  */
 export async function recordEvent(em: EntityManager, type: EventType, data: object, accountId: number | null = null): Promise<void> {
-  // The NOTIFY is delivered at commit (and not at all on rollback): it wakes the outbox readers of every instance.
   if (em.getPlatform() instanceof BaseSqlitePlatform) {
-    await em.insert(Event, { type, data: JSON.stringify(data), accountId, createdAt: new Date(), traceparent: currentTraceparent() });
+    await em.insert(Event, { type, data: JSON.stringify(data), accountId, createdAt: new Date(), txid: 0, traceparent: currentTraceparent() });
     return;
   }
-  await em.execute(EVENT_WRITERS_TURN, [EVENT_WRITERS_LOCK]);
-  // The server's clock after the turn, as insertEvents stamps them: created_at follows the id (the purge relies on it).
+  await em.execute(NOTIFY_READERS);
   await em.execute(insertEventsSql(1, 'postgresql'), [type, JSON.stringify(data), accountId, currentTraceparent()]);
 }
 
@@ -60,20 +56,19 @@ interface NewEvent {
 }
 
 /**
- * `recordEvent` for the plain-SQL writer (src/domain/writer.ts): the same rows, the same PostgreSQL
- * turn-taking and NOTIFY, all the events in one insert (ids in the order given). Written last
- * (`runLast`): on PostgreSQL the turn, the insert and the COMMIT go to the server as one message, so
- * the writers' turn lasts the server's time for them, not round trips through a busy event loop.
+ * `recordEvent` for the plain-SQL writer (src/domain/writer.ts): the same rows and NOTIFY, all the
+ * events in one insert (ids in the order given). Written last (`runLast`): on PostgreSQL the NOTIFY,
+ * the insert and the COMMIT go to the server as one message.
  */
 export async function insertEvents(tx: SqlTransaction, events: readonly NewEvent[]): Promise<void> {
   if (!events.length) return;
-  if (tx.dialect === 'postgresql') await tx.runLast(EVENT_WRITERS_TURN, [EVENT_WRITERS_LOCK]);
+  if (tx.dialect === 'postgresql') await tx.runLast(NOTIFY_READERS, []);
   // On the hottest write: one SQL text per row count and dialect (the writer finds its prepared statement by it), no per-call closures.
   const params: unknown[] = [];
   const traceparent = currentTraceparent();
   if (tx.dialect === 'postgresql') {
-    // Stamped by the server after the writers' turn (the insert runs after the lock, in the same message), so
-    // created_at follows the id as the purge expects (EventsService.purgeExpired), as recordEvent's do.
+    // Stamped by the server at the insert, with the id, so created_at follows the id as the purge expects
+    // (EventsService.purgeExpired), as recordEvent's do.
     for (const e of events) params.push(e.type, JSON.stringify(e.data), e.accountId, traceparent);
     await tx.runLast(insertEventsSql(events.length, 'postgresql'), params);
   } else {
@@ -85,9 +80,64 @@ export async function insertEvents(tx: SqlTransaction, events: readonly NewEvent
 
 const INSERT_EVENTS_SQL = { sqlite: [] as string[], postgresql: [] as string[] };
 const insertEventsSql = (rows: number, dialect: 'sqlite' | 'postgresql') =>
-  (INSERT_EVENTS_SQL[dialect][rows] ??= `insert into events (type, data, account_id, traceparent, created_at) values ${Array.from({ length: rows }, () =>
-    dialect === 'postgresql' ? '(?, ?, ?, ?, clock_timestamp())' : '(?, ?, ?, ?, ?)',
+  (INSERT_EVENTS_SQL[dialect][rows] ??= `insert into events (type, data, account_id, traceparent, created_at${dialect === 'postgresql' ? ', txid' : ''}) values ${Array.from(
+    { length: rows },
+    () => (dialect === 'postgresql' ? `(?, ?, ?, ?, clock_timestamp(), ${CURRENT_TXID})` : '(?, ?, ?, ?, ?)'),
   ).join(', ')}`);
+
+/** PostgreSQL: this transaction's id (assigned if it has none yet), as a bigint. */
+const CURRENT_TXID = 'pg_current_xact_id()::text::bigint';
+/**
+ * PostgreSQL: the horizon below which events may be read. The statement's snapshot lists the transactions
+ * running when it was taken (`pg_snapshot_xip`); every transaction below the lowest of them has ended, and every
+ * transaction that starts later gets a greater id, so the events below it are final: reading them in (txid, id)
+ * order never passes over one that commits later. Transaction ids are the whole server's, so running
+ * transactions of other databases on the same server are left out (one shown running in another database
+ * cannot write this one's events; one no longer shown counts, to be safe); with none left, the snapshot's
+ * xmax. This database's own long-running writing transaction holds every reader back until it ends.
+ */
+const HORIZON = `txid < (select coalesce(min(x.xid::text::bigint), pg_snapshot_xmax(pg_current_snapshot())::text::bigint)
+  from pg_snapshot_xip(pg_current_snapshot()) as x(xid)
+  where not exists (select 1 from pg_stat_get_activity(null) a
+    where a.backend_xid = x.xid::xid and a.datid <> (select oid from pg_database where datname = current_database())))`;
+const isSqlite = (em: EntityManager) => em.getPlatform() instanceof BaseSqlitePlatform;
+/** ` where <the horizon>` on PostgreSQL, nothing on SQLite: for a query of `events` that reads only what may be read now. */
+export const readableEvents = (em: EntityManager) => (isSqlite(em) ? '' : ` where ${HORIZON}`);
+
+/** Events after `after`, in the read order, that may be read now (PostgreSQL: below the horizon). */
+export async function readEvents(
+  em: EntityManager,
+  after: EventPosition,
+  limit: number,
+  filter: { types?: readonly string[]; viewer?: number; fields?: ReadonlyArray<keyof Event & string> } = {},
+): Promise<Event[]> {
+  const qb = em.createQueryBuilder(Event).where('(txid, id) > (?, ?)', [after.txid, after.id]);
+  if (filter.fields) qb.select([...filter.fields]);
+  if (!isSqlite(em)) qb.andWhere(HORIZON);
+  if (filter.types) qb.andWhere({ type: { $in: [...filter.types] } });
+  if (filter.viewer !== undefined) qb.andWhere({ $or: [{ accountId: null }, { accountId: filter.viewer }] });
+  return qb.orderBy({ txid: 'asc', id: 'asc' }).limit(limit).getResult();
+}
+
+/** The position of the newest event that may be read now: readers starting "from now" start there. */
+export async function newestPosition(em: EntityManager): Promise<EventPosition> {
+  const [row] = await em.execute<Array<{ txid: number | string; id: number | string }>>(
+    `select txid, id from events${readableEvents(em)} order by txid desc, id desc limit 1`,
+  );
+  return row ? { txid: Number(row.txid), id: Number(row.id) } : OUTBOX_START;
+}
+
+/**
+ * Where a reader that processed event `id` resumes: right after that event. An id no longer kept (or never
+ * written) resumes after the kept event just below it, or from the oldest kept.
+ */
+async function positionAfterId(em: EntityManager, id: number): Promise<EventPosition> {
+  if (id === 0) return OUTBOX_START;
+  const [row] = await em.execute<Array<{ txid: number | string; id: number | string }>>('select txid, id from events where id <= ? order by id desc limit 1', [id]);
+  return row ? { txid: Number(row.txid), id: Number(row.id) } : OUTBOX_START;
+}
+
+export const positionOf = (e: Event): EventPosition => ({ txid: e.txid, id: e.id });
 
 export const recordOrderEvent = (em: EntityManager, type: 'order.placed' | 'order.completed' | 'order.cancelled', order: OrderView) =>
   recordEvent(em, type, orderRepresentation(order), order.accountId);
@@ -144,7 +194,7 @@ export function parseAfter(value: unknown, path = 'after'): number {
 }
 
 export interface EventFilter {
-  /** Only events with a greater id; the cursor of an event is its id. */
+  /** Only events read after this one (the read order is not always the ids'); the cursor of an event is its id. */
   after?: unknown;
   types?: unknown;
 }
@@ -153,23 +203,37 @@ export interface EventFilter {
 export class EventsService {
   constructor(private readonly em: EntityManager) {}
 
-  /** Events the caller may see, oldest first; the next page starts after the last id. */
+  /**
+   * Events the caller may see, in the read order (commit order; mostly the ids'), after the event `after`;
+   * the next page starts after the last one's id.
+   */
   async listEvents(actor: Actor, filter: EventFilter, limit?: number): Promise<Page<EventView>> {
     const size = pageSize(limit);
     const after = parseAfter(filter.after);
     const types = parseEventTypes(filter.types);
-    const where: FilterQuery<Event> = { id: { $gt: after } };
-    if (types) where.type = { $in: types };
-    if (!isStaff(actor)) where.$or = [{ accountId: null }, { accountId: actor.accountId }];
-    const rows = await this.em.find(Event, where, { orderBy: { id: 'asc' }, limit: size + 1 });
+    const rows = await readEvents(this.em, await positionAfterId(this.em, after), size + 1, { types, viewer: isStaff(actor) ? undefined : actor.accountId });
     const items = rows.slice(0, size).map(toEventView);
     return { items, nextCursor: rows.length > size && items.length ? String(items.at(-1)!.id) : null };
   }
 
-  /** Every event after `after`, oldest first, whoever may see it (for relays that filter per recipient). */
-  async eventsAfter(after: number, limit: number): Promise<EventView[]> {
-    const rows = await this.em.find(Event, { id: { $gt: after } }, { orderBy: { id: 'asc' }, limit });
-    return rows.map(toEventView);
+  /**
+   * Every event after `after`, in the read order, whoever may see it (for relays that filter per recipient), and
+   * where they end; `waiting` when committed events after them wait for an older transaction to end (PostgreSQL).
+   */
+  async eventsAfter(after: EventPosition, limit: number): Promise<{ events: EventView[]; next: EventPosition; waiting: boolean }> {
+    const rows = await readEvents(this.em, after, limit);
+    const next = rows.length ? positionOf(rows.at(-1)!) : after;
+    let waiting = false;
+    if (rows.length < limit && !isSqlite(this.em)) {
+      const [row] = await this.em.execute<Array<{ waiting: boolean }>>('select exists (select 1 from events where (txid, id) > (?, ?)) as waiting', [next.txid, next.id]);
+      waiting = !!row?.waiting;
+    }
+    return { events: rows.map(toEventView), next, waiting };
+  }
+
+  /** Where a reader that wants what commits from now on starts. */
+  newestPosition(): Promise<EventPosition> {
+    return newestPosition(this.em);
   }
 
   /** The id of the newest event, 0 when there is none. */
@@ -183,7 +247,7 @@ export class EventsService {
    * events went. The newest event always stays, so event ids never go back: the feed's cursors and the
    * webhook relay resume after an event id.
    *
-   * Events are stamped in their transaction after the writers' turn, so `createdAt` follows the id:
+   * Events are stamped at their insert, with their id, so `createdAt` follows the id:
    * the events to drop are those below the first one within the period. `events` has no index on
    * `createdAt` (every order would write its page too): that first event is found by reading in id
    * order, through exactly the rows that go (an hour's worth at the hourly purge), and they go by id.

@@ -43,9 +43,6 @@ export class IdempotencyService {
   async run<T>(accountId: number, rawKey: string, payload: unknown, execute: (tx: SqlTransaction) => Promise<T>): Promise<{ value: T; replayed: boolean }> {
     const key = IdempotencyService.validateKey(rawKey);
     const requestHash = createHash('sha256').update(JSON.stringify(payload)).digest('hex');
-    // Records are kept 24 hours: each new claim drops the account's expired ones (one indexed delete),
-    // so the table stays bounded by what accounts used in the last day, with no timer to run.
-    await this.statement('delete from idempotency_records where account_id = ? and expires_at <= ?', [accountId, new Date()]);
     const recordId = await this.claim(accountId, key, requestHash);
     if (typeof recordId !== 'number') return { value: this.replay(recordId), replayed: true };
     let value: T;
@@ -79,12 +76,15 @@ export class IdempotencyService {
   private async claim(accountId: number, key: string, requestHash: string, attempt = 0): Promise<number | StoredOutcome<unknown>> {
     const now = new Date();
     try {
-      const [row] = await this.writer.transaction((tx) =>
-        tx.all<{ id: number | string }>(
+      const [row] = await this.writer.transaction(async (tx) => {
+        // Records are kept 24 hours: each new claim drops the account's expired ones (one indexed delete, in the
+        // claim's transaction), so the table stays bounded by what accounts used in the last day, with no timer to run.
+        if (attempt === 0) await tx.run('delete from idempotency_records where account_id = ? and expires_at <= ?', [accountId, now]);
+        return tx.all<{ id: number | string }>(
           'insert into idempotency_records (account_id, key, request_hash, outcome, created_at, expires_at) values (?, ?, ?, null, ?, ?) returning id',
           [accountId, key, requestHash, now, new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS)],
-        ),
-      );
+        );
+      });
       return Number(row!.id);
     } catch (error) {
       if (!(error instanceof UniqueConstraintViolationException)) throw error;

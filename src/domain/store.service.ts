@@ -115,21 +115,42 @@ export class StoreService {
    * Inside the caller's transaction. The conditional decrement is the first write: it takes the pet's
    * inventory row (the lock every stock and status change takes first) and never goes below zero. It
    * returns the stock left; the pet was available (the condition), and turns pending when none is left,
-   * so the inventory event needs no read back.
+   * so the inventory event needs no read back. On PostgreSQL the decrement, the pet's status and the
+   * order's insert are one statement (data-modifying CTEs: one round trip, sent with the BEGIN).
    */
   private async createOrder(tx: SqlTransaction, actor: Actor, petId: number, quantity: number, shipDate: Date | null): Promise<OrderView> {
-    const [taken] = await tx.all<{ quantity: number | string }>(
-      "update inventory set quantity = quantity - ? where pet_id = ? and quantity >= ? and exists (select 1 from pets p where p.id = inventory.pet_id and p.status = 'available') returning quantity",
-      [quantity, petId, quantity],
-    );
-    if (!taken) throw await this.whyNotPlaceable(tx, petId, quantity);
-    const left = Number(taken.quantity);
-    if (left === 0) await tx.run("update pets set status = 'pending' where id = ?", [petId]);
-    const [row] = await tx.all<{ id: number | string }>(
-      'insert into orders (pet_id, account_id, quantity, ship_date, complete, created_at) values (?, ?, ?, ?, ?, ?) returning id',
-      [petId, actor.accountId, quantity, shipDate, false, new Date()],
-    );
-    const order: OrderView = { id: Number(row!.id), petId, quantity, shipDate, complete: false, accountId: actor.accountId };
+    let left: number;
+    let orderId: number;
+    if (tx.dialect === 'postgresql') {
+      const [placed] = await tx.all<{ quantity: number | string; id: number | string }>(PLACE_ORDER_PG, [
+        quantity,
+        petId,
+        quantity,
+        petId,
+        petId,
+        actor.accountId,
+        quantity,
+        shipDate,
+        new Date(),
+      ]);
+      if (!placed) throw await this.whyNotPlaceable(tx, petId, quantity);
+      left = Number(placed.quantity);
+      orderId = Number(placed.id);
+    } else {
+      const [taken] = await tx.all<{ quantity: number | string }>(
+        "update inventory set quantity = quantity - ? where pet_id = ? and quantity >= ? and exists (select 1 from pets p where p.id = inventory.pet_id and p.status = 'available') returning quantity",
+        [quantity, petId, quantity],
+      );
+      if (!taken) throw await this.whyNotPlaceable(tx, petId, quantity);
+      left = Number(taken.quantity);
+      if (left === 0) await tx.run("update pets set status = 'pending' where id = ?", [petId]);
+      const [row] = await tx.all<{ id: number | string }>(
+        'insert into orders (pet_id, account_id, quantity, ship_date, complete, created_at) values (?, ?, ?, ?, ?, ?) returning id',
+        [petId, actor.accountId, quantity, shipDate, false, new Date()],
+      );
+      orderId = Number(row!.id);
+    }
+    const order: OrderView = { id: orderId, petId, quantity, shipDate, complete: false, accountId: actor.accountId };
     if (this.outbox) {
       await insertEvents(tx, [
         { type: 'order.placed', data: orderRepresentation(order), accountId: order.accountId },
@@ -237,6 +258,23 @@ export class StoreService {
   }
 }
 
+
+/**
+ * Placing an order on PostgreSQL in one statement: the conditional decrement (as on SQLite), the pet turned
+ * pending when it took the last unit, and the order's insert, which reads the decrement's row, so nothing is
+ * inserted (and no row comes back) when the stock or the status refused it. Parameters: quantity, pet, quantity,
+ * pet, pet, account, quantity, ship date, created at.
+ */
+const PLACE_ORDER_PG = `with taken as (
+    update inventory set quantity = quantity - ?::int where pet_id = ?::bigint and quantity >= ?::int
+       and exists (select 1 from pets p where p.id = inventory.pet_id and p.status = 'available') returning quantity
+  ), sold_out as (
+    update pets set status = 'pending' where id = ?::bigint and exists (select 1 from taken where quantity = 0)
+  ), placed as (
+    insert into orders (pet_id, account_id, quantity, ship_date, complete, created_at)
+      select ?::bigint, ?::bigint, ?::int, ?::timestamptz, false, ?::timestamptz from taken returning id
+  )
+  select taken.quantity, placed.id from taken cross join placed`;
 
 function mapPage(page: Page<{ id: number; view: InventoryView }>): Page<InventoryView> {
   return { items: page.items.map((r) => r.view), nextCursor: page.nextCursor };

@@ -8,7 +8,8 @@ import { DomainError, notFound, validationFailed } from './errors.js';
 import type { Actor } from './actor.js';
 import { limitsFor } from './plans.js';
 import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
-import { EVENT_TYPES, canSee, parseEventTypes, toEventView } from './events.service.js';
+import { EVENT_TYPES, canSee, newestPosition, parseEventTypes, positionOf, readEvents, readableEvents, toEventView } from './events.service.js';
+import { isAfter, type EventPosition } from './event-position.js';
 import { eventRepresentation } from './representations.js';
 import type { WebhookDeliveryView, WebhookEndpointView, WebhookEndpointWithSecretView } from './views.js';
 import * as v from './validate.js';
@@ -149,6 +150,9 @@ export interface DueEndpoint {
 const RELAY = 'webhooks';
 
 /** A time read by raw SQL: epoch milliseconds (SQLite, as a number or text) or a Date (PostgreSQL). */
+/** The earliest start position among enabled endpoints (one parameter: true). */
+const FIRST_START = 'select start_after_txid, start_after_event_id from webhook_endpoints where enabled = ? order by start_after_txid, start_after_event_id limit 1';
+
 const fromSqlTime = (value: unknown): Date | null =>
   value === null || value === undefined ? null : new Date(typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : (value as number | string | Date));
 
@@ -187,8 +191,7 @@ export class WebhooksService {
       if (count >= cap) {
         throw new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} webhook endpoint${cap === 1 ? '' : 's'}; delete one or upgrade the plan.`);
       }
-      const [row] = await em.execute<Array<{ id: number | string | null }>>('select max(id) as id from events');
-      const endpoint = new WebhookEndpoint(em.getReference(Account, actor.accountId), url, JSON.stringify(events), newWebhookSecret(), Number(row?.id ?? 0));
+      const endpoint = new WebhookEndpoint(em.getReference(Account, actor.accountId), url, JSON.stringify(events), newWebhookSecret(), await newestPosition(em));
       em.persist(endpoint);
       await em.flush();
       return { ...toEndpointView(endpoint), secret: endpoint.secret };
@@ -290,29 +293,37 @@ export class WebhooksService {
     return this.em.transactional(async (tx) => {
       // A write first: the relay row's lock (PostgreSQL) or the database's write lock (SQLite) makes instances take turns.
       await tx.execute('update event_relays set last_event_id = last_event_id where name = ?', [RELAY]);
-      const [relay] = await tx.execute<Array<{ last_event_id: number | string; start: number | string | null }>>(
-        'select last_event_id, (select min(start_after_event_id) from webhook_endpoints where enabled = ?) as start from event_relays where name = ?',
+      const [relay] = await tx.execute<Array<{ last_txid: number | string; last_event_id: number | string; start_txid: number | string | null; start_id: number | string | null }>>(
+        `select r.last_txid, r.last_event_id, s.start_after_txid as start_txid, s.start_after_event_id as start_id from event_relays r
+           left join (${FIRST_START}) s on 1 = 1 where r.name = ?`,
         [true, RELAY],
       );
-      if (!relay || relay.start === null) return 0;
+      if (!relay || relay.start_txid === null) return 0;
       // Events before every endpoint's start concern none of them.
-      const after = Math.max(Number(relay.last_event_id), Number(relay.start));
-      const events = await tx.find(Event, { id: { $gt: after } }, { orderBy: { id: 'asc' }, limit: batch, fields: ['id', 'type', 'accountId'] });
+      const relayed = { txid: Number(relay.last_txid), id: Number(relay.last_event_id) };
+      const start = { txid: Number(relay.start_txid), id: Number(relay.start_id) };
+      const events = await readEvents(tx, isAfter(start, relayed) ? start : relayed, batch, { fields: ['id', 'txid', 'type', 'accountId'] });
       if (!events.length) return 0;
-      const endpoints = await tx.find(WebhookEndpoint, { enabled: true, startAfterEventId: { $lt: events.at(-1)!.id } }, { populate: ['account'] });
+      const last = positionOf(events.at(-1)!);
+      const endpoints = await tx.find(
+        WebhookEndpoint,
+        { enabled: true, $or: [{ startAfterTxid: { $lt: last.txid } }, { startAfterTxid: last.txid, startAfterEventId: { $lt: last.id } }] },
+        { populate: ['account'] },
+      );
       const now = new Date();
       const rows = [];
       for (const endpoint of endpoints) {
         const types = new Set(JSON.parse(endpoint.events) as string[]);
         const owner = { role: endpoint.account.role, accountId: endpoint.account.id };
+        const from: EventPosition = { txid: endpoint.startAfterTxid, id: endpoint.startAfterEventId };
         for (const event of events) {
-          if (event.id > endpoint.startAfterEventId && types.has(event.type) && canSee(owner, event)) {
+          if (isAfter(positionOf(event), from) && types.has(event.type) && canSee(owner, event)) {
             rows.push({ endpoint: endpoint.id, eventId: event.id, eventType: event.type, attempt: 1, status: 'pending' as const, scheduledAt: now, createdAt: now });
           }
         }
       }
       if (rows.length) await tx.insertMany(WebhookDelivery, rows);
-      await tx.execute('update event_relays set last_event_id = ? where name = ?', [events.at(-1)!.id, RELAY]);
+      await tx.execute('update event_relays set last_txid = ?, last_event_id = ? where name = ?', [last.txid, last.id, RELAY]);
       // What was read is only read: nothing for the commit to flush.
       tx.clear();
       return events.length;
@@ -342,20 +353,32 @@ export class WebhooksService {
 
   /**
    * What the worker has to do, in one cheap read (an idle service makes only this one): whether
-   * events wait to be relayed, whether a pending attempt is due now, and when the next one waiting
+   * events wait to be relayed, whether committed events wait for an older transaction to end before they
+   * may be read (PostgreSQL; see readEvents), whether a pending attempt is due now, and when the next one waiting
    * for its time (a retry, mostly) falls due.
    */
-  async workState(now = new Date()): Promise<{ eventsToRelay: boolean; attemptsDue: boolean; nextDueAt: Date | null }> {
+  async workState(now = new Date()): Promise<{ eventsToRelay: boolean; eventsWaiting: boolean; attemptsDue: boolean; nextDueAt: Date | null }> {
     const at = this.sqlTime(now);
-    const [state] = await this.em.execute<Array<{ relayed: number | string | null; newest: number | string | null; start: number | string | null; due: unknown; next: unknown }>>(
-      `select (select last_event_id from event_relays where name = ?) as relayed, (select max(id) from events) as newest,
-         (select min(start_after_event_id) from webhook_endpoints where enabled = ?) as start,
+    const newest = `select txid, id from events${readableEvents(this.em)} order by txid desc, id desc limit 1`;
+    const committed = 'select txid, id from events order by txid desc, id desc limit 1';
+    const [state] = await this.em.execute<Array<Record<'relayed_txid' | 'relayed_id' | 'newest_txid' | 'newest_id' | 'committed_txid' | 'committed_id' | 'start_txid' | 'start_id', number | string | null> & { due: unknown; next: unknown }>>(
+      `select r.last_txid as relayed_txid, r.last_event_id as relayed_id, n.txid as newest_txid, n.id as newest_id,
+         c.txid as committed_txid, c.id as committed_id,
+         s.start_after_txid as start_txid, s.start_after_event_id as start_id,
          (select min(scheduled_at) from webhook_deliveries where status = 'pending' and scheduled_at <= ?) as due,
-         (select min(scheduled_at) from webhook_deliveries where status = 'pending' and scheduled_at > ?) as next`,
-      [RELAY, true, at, at],
+         (select min(scheduled_at) from webhook_deliveries where status = 'pending' and scheduled_at > ?) as next
+       from (select 1 as one) o left join event_relays r on r.name = ? left join (${newest}) n on 1 = 1 left join (${committed}) c on 1 = 1 left join (${FIRST_START}) s on 1 = 1`,
+      [at, at, RELAY, true],
     );
+    const position = (txid: unknown, id: unknown): EventPosition => ({ txid: Number(txid ?? 0), id: Number(id ?? 0) });
     return {
-      eventsToRelay: !!state && state.start !== null && Number(state.newest ?? 0) > Math.max(Number(state.relayed ?? 0), Number(state.start)),
+      eventsToRelay:
+        !!state &&
+        state.start_txid !== null &&
+        state.newest_id !== null &&
+        isAfter(position(state.newest_txid, state.newest_id), position(state.relayed_txid, state.relayed_id)) &&
+        isAfter(position(state.newest_txid, state.newest_id), position(state.start_txid, state.start_id)),
+      eventsWaiting: !!state && state.start_txid !== null && isAfter(position(state.committed_txid, state.committed_id), position(state.newest_txid, state.newest_id)),
       attemptsDue: fromSqlTime(state?.due) !== null,
       nextDueAt: fromSqlTime(state?.next),
     };

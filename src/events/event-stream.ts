@@ -3,14 +3,16 @@
  * `events` table after the last id it has seen: at once when something commits in this process (or,
  * on PostgreSQL, when any instance NOTIFYs an event), and otherwise every `pollMs`, doubling while
  * nothing comes up to `pollMaxMs` (for other processes' writes on SQLite; src/events/work-loop.ts).
- * Nobody listening, it reads nothing. Ids are assigned in commit order (see recordEvent), so reading
- * by id misses nothing that committed, and every instance reads the same shared table, so an event
- * committed on one instance reaches subscribers on all of them.
+ * Nobody listening, it reads nothing. It reads in the outbox's read order from the last position it
+ * reached (see recordEvent: on PostgreSQL only events whose transaction is below every snapshot's
+ * horizon), so it misses nothing that commits late, and every instance reads the same shared table, so
+ * an event committed on one instance reaches subscribers on all of them.
  */
 import type { Logger } from 'pino';
 import type { Orm } from '../db/orm.js';
 import { EventsService, type EventSubscriptions } from '../domain/events.service.js';
 import type { EventView } from '../domain/views.js';
+import { OUTBOX_START, type EventPosition } from '../domain/event-position.js';
 import { readerFork } from './commit-signal.js';
 import { WorkLoop } from './work-loop.js';
 import { linksTo, SpanKind, tracer, tracingOn } from '../observability/tracing.js';
@@ -36,7 +38,7 @@ function pushTraced(event: EventView, listeners: Array<(event: EventView) => voi
 
 export class EventStream implements EventSubscriptions {
   private readonly listeners = new Set<(event: EventView) => void>();
-  private lastId = 0;
+  private position: EventPosition = OUTBOX_START;
   /** Set while the loop runs: resolves once the starting position is known. */
   private started: Promise<void> | null = null;
   private closed = false;
@@ -57,8 +59,8 @@ export class EventStream implements EventSubscriptions {
     if (this.closed) throw new Error('The event stream is closed.');
     this.listeners.add(listener);
     // The first listener starts the loop after the newest event: a subscription gets what commits from now on.
-    this.started ??= new EventsService(readerFork(this.orm)).lastEventId().then((id) => {
-      this.lastId = id;
+    this.started ??= new EventsService(readerFork(this.orm)).newestPosition().then((position) => {
+      this.position = position;
       this.loop.start();
     });
     try {
@@ -96,9 +98,11 @@ export class EventStream implements EventSubscriptions {
     try {
       const service = new EventsService(readerFork(this.orm));
       for (let more = true; more && this.listeners.size > 0; ) {
-        const events = await service.eventsAfter(this.lastId, BATCH);
+        const { events, next, waiting } = await service.eventsAfter(this.position, BATCH);
+        this.position = next;
+        // Committed events behind an older transaction still running: look again soon (its end may notify nobody).
+        found ||= waiting;
         for (const event of events) {
-          this.lastId = event.id;
           if (tracingOn()) pushTraced(event, [...this.listeners]);
           else for (const listener of [...this.listeners]) listener(event);
         }

@@ -71,7 +71,8 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
   async function cycle() {
     const queue = service();
     const state = await queue.workState();
-    let found = false;
+    // Committed events behind an older transaction still running: look again soon (its end may notify nobody).
+    let found = state.eventsWaiting;
     for (let relayed = state.eventsToRelay ? RELAY_BATCH : 0; relayed === RELAY_BATCH && !stopped; ) {
       relayed = await queue.relayEvents(RELAY_BATCH);
       found ||= relayed > 0;

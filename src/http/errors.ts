@@ -73,14 +73,23 @@ export function describeError(error: unknown): KnownError | null {
 /**
  * PostgreSQL refusing work it could do later (SQLSTATE classes 08 connection exception and 53
  * insufficient resources, e.g. 53300 too many connections; 57P01–57P03 shutting down or starting;
- * 57014 a statement cancelled by `statement_timeout`), the network to it failing, or the pool's wait
- * for a connection running out: the database is busy or away, not the request wrong.
+ * 57014 a statement cancelled by `statement_timeout`), the network to it failing, the connection dying
+ * under a statement (before, during or after a transaction's COMMIT: node-postgres says so without a code),
+ * or the pool's wait for a connection running out: the database is busy or away, not the request wrong.
+ * Whether a COMMIT whose answer was lost took effect is the idempotency key's to tell on the retry.
  */
 function isDatabaseOverloaded(code: string | undefined, error: unknown): boolean {
   if (typeof code === 'string' && /^(08|53)...$|^57P0[123]$|^57014$|^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|AI_AGAIN)$/.test(code)) return true;
   const message = (error as { message?: unknown } | null)?.message;
-  return typeof message === 'string' && message.startsWith('Knex: Timeout acquiring a connection');
+  return typeof message === 'string' && CONNECTION_LOST.test(message);
 }
+
+/**
+ * node-postgres's and knex's words for a connection that is gone or never came (no SQLSTATE, no errno); knex may
+ * put the statement before them (`<sql> - Connection terminated unexpectedly`).
+ */
+const CONNECTION_LOST =
+  /(^|\s-\s)(Knex: Timeout acquiring a connection|Connection terminated|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/;
 
 /** Converts anything thrown into the public error shape; unknown errors become INTERNAL (never leaked). */
 export function toErrorBody(error: unknown, requestId: string | undefined): { body: ErrorBody; headers: Record<string, string>; expected: boolean } {

@@ -68,5 +68,28 @@ for (const database of ['SQLite', 'PostgreSQL'] as const) {
       const kept = await t.admin.get('/v1/categories?limit=100');
       assert.ok(kept.body.some((c: { name: string }) => c.name === 'Kept'));
     });
+
+    it('when the first statement (sent with the BEGIN on PostgreSQL) carries a nasty string or fails, then it is stored unchanged or nothing is, and the connection stays usable', { skip }, async () => {
+      const writer = createWriter(t.app.orm);
+      const [row] = await writer.transaction(async (tx) => {
+        const inserted = await tx.all<{ id: number | string }>('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?) returning id', [NASTY, `k${randomBytes(4).toString('hex')}`, NASTY, new Date()]);
+        await tx.run('update categories set description = ? where id = ?', [`${NASTY}!`, Number(inserted[0]!.id)]);
+        return inserted;
+      });
+      const stored = await t.admin.get(`/v1/categories/${Number(row!.id)}`);
+      assert.equal(stored.body.name, NASTY);
+      assert.equal(stored.body.description, `${NASTY}!`);
+
+      const before = await t.admin.get('/v1/categories?limit=100');
+      await assert.rejects(
+        writer.transaction((tx) => tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', [null, 'nameless', null, new Date()])),
+        NotNullConstraintViolationException,
+      );
+      assert.deepEqual((await t.admin.get('/v1/categories?limit=100')).body, before.body);
+      // A transaction that writes nothing commits nothing, and the next one commits.
+      assert.equal(await writer.transaction(async () => 42), 42);
+      await writer.transaction((tx) => tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', ['After', 'after', null, new Date()]));
+      assert.ok((await t.admin.get('/v1/categories?limit=100')).body.some((c: { name: string }) => c.name === 'After'));
+    });
   });
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { Client, createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
 import { postgresUrl, skipUnless } from '../helpers/services.js';
 
 /**
@@ -72,5 +72,142 @@ describe('PostgreSQL refusals: out of connections', async () => {
       }
       assert.doesNotMatch(JSON.stringify(r.body), /53300|too many|role|pg_|select /i);
     }
+  });
+});
+
+/**
+ * A PostgreSQL connection that dies under a transaction (the server restarting, a failover, an operator's
+ * `pg_terminate_backend`), wherever in the transaction it happens: the order answers 503 UNAVAILABLE with
+ * Retry-After, never a 500, and the retry with the same Idempotency-Key places the order once (when the
+ * COMMIT had taken effect before the connection died, it replays that order). The backend serving the
+ * order is terminated from another connection at each point: the service's own pooled connections are
+ * watched (the statement each is about to send) only to pick the moment.
+ */
+describe('PostgreSQL: a connection that dies mid-transaction', async () => {
+  const admin = await postgresUrl();
+  const skip = skipUnless(admin, 'PostgreSQL');
+  const name = `petstore_dying_${process.pid}_${randomBytes(3).toString('hex')}`;
+  let t: TestApp;
+  let db: pg.Client;
+  let customer: Client;
+  let petId: number;
+
+  type Conn = { query: (...args: unknown[]) => unknown; processID: number; once(event: 'end', listener: () => void): void };
+  /** The next statement whose text matches `when` runs `then` first, with the connection about to send it. */
+  let trap: { when: RegExp; then: (conn: Conn, text: string) => Promise<string> } | null = null;
+  const watched = new WeakSet<object>();
+
+  before(async () => {
+    if (skip) return;
+    const url = await createDatabase(admin!, name);
+    t = await startApp({ databaseUrl: url });
+    db = new pg.Client({ connectionString: url });
+    await db.connect();
+    customer = (await createAccount(t)).client;
+    petId = (await createPet(t, { stock: 100 })).petId;
+    const knexClient = t.app.orm.em.getConnection().getKnex().client as unknown as { acquireConnection(): Promise<Conn> };
+    const acquire = knexClient.acquireConnection.bind(knexClient);
+    knexClient.acquireConnection = async () => {
+      const conn = await acquire();
+      if (!watched.has(conn)) {
+        watched.add(conn);
+        const query = conn.query.bind(conn);
+        conn.query = (...args: unknown[]) => {
+          const config = args[0] as string | { text: string };
+          const text = typeof config === 'string' ? config : config.text;
+          const armed = trap;
+          if (!armed || !armed.when.test(text)) return query(...args);
+          trap = null;
+          const changed = armed.then(conn, text).then((newText) => (typeof config === 'string' ? newText : { ...config, text: newText }));
+          if (typeof args[1] === 'function') {
+            void changed.then((c) => query(c, ...args.slice(1)));
+            return undefined;
+          }
+          return changed.then((c) => query(c, ...args.slice(1)));
+        };
+      }
+      return conn;
+    };
+  });
+  after(async () => {
+    if (skip) return;
+    await db?.end();
+    await t?.close();
+    await dropDatabase(admin!, name);
+  });
+
+  /** Terminates the connection's backend and waits until the client has noticed (the statement then finds it dead). */
+  const killNow = async (conn: Conn, text: string) => {
+    const ended = new Promise<void>((resolve) => conn.once('end', () => resolve()));
+    await db.query('select pg_terminate_backend($1)', [conn.processID]);
+    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 2000))]);
+    return text;
+  };
+  /** Terminates whichever backend of the service sleeps (pg_sleep) once one does. */
+  const killTheSleeper = async () => {
+    for (let i = 0; i < 500; i++) {
+      const { rows } = await db.query(
+        "select pg_terminate_backend(pid) as killed from pg_stat_activity where datname = current_database() and wait_event = 'PgSleep' and pid <> pg_backend_pid()",
+      );
+      if (rows.length) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error('no backend slept');
+  };
+
+  const stock = async () => Number((await db.query('select quantity from inventory where pet_id = $1', [petId])).rows[0].quantity);
+  const ordersOf = async () => Number((await db.query('select count(*) as n from orders where pet_id = $1', [petId])).rows[0].n);
+  const place = (key: string) => customer.post('/v1/store/orders', { petId, quantity: 1 }, { headers: { 'Idempotency-Key': key } });
+
+  async function dies(point: string, arm: () => void, committed: boolean, beforeRetry = async () => {}) {
+    const [stockBefore, ordersBefore] = [await stock(), await ordersOf()];
+    const key = `dying-${point.replace(/\W+/g, '-')}`;
+    arm();
+    const first = await place(key);
+    assert.equal(trap, null, 'the connection was terminated at that point');
+    assert.equal(first.status, 503, `${point}: ${first.status} ${first.text}`);
+    assert.equal(first.body.code, 'UNAVAILABLE');
+    assert.ok(Number(first.headers.get('retry-after')) >= 1, 'Retry-After');
+    assert.doesNotMatch(first.text, /terminat|pg_|select |commit/i);
+    assert.equal(await ordersOf(), ordersBefore + (committed ? 1 : 0), committed ? 'the COMMIT had taken effect' : 'nothing was placed');
+    await beforeRetry();
+
+    const retry = await place(key);
+    assert.equal(retry.status, 201, `${point}, the retry: ${retry.status} ${retry.text}`);
+    assert.equal(retry.headers.get('idempotent-replayed') === 'true', committed, 'a committed order is replayed');
+    const again = await place(key);
+    assert.equal(again.status, 201);
+    assert.equal(again.body.id, retry.body.id);
+    assert.equal(await ordersOf(), ordersBefore + 1, 'placed once');
+    assert.equal(await stock(), stockBefore - 1, 'the stock went down once');
+  }
+
+  it('when it dies before the transaction begins (an idle pooled connection), then 503 with Retry-After, and the retry places the order once', { skip }, async () => {
+    await dies('before begin', () => (trap = { when: /^\s*begin/i, then: killNow }), false);
+  });
+
+  it("when it dies between the transaction's statements, then 503 with Retry-After, and the retry places the order once", { skip }, async () => {
+    await dies('between statements', () => (trap = { when: /update idempotency_records set outcome/, then: killNow }), false);
+  });
+
+  it('when it dies during the COMMIT, then 503 with Retry-After, and the retry places the order once', { skip }, async () => {
+    // A deferred trigger runs at COMMIT: it sleeps there until the backend is terminated.
+    await db.query(`create function sleep_at_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(30); return null; end $$;
+      create constraint trigger sleep_at_commit after insert on orders deferrable initially deferred for each row execute function sleep_at_commit()`);
+    const calm = () => db.query('drop trigger if exists sleep_at_commit on orders; drop function if exists sleep_at_commit()').then(() => undefined);
+    try {
+      const killing = killTheSleeper();
+      await dies('during commit', () => undefined, false, calm);
+      await killing;
+    } finally {
+      await calm();
+    }
+  });
+
+  it('when it dies after the COMMIT took effect, before its answer, then 503 with Retry-After, and the retry replays the order', { skip }, async () => {
+    const killing = killTheSleeper();
+    // The order's last message ends with its COMMIT: the server then sleeps before answering, and is terminated.
+    await dies('after commit', () => (trap = { when: /insert into events[\s\S]*commit$/, then: async (_conn, text) => `${text};\nselect pg_sleep(30)` }), true);
+    await killing;
   });
 });

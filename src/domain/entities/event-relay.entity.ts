@@ -6,6 +6,10 @@ export class EventRelay {
   @PrimaryKey({ type: 'string', length: 64 })
   name: string;
 
+  /** The position read up to: the last event's transaction id and id (events are read in that order). */
+  @Property({ type: new BigIntType('number'), default: 0 })
+  lastTxid: number = 0;
+
   @Property({ type: new BigIntType('number') })
   lastEventId: number;
 

@@ -1,16 +1,25 @@
-import { Entity, PrimaryKey, Property, BigIntType } from '@mikro-orm/core';
+import { Entity, Index, PrimaryKey, Property, BigIntType } from '@mikro-orm/core';
 
 /**
  * One row of the transactional outbox: written in the same transaction as the change it describes,
  * read by the event feed, the webhook dispatcher and the subscription relay. Kept 30 days. Every
- * read is by id; no index on `createdAt` (every order would write its page too): the purge finds
- * the oldest event it keeps by id (EventsService.purgeExpired).
+ * read is in (transaction id, id) order or by id; no index on `createdAt` (every order would write its page too):
+ * the purge finds the oldest event it keeps by id (EventsService.purgeExpired).
  */
 @Entity({ tableName: 'events' })
+@Index({ name: 'events_txid_id_index', properties: ['txid', 'id'] })
 export class Event {
-  /** Monotonic in commit order: writers of events are serialised (see EventsService.record). */
+  /** Assigned at insert: two transactions can commit in the other order than their ids (see `txid`). */
   @PrimaryKey({ type: new BigIntType('number'), autoincrement: true })
   id!: number;
+
+  /**
+   * PostgreSQL: the writing transaction's id (`pg_current_xact_id()`); readers read in (txid, id) order and only
+   * below the snapshot's horizon, where nothing can still commit (src/domain/events.service.ts). SQLite, one writer at
+   * a time: 0, so the order is the id's. Events written before this column existed: 0 (they committed in id order).
+   */
+  @Property({ type: new BigIntType('number'), default: 0 })
+  txid: number = 0;
 
   @Property({ type: 'string', length: 64 })
   type: string;
@@ -26,7 +35,7 @@ export class Event {
   @Property({ type: new BigIntType('number'), nullable: true })
   accountId: number | null;
 
-  /** Set in the writing transaction, after the writers' turn: it follows the id (up to the clocks of the instances). */
+  /** Set at the insert, with the id: it follows the id (up to the clocks of the instances and concurrent inserts' microseconds). */
   @Property({ type: 'datetime' })
   createdAt: Date = new Date();
 

@@ -1,5 +1,6 @@
 import { Entity, Index, ManyToOne, PrimaryKey, Property, BigIntType } from '@mikro-orm/core';
 import { Account } from './account.entity.js';
+import type { EventPosition } from '../event-position.js';
 
 /** Where an account wants its events pushed (a webhook), with the secret that signs each delivery. */
 @Entity({ tableName: 'webhook_endpoints' })
@@ -47,18 +48,25 @@ export class WebhookEndpoint {
   @Property({ type: 'datetime', nullable: true })
   leaseUntil: Date | null = null;
 
-  /** Only events with a greater id are delivered: an endpoint gets what happens after it is created. */
+  /**
+   * Only events after this position, (transaction id, event id) in the order events are read, are delivered: an
+   * endpoint gets what happens after it is created.
+   */
+  @Property({ type: new BigIntType('number'), default: 0 })
+  startAfterTxid: number = 0;
+
   @Property({ type: new BigIntType('number') })
   startAfterEventId: number;
 
   @Property({ type: 'datetime' })
   createdAt: Date = new Date();
 
-  constructor(account: Account, url: string, events: string, secret: string, startAfterEventId: number) {
+  constructor(account: Account, url: string, events: string, secret: string, start: EventPosition) {
     this.account = account;
     this.url = url;
     this.events = events;
     this.secret = secret;
-    this.startAfterEventId = startAfterEventId;
+    this.startAfterTxid = start.txid;
+    this.startAfterEventId = start.id;
   }
 }
