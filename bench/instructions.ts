@@ -13,7 +13,7 @@
  * between batches: compare the lowest batch of each build, and levers bigger than the spread.
  *
  * Servers: `floor` (F, bench/ladder-server.ts), `rest-ids` (the service), `rest-ids@against` (the
- * service built at DIR, `bash bench/build-ref.sh <commit>`).
+ * service built at DIR, `bash bench/build-ref.sh <commit>`), or any such build's absolute directory.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -159,8 +159,9 @@ async function main() {
         server = await start(id, projectPath('dist/bench/ladder-server.js'), { RUNG: 'floor', BODY_FILE: bodyFile, KEY: db.enterpriseKey, DATABASE: copy(id) }, work);
       } else if (id === 'rest-ids') {
         server = await start(id, projectPath('dist/src/main.js'), serviceEnv(id), work, ['--max-semi-space-size=8']);
-      } else if (id === 'rest-ids@against' && args.against) {
-        server = await start(id, join(resolve(args.against), 'dist/src/main.js'), serviceEnv(id), work, ['--max-semi-space-size=8']);
+      } else if ((id === 'rest-ids@against' && args.against) || id.startsWith('/')) {
+        const root = resolve(id.startsWith('/') ? id : args.against!);
+        server = await start(id.replace(/\W+/g, '_'), join(root, 'dist/src/main.js'), serviceEnv(id.replace(/\W+/g, '_')), work, ['--max-semi-space-size=8']);
       } else throw new Error(`unknown server ${id}`);
       children.push(server.child);
       results.push([id, await measure(id, server, db.enterpriseKey)]);
