@@ -141,21 +141,22 @@ async function main() {
       return file;
     };
     const serviceEnv = (name: string) => ({ NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${copy(name)}`, BAN_THRESHOLD: '1000000' });
-    const results: Array<[string, number[]]> = [];
-    for (const id of args.only.split(',')) {
+    const ids = args.only.split(',');
+    // F answers the service's bytes: taken from a by-ids answer of the service itself, as bench/run.ts does.
+    const bodyFile = join(work, 'body.json');
+    if (ids.includes('floor')) {
+      const { createApp } = await import('../src/app.js');
+      const { loadConfig } = await import('../src/config.js');
+      const app = await createApp(loadConfig({ DATABASE_URL: `sqlite:${copy('probe')}`, NODE_ENV: 'production', LOG_LEVEL: 'silent' }), { announce: () => {} });
+      const { url } = await app.listen(0, '127.0.0.1');
+      const res = await fetch(url + REST_IDS_PATH, { headers: { 'X-API-Key': db.enterpriseKey } });
+      writeFileSync(bodyFile, Buffer.from(await res.arrayBuffer()));
+      await app.close();
+    }
+    // The servers run side by side (counts do not depend on the load; the run ends sooner).
+    const measureOne = async (id: string): Promise<[string, number[]]> => {
       let server: Server;
       if (id === 'floor') {
-        // F answers the service's bytes: taken from a by-ids answer of the service itself, as bench/run.ts does.
-        const bodyFile = join(work, 'body.json');
-        if (!readdirSync(work).includes('body.json')) {
-          const { createApp } = await import('../src/app.js');
-          const { loadConfig } = await import('../src/config.js');
-          const app = await createApp(loadConfig({ DATABASE_URL: `sqlite:${copy('probe')}`, NODE_ENV: 'production', LOG_LEVEL: 'silent' }), { announce: () => {} });
-          const { url } = await app.listen(0, '127.0.0.1');
-          const res = await fetch(url + REST_IDS_PATH, { headers: { 'X-API-Key': db.enterpriseKey } });
-          writeFileSync(bodyFile, Buffer.from(await res.arrayBuffer()));
-          await app.close();
-        }
         server = await start(id, projectPath('dist/bench/ladder-server.js'), { RUNG: 'floor', BODY_FILE: bodyFile, KEY: db.enterpriseKey, DATABASE: copy(id) }, work);
       } else if (id === 'rest-ids') {
         server = await start(id, projectPath('dist/src/main.js'), serviceEnv(id), work, ['--max-semi-space-size=8']);
@@ -164,9 +165,11 @@ async function main() {
         server = await start(id.replace(/\W+/g, '_'), join(root, 'dist/src/main.js'), serviceEnv(id.replace(/\W+/g, '_')), work, ['--max-semi-space-size=8']);
       } else throw new Error(`unknown server ${id}`);
       children.push(server.child);
-      results.push([id, await measure(id, server, db.enterpriseKey)]);
+      const figures = await measure(id, server, db.enterpriseKey);
       server.child.kill('SIGTERM');
-    }
+      return [id, figures];
+    };
+    const results = await Promise.all(ids.map(measureOne));
     log('');
     log('| server | Ir / request, main thread (per batch) |');
     log('|---|---:|');
@@ -175,7 +178,7 @@ async function main() {
     const rest = results.find(([id]) => id === 'rest-ids')?.[1];
     if (floor && rest) log(`\nF / REST by instructions: ${((Math.min(...floor) / Math.min(...rest)) * 100).toFixed(0)}%`);
   } finally {
-    for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
+    for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
     if (!process.env.KEEP) rmSync(work, { recursive: true, force: true });
     else log(`kept ${work}`);
   }
