@@ -8,9 +8,9 @@
  * (nothing is counted while it starts and warms up), sends `--warmup` requests, switches counting on
  * (`callgrind_control -i on`), sends `--requests` identical requests over `--connections` keep-alive
  * connections, switches it off, and prints the instructions (Ir) per request. The load generator runs
- * outside valgrind, so only the server's work is counted. The figure is the main thread's (V8's
- * background compilation and marking vary with timing); JIT tiering still moves it by a few percent
- * between batches: compare the lowest batch of each build, and levers bigger than the spread.
+ * outside valgrind, so only the server's work is counted. The figure is the main thread's, less V8's
+ * JIT compilation (whose amount depends on when tiering happens: it moved whole batches by 20–40%);
+ * compare the lowest batch of each build, and levers bigger than the batches' spread.
  *
  * Servers: `floor` (F, bench/ladder-server.ts), `rest-ids` (the service), `rest-ids@against` (the
  * service built at DIR, `bash bench/build-ref.sh <commit>`), or any such build's absolute directory.
@@ -89,20 +89,38 @@ async function send(server: Server, key: string, amount: number): Promise<number
   return ok;
 }
 
+/** V8's compilers, at every tier, and deoptimisation: work whose amount depends on when tiering happens, not on the request. */
+const JIT = /v8::internal::(compiler|maglev|baseline|interpreter::BytecodeGenerator|Parser|ParserBase|Scanner|Compiler|Deoptimizer|Turbofan|OptimizedCompilationJob|CodeGenerator|Assembler|RegExpCompiler)/;
+
+/** A dump file's total Ir, and the part of it in JIT compilation (self costs, from callgrind_annotate). */
+function fileIr(file: string): { total: number; jit: number } {
+  const text = readFileSync(file, 'utf8');
+  const total = Number(/^totals: (\d+)/m.exec(text)![1]);
+  const annotated = spawnSync('callgrind_annotate', ['--threshold=100', file], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
+  let jit = 0;
+  for (const line of annotated.split('\n')) {
+    const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*)$/.exec(line);
+    if (m && JIT.test(m[2]!)) jit += Number(m[1]!.replace(/,/g, ''));
+  }
+  return { total, jit };
+}
+
 /**
- * Ir of dump number `n`, once written: the main thread's (file `<out>.<n>-01`), which runs every request,
- * and all threads'. V8's background threads (concurrent compilation and marking) do work whose amount
- * depends on timing, so the main thread's count is the steadier A/B figure.
+ * Ir of dump number `n`, once written, without JIT compilation (V8 tiers functions up and down at
+ * moments that depend on timing; the cost moves by tens of percent between batches): the main thread's
+ * (file `<out>.<n>-01`), which runs every request, and all threads' (with V8's concurrent marking).
  */
-async function dumpedIr(outFile: string, n: number): Promise<{ main: number; all: number }> {
+async function dumpedIr(outFile: string, n: number): Promise<{ main: number; all: number; jit: number }> {
   const dir = outFile.slice(0, outFile.lastIndexOf('/'));
   const prefix = `${outFile.slice(outFile.lastIndexOf('/') + 1)}.${n}-`;
   const deadline = Date.now() + 120_000;
   for (;;) {
     const files = readdirSync(dir).filter((f) => f.startsWith(prefix));
-    const totals = files.map((f) => [f, /^totals: (\d+)/m.exec(readFileSync(join(dir, f), 'utf8'))] as const);
-    if (files.length && totals.every(([, m]) => m)) {
-      return { main: Number(totals.find(([f]) => f.endsWith('-01'))![1]![1]), all: totals.reduce((a, [, m]) => a + Number(m![1]), 0) };
+    if (files.length && files.every((f) => /^totals: \d+/m.test(readFileSync(join(dir, f), 'utf8')))) {
+      const counts = files.map((f) => [f, fileIr(join(dir, f))] as const);
+      const main = counts.find(([f]) => f.endsWith('-01'))![1];
+      const all = counts.reduce((a, [, c]) => ({ total: a.total + c.total, jit: a.jit + c.jit }), { total: 0, jit: 0 });
+      return { main: main.total - main.jit, all: all.total - all.jit, jit: all.jit };
     }
     if (Date.now() > deadline) throw new Error(`no totals in ${prefix}*`);
     await new Promise((r) => setTimeout(r, 500));
@@ -126,7 +144,7 @@ async function measure(name: string, server: Server, key: string): Promise<numbe
     control('--dump');
     const ir = await dumpedIr(server.outFile, b + 1);
     figures.push(ir.main / answered);
-    log(`  ${name.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads (${answered} answered)`);
+    log(`  ${name.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads, JIT compilation left out (${Math.round(ir.jit / answered).toLocaleString('en')}; ${answered} answered)`);
   }
   return figures;
 }
@@ -172,7 +190,7 @@ async function main() {
     };
     const results = await Promise.all(ids.map(measureOne));
     log('');
-    log('| server | Ir / request, main thread (per batch) |');
+    log('| server | Ir / request, main thread, JIT compilation left out (per batch) |');
     log('|---|---:|');
     for (const [id, figures] of results) log(`| ${id} | ${figures.map((f) => Math.round(f).toLocaleString('en')).join(' · ')} |`);
     const floor = results.find(([id]) => id === 'floor')?.[1];
