@@ -1,4 +1,4 @@
-import type { Context, Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import cors from '@koa/cors';
 import { RATE_LIMIT_HEADER_NAMES } from '../rate-limit/headers.js';
 
@@ -15,16 +15,27 @@ export const EXPOSED_HEADERS = [
   'Idempotent-Replayed',
 ];
 
-/** CORS for the configured origins (`*` for any); preflights are answered here. */
+/**
+ * CORS for the configured origins (`*` for any); preflights are answered here. A request from no allowed
+ * origin (most of them: servers and scripts send no `Origin`) gets exactly what @koa/cors gives it,
+ * `Vary: Origin`, without its asynchronous step.
+ */
 export function corsPolicy(origins: readonly string[]): Middleware {
-  return cors({
+  const any = origins.includes('*');
+  const allowed = (origin: string) => origin !== '' && (any || origins.includes(origin));
+  const withCors = cors({
     origin: (ctx: Context) => {
       const origin = ctx.get('origin');
-      return origins.includes('*') || origins.includes(origin) ? origin : '';
+      return allowed(origin) ? origin : '';
     },
     exposeHeaders: EXPOSED_HEADERS,
     allowHeaders: ['Content-Type', 'X-API-Key', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'Apollographql-Client-Name', 'Apollographql-Client-Version'],
     allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     maxAge: 600,
   });
+  return (ctx: Context, next: Next) => {
+    if (allowed(ctx.get('origin'))) return withCors(ctx, next);
+    ctx.vary('Origin');
+    return next();
+  };
 }

@@ -1,5 +1,4 @@
 import type { RateLimiterRes } from 'rate-limiter-flexible';
-import { LRUCache } from 'lru-cache';
 import type { BanRegistry } from '../domain/index.js';
 import type { Counter, LimiterStore } from './store.js';
 import { secondsUntil } from './headers.js';
@@ -23,8 +22,14 @@ const LOCAL_LIMIT = 10_000;
 export class KeyBans implements BanRegistry {
   private readonly banned: Counter;
   private readonly refusals: Counter;
-  /** Bans this process knows of; the least recently used goes when full (the store still holds it). */
-  private readonly local = new LRUCache<number, { until: number; checkedAt: number }>({ max: LOCAL_LIMIT });
+  /** Bans this process knows of (with a shared store, a cache of it: emptied when full, the store still answers). */
+  private readonly local = new Map<number, { until: number; checkedAt: number }>();
+  /**
+   * Whether other instances share the store (Redis) and may ban a key there. With the memory store
+   * only this process bans, and every ban it makes is in `local` until it ends or is lifted: this
+   * memory is the whole truth, and a request costs no store read for its ban.
+   */
+  readonly shared: boolean;
 
   constructor(
     store: LimiterStore,
@@ -32,6 +37,7 @@ export class KeyBans implements BanRegistry {
     private readonly banSeconds: number,
     refusalWindowSeconds: number,
   ) {
+    this.shared = store.kind !== 'memory';
     this.banned = store.counter({ name: 'ban', points: 1, duration: banSeconds });
     this.refusals = store.counter({ name: 'refused', points: threshold, duration: refusalWindowSeconds });
   }
@@ -44,7 +50,15 @@ export class KeyBans implements BanRegistry {
       this.local.delete(keyId);
       return null;
     }
-    return now - entry.checkedAt < RECHECK_MS ? entry.until : null;
+    return !this.shared || now - entry.checkedAt < RECHECK_MS ? entry.until : null;
+  }
+
+  /**
+   * For a key `remembered` found no ban for: its ban in the shared store, or null at once when the
+   * store is this process's own (nothing to ask).
+   */
+  check(keyId: number): Promise<number | null> | null {
+    return this.shared ? this.lookup(keyId) : null;
   }
 
   /** The ban's end (epoch ms) from the store, or null; remembered locally either way. */
@@ -83,6 +97,11 @@ export class KeyBans implements BanRegistry {
   }
 
   private remember(keyId: number, until: number, now = Date.now()) {
+    if (this.local.size >= LOCAL_LIMIT) {
+      for (const [id, e] of this.local) if (e.until <= now) this.local.delete(id);
+      // Forgetting is safe only where the shared store still answers; a process's own bans are kept.
+      if (this.shared && this.local.size >= LOCAL_LIMIT) this.local.clear();
+    }
     this.local.set(keyId, { until, checkedAt: now });
   }
 }

@@ -98,7 +98,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
 
       // A request that is not to consume reads the windows and is judged as if it had been charged.
       const [banUntil, minute, day] = await Promise.all([
-        bans.lookup(actor.keyId),
+        bans.check(actor.keyId),
         consume ? limiter.minute.penalty(account, cost) : limiter.minute.get(account),
         consume ? limiter.day.penalty(account, cost) : limiter.day.get(account),
       ]);

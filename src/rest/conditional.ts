@@ -13,10 +13,14 @@ import { hash } from 'node:crypto';
 /** Changes with the answers' shapes (a deploy that changes a representation must not answer 304 to an old tag). */
 const REPRESENTATION = '2';
 
-/** The strong tag of an answer: a SHA-256 of its bytes and next-page link, 162 bits of it, quoted. */
+/**
+ * The strong tag of an answer: a SHA-1 of its bytes and next-page link (160 bits, quoted). A tag only
+ * has to change when the answer does (nobody gains by forging a collision with their own answer), and
+ * SHA-1 hashes a read's body in about two thirds of SHA-256's instructions.
+ */
 export function answerTag(body: string, link: string | undefined): string {
   const text = link === undefined ? `${REPRESENTATION}\n\n${body}` : `${REPRESENTATION}\n${link}\n${body}`;
-  return `"${hash('sha256', text, 'base64url').slice(0, 27)}"`;
+  return `"${hash('sha1', text, 'base64url')}"`;
 }
 
 /** Whether `If-None-Match` names `etag` (weak comparison, as RFC 9110 asks for this header; `*` matches any). */

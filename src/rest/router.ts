@@ -150,17 +150,22 @@ async function validateRequest(ctx: Context, op: CompiledOperation): Promise<Res
   return { params, query, headers, body };
 }
 
+const NO_DETAILS: Array<{ path: string; message: string }> = [];
+const DECIMAL = /^[0-9]+$/;
+
 /** Integer parameters given in any form other than plain decimal digits ("1e3", "0x10", " 1", "1.0"). */
 function notDecimal(values: Record<string, unknown>, names: string[]): Array<{ path: string; message: string }> {
+  if (names.length === 0) return NO_DETAILS;
   return names
-    .filter((name) => typeof values[name] === 'string' && !/^[0-9]+$/.test(values[name] as string))
+    .filter((name) => typeof values[name] === 'string' && !DECIMAL.test(values[name] as string))
     .map((name) => ({ path: name, message: 'must be an integer written in decimal digits' }));
 }
 
 /** Repeated query parameters are refused rather than guessed at. */
 function flattenQuery(query: Record<string, string | string[] | undefined>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(query)) {
+  for (const k in query) {
+    const v = query[k];
     if (Array.isArray(v)) throw validationFailed(`The query parameter ${k} is given more than once.`, [{ path: k, message: 'must be given once' }]);
     out[k] = v;
   }
@@ -199,9 +204,9 @@ function send(ctx: Context, result: RestResult, ifNoneMatch: string, answer = ta
     ctx.body = result.body;
     return;
   }
-  ctx.set('ETag', answer.etag);
   // Each answer depends on the caller's key: no shared cache may keep it, a client's own revalidates.
-  if (!ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'private, no-cache');
+  if (result.headers?.['Cache-Control'] === undefined) ctx.set({ ETag: answer.etag, 'Cache-Control': 'private, no-cache' });
+  else ctx.set('ETag', answer.etag);
   if (ctx.status === 200 && ifNoneMatch && matches(ifNoneMatch, answer.etag)) {
     ctx.status = 304;
     return;

@@ -1,0 +1,206 @@
+/**
+ * Instructions per request, counted by valgrind's callgrind: a measure that does not move with the
+ * neighbours on a shared host, for A/B comparisons of one lever (the wall clock and even CPU time do).
+ *
+ *   npm run build && node dist/bench/instructions.js [--only floor,rest-ids,rest-ids@against] [--requests 2000] [--warmup 6000] [--batches 1] [--against DIR]
+ *
+ * Seeds the bench database, starts each server under `valgrind --tool=callgrind --instr-atstart=no`
+ * (nothing is counted while it starts and warms up), sends `--warmup` requests, switches counting on
+ * (`callgrind_control -i on`), sends `--requests` identical requests over `--connections` keep-alive
+ * connections, switches it off, and prints the instructions (Ir) per request. The load generator runs
+ * outside valgrind, so only the server's work is counted. The figure is the main thread's, less V8's
+ * JIT compilation (whose amount depends on when tiering happens: it moved whole batches by 20–40%);
+ * compare the lowest batch of each build, and levers bigger than the batches' spread.
+ *
+ * Servers: `floor` (F, bench/ladder-server.ts), `rest-ids` (the service), `rest-ids@against` (the
+ * service built at DIR, `bash bench/build-ref.sh <commit>`), or any such build's absolute directory.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { projectPath } from '../src/project-path.js';
+import { seedBenchDatabase } from './seed.js';
+import { REST_IDS_PATH } from './scenarios.js';
+
+const { values: args } = parseArgs({
+  options: {
+    only: { type: 'string', default: 'floor,rest-ids' },
+    requests: { type: 'string', default: '2000' },
+    warmup: { type: 'string', default: '6000' },
+    connections: { type: 'string', default: '8' },
+    against: { type: 'string' },
+    /** Repeat the measured batch this many times on the same server (one figure per batch). */
+    batches: { type: 'string', default: '1' },
+  },
+});
+const REQUESTS = Number(args.requests);
+const WARMUP = Number(args.warmup);
+const CONNECTIONS = Number(args.connections);
+const BATCHES = Number(args.batches);
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+interface Server {
+  child: ChildProcess;
+  /** valgrind names its control pipes after the process's HOST variable (the service's listen address): callgrind_control must give the same. */
+  host: string;
+  url: string;
+  outFile: string;
+}
+
+async function start(name: string, script: string, env: Record<string, string>, work: string, nodeArgs: string[] = []): Promise<Server> {
+  const logFile = join(work, `${name}.log`);
+  const outFile = join(work, `${name}.callgrind`);
+  const fd = openSync(logFile, 'w');
+  // Debian's `valgrind` is a shell script that forks the real one: callgrind_control needs the real one's pid.
+  const child = spawn(
+    existsSync('/usr/bin/valgrind.bin') ? '/usr/bin/valgrind.bin' : 'valgrind',
+    ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${outFile}`, process.execPath, ...nodeArgs, script],
+    { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] },
+  );
+  closeSync(fd);
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const out = readFileSync(logFile, 'utf8');
+    const api = /Petstore API on (http:\/\/[^\s]+)\/v1/.exec(out);
+    const port = /listening (\d+)/.exec(out);
+    if (api || port) return { child, url: api ? api[1]! : `http://127.0.0.1:${port![1]}`, outFile, host: env.HOST ?? '' };
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill();
+      throw new Error(`${name} did not start:\n${out.slice(-3000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Sends `amount` requests; returns how many were answered 2xx (a slow server under valgrind may lose a few to timeouts). */
+async function send(server: Server, key: string, amount: number): Promise<number> {
+  const result = await autocannon({
+    url: server.url + REST_IDS_PATH,
+    connections: CONNECTIONS,
+    amount,
+    timeout: 120,
+    headers: { 'X-API-Key': key },
+  });
+  const ok = (result as unknown as Record<string, number>)['2xx'] ?? 0;
+  if (ok < amount * 0.95) throw new Error(`${amount} requests sent, ${ok} answered 2xx (${result.non2xx} other, ${result.errors} errors)`);
+  return ok;
+}
+
+/** V8's compilers, at every tier, and deoptimisation: work whose amount depends on when tiering happens, not on the request. */
+const JIT = /v8::internal::(compiler|maglev|baseline|interpreter::BytecodeGenerator|Parser|ParserBase|Scanner|Compiler|Deoptimizer|Turbofan|OptimizedCompilationJob|CodeGenerator|Assembler|RegExpCompiler)/;
+
+/** A dump file's total Ir, and the part of it in JIT compilation (self costs, from callgrind_annotate). */
+function fileIr(file: string): { total: number; jit: number } {
+  const text = readFileSync(file, 'utf8');
+  const total = Number(/^totals: (\d+)/m.exec(text)![1]);
+  const annotated = spawnSync('callgrind_annotate', ['--threshold=100', file], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
+  let jit = 0;
+  for (const line of annotated.split('\n')) {
+    const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*)$/.exec(line);
+    if (m && JIT.test(m[2]!)) jit += Number(m[1]!.replace(/,/g, ''));
+  }
+  return { total, jit };
+}
+
+/**
+ * Ir of dump number `n`, once written, without JIT compilation (V8 tiers functions up and down at
+ * moments that depend on timing; the cost moves by tens of percent between batches): the main thread's
+ * (file `<out>.<n>-01`), which runs every request, and all threads' (with V8's concurrent marking).
+ */
+async function dumpedIr(outFile: string, n: number): Promise<{ main: number; all: number; jit: number }> {
+  const dir = outFile.slice(0, outFile.lastIndexOf('/'));
+  const prefix = `${outFile.slice(outFile.lastIndexOf('/') + 1)}.${n}-`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const files = readdirSync(dir).filter((f) => f.startsWith(prefix));
+    if (files.length && files.every((f) => /^totals: \d+/m.test(readFileSync(join(dir, f), 'utf8')))) {
+      const counts = files.map((f) => [f, fileIr(join(dir, f))] as const);
+      const main = counts.find(([f]) => f.endsWith('-01'))![1];
+      const all = counts.reduce((a, [, c]) => ({ total: a.total + c.total, jit: a.jit + c.jit }), { total: 0, jit: 0 });
+      return { main: main.total - main.jit, all: all.total - all.jit, jit: all.jit };
+    }
+    if (Date.now() > deadline) throw new Error(`no totals in ${prefix}*`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+async function measure(name: string, server: Server, key: string): Promise<number[]> {
+  const pid = String(server.child.pid);
+  const control = (...command: string[]) => {
+    const { HOST: _, ...env } = process.env;
+    const run = spawnSync('callgrind_control', [...command, pid], { encoding: 'utf8', env: server.host ? { ...env, HOST: server.host } : env });
+    // It answers OK even when it could not reach the process; its errors go to stderr.
+    if (run.status !== 0 || /error|failed/i.test(run.stderr)) throw new Error(`callgrind_control ${command.join(' ')}: ${run.stdout}${run.stderr}`);
+  };
+  await send(server, key, WARMUP);
+  const figures: number[] = [];
+  for (let b = 0; b < BATCHES; b++) {
+    control('-i', 'on');
+    const answered = await send(server, key, REQUESTS);
+    control('-i', 'off');
+    control('--dump');
+    const ir = await dumpedIr(server.outFile, b + 1);
+    figures.push(ir.main / answered);
+    log(`  ${name.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads, JIT compilation left out (${Math.round(ir.jit / answered).toLocaleString('en')}; ${answered} answered)`);
+  }
+  return figures;
+}
+
+async function main() {
+  const work = mkdtempSync(join(tmpdir(), 'petstore-ir-'));
+  const children: ChildProcess[] = [];
+  try {
+    const db = await seedBenchDatabase(join(work, 'seed.db'));
+    const copy = (name: string) => {
+      const file = join(work, `${name}.db`);
+      copyFileSync(db.file, file);
+      return file;
+    };
+    const serviceEnv = (name: string) => ({ NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${copy(name)}`, BAN_THRESHOLD: '1000000' });
+    const ids = args.only.split(',');
+    // F answers the service's bytes: taken from a by-ids answer of the service itself, as bench/run.ts does.
+    const bodyFile = join(work, 'body.json');
+    if (ids.includes('floor')) {
+      const { createApp } = await import('../src/app.js');
+      const { loadConfig } = await import('../src/config.js');
+      const app = await createApp(loadConfig({ DATABASE_URL: `sqlite:${copy('probe')}`, NODE_ENV: 'production', LOG_LEVEL: 'silent' }), { announce: () => {} });
+      const { url } = await app.listen(0, '127.0.0.1');
+      const res = await fetch(url + REST_IDS_PATH, { headers: { 'X-API-Key': db.enterpriseKey } });
+      writeFileSync(bodyFile, Buffer.from(await res.arrayBuffer()));
+      await app.close();
+    }
+    // The servers run side by side (counts do not depend on the load; the run ends sooner).
+    const measureOne = async (id: string): Promise<[string, number[]]> => {
+      let server: Server;
+      if (id === 'floor') {
+        server = await start(id, projectPath('dist/bench/ladder-server.js'), { RUNG: 'floor', BODY_FILE: bodyFile, KEY: db.enterpriseKey, DATABASE: copy(id) }, work);
+      } else if (id === 'rest-ids') {
+        server = await start(id, projectPath('dist/src/main.js'), serviceEnv(id), work, ['--max-semi-space-size=8']);
+      } else if ((id === 'rest-ids@against' && args.against) || id.startsWith('/')) {
+        const root = resolve(id.startsWith('/') ? id : args.against!);
+        server = await start(id.replace(/\W+/g, '_'), join(root, 'dist/src/main.js'), serviceEnv(id.replace(/\W+/g, '_')), work, ['--max-semi-space-size=8']);
+      } else throw new Error(`unknown server ${id}`);
+      children.push(server.child);
+      const figures = await measure(id, server, db.enterpriseKey);
+      server.child.kill('SIGTERM');
+      return [id, figures];
+    };
+    const results = await Promise.all(ids.map(measureOne));
+    log('');
+    log('| server | Ir / request, main thread, JIT compilation left out (per batch) |');
+    log('|---|---:|');
+    for (const [id, figures] of results) log(`| ${id} | ${figures.map((f) => Math.round(f).toLocaleString('en')).join(' · ')} |`);
+    const floor = results.find(([id]) => id === 'floor')?.[1];
+    const rest = results.find(([id]) => id === 'rest-ids')?.[1];
+    if (floor && rest) log(`\nF / REST by instructions: ${((Math.min(...floor) / Math.min(...rest)) * 100).toFixed(0)}%`);
+  } finally {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+    if (!process.env.KEEP) rmSync(work, { recursive: true, force: true });
+    else log(`kept ${work}`);
+  }
+}
+
+await main();
