@@ -8,31 +8,35 @@ const byKey = <K, V>(keys: readonly K[], values: V[], keyOf: (v: V) => K): Array
 
 /**
  * Per-request DataLoaders for the navigable relations (SPEC §2): each relation of a whole page costs
- * one statement. Created per request, so nothing is cached across callers.
+ * one statement. Created per request, so nothing is cached across callers; each loader is made on its
+ * first use (most operations use none).
  */
 export function createLoaders(domain: () => Domain) {
-  const pets = new DataLoader<number, PetView | null>(async (ids) => byKey(ids, await domain().pets.petsByIds(ids), (p) => p.id));
-  const categories = new DataLoader<number, CategoryView | null>(async (ids) =>
-    byKey(ids, await domain().categories.categoriesByIds(ids), (c) => c.id),
-  );
-  const inventory = new DataLoader<number, InventoryView | null>(async (ids) =>
-    byKey(ids, await domain().store.inventoryByPetIds(ids), (i) => i.petId),
-  );
+  let pets: DataLoader<number, PetView | null> | undefined;
+  let categories: DataLoader<number, CategoryView | null> | undefined;
+  let inventory: DataLoader<number, InventoryView | null> | undefined;
   // `Category.pets(first, after)`: one loader per distinct page request, batching the categories.
-  const categoryPets = new Map<string, DataLoader<number, Page<PetView>>>();
+  let categoryPets: Map<string, DataLoader<number, Page<PetView>>> | undefined;
   return {
-    pets,
-    categories,
-    inventory,
+    get pets(): DataLoader<number, PetView | null> {
+      return (pets ??= new DataLoader(async (ids) => byKey(ids, await domain().pets.petsByIds(ids), (p) => p.id)));
+    },
+    get categories(): DataLoader<number, CategoryView | null> {
+      return (categories ??= new DataLoader(async (ids) => byKey(ids, await domain().categories.categoriesByIds(ids), (c) => c.id)));
+    },
+    get inventory(): DataLoader<number, InventoryView | null> {
+      return (inventory ??= new DataLoader(async (ids) => byKey(ids, await domain().store.inventoryByPetIds(ids), (i) => i.petId)));
+    },
     /** Forgets every loaded value: a mutation may have changed them (see `freshLoadersPerMutationField`). */
     clearAll(): void {
-      pets.clearAll();
-      categories.clearAll();
-      inventory.clearAll();
-      categoryPets.clear();
+      pets?.clearAll();
+      categories?.clearAll();
+      inventory?.clearAll();
+      categoryPets?.clear();
     },
     petsOfCategory(page: PageRequest): DataLoader<number, Page<PetView>> {
       const key = `${page.limit}\u0000${page.cursor ?? ''}`;
+      categoryPets ??= new Map();
       let loader = categoryPets.get(key);
       if (!loader) {
         loader = new DataLoader<number, Page<PetView>>(async (ids) => {
