@@ -2,7 +2,7 @@ import { ArgsType, Field, Int, ObjectType, type ClassType } from 'type-graphql';
 import { DomainError, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type Page, type PageRequest } from '../../domain/index.js';
 import { encodeCursor } from '../../domain/pagination.js';
 
-@ObjectType('PageInfo', { description: 'Where a page sits in its list (Relay cursor connections).' })
+@ObjectType('PageInfo', { simpleResolvers: true, description: 'Where a page sits in its list (Relay cursor connections).' })
 export class PageInfo {
   @Field(() => Boolean, { description: 'Whether a page follows this one: ask for it with `after: endCursor`.' })
   hasNextPage!: boolean;
@@ -26,7 +26,7 @@ export interface Connection<T> {
 
 /** Declares `<Name>Edge` and the fields of a connection of a node type. */
 export function connectionType<T extends object>(name: string, node: ClassType<T>) {
-  @ObjectType(`${name}Edge`, { description: `One node of a ${name}Connection, with its cursor.` })
+  @ObjectType(`${name}Edge`, { simpleResolvers: true, description: `One node of a ${name}Connection, with its cursor.` })
   class Edge {
     @Field(() => node)
     node!: T;
@@ -36,7 +36,7 @@ export function connectionType<T extends object>(name: string, node: ClassType<T
   }
 
   // Unnamed and never referenced: only the subclass (`@ObjectType('PetConnection') class PetConnection extends …`) is emitted.
-  @ObjectType()
+  @ObjectType({ simpleResolvers: true })
   abstract class ConnectionType implements Connection<T> {
     @Field(() => [Edge])
     edges!: Edge[];

@@ -5,7 +5,7 @@ import type { PlanName, Role } from '../../../domain/entities/index.js';
 import { PlanEnum, RoleEnum } from '../enums.js';
 import { connectionType } from '../connection.type.js';
 
-@ObjectType('Limits', { description: 'Rate limits and caps of an account, shared by all its keys.' })
+@ObjectType('Limits', { simpleResolvers: true, description: 'Rate limits and caps of an account, shared by all its keys.' })
 export class LimitsType implements Limits {
   @Field(() => Int, { description: 'Requests allowed per minute.' })
   perMinute!: number;
@@ -20,7 +20,7 @@ export class LimitsType implements Limits {
   subscriptions!: number;
 }
 
-@ObjectType('Account', { description: 'An account, with its role, plan and effective rate limits.' })
+@ObjectType('Account', { simpleResolvers: true, description: 'An account, with its role, plan and effective rate limits.' })
 export class AccountType implements AccountView {
   @Field(() => ID)
   id!: number;
@@ -41,10 +41,10 @@ export class AccountType implements AccountView {
   createdAt!: Date;
 }
 
-@ObjectType('AccountConnection', { description: 'A page of accounts.' })
+@ObjectType('AccountConnection', { simpleResolvers: true, description: 'A page of accounts.' })
 export class AccountConnection extends connectionType('Account', AccountType) {}
 
-@ObjectType('ApiKey', { description: 'An API key, without its secret.' })
+@ObjectType('ApiKey', { simpleResolvers: true, description: 'An API key, without its secret.' })
 export class ApiKeyType implements Omit<ApiKeyView, 'accountId'> {
   @Field(() => ID)
   id!: number;
@@ -62,19 +62,19 @@ export class ApiKeyType implements Omit<ApiKeyView, 'accountId'> {
   bannedUntil!: Date | null;
 }
 
-@ObjectType('NewApiKey', { description: 'A newly created API key with its secret, shown only in this response.' })
+@ObjectType('NewApiKey', { simpleResolvers: true, description: 'A newly created API key with its secret, shown only in this response.' })
 export class NewApiKeyType extends ApiKeyType implements Omit<NewApiKeyView, 'accountId'> {
   @Field(() => String, { description: 'The full secret key, to send in `X-API-Key`. Shown once; store it safely.' })
   key!: string;
 }
 
-@ObjectType('AccountWithKey', { description: 'A newly created account with its first API key, secret included (shown once).' })
+@ObjectType('AccountWithKey', { simpleResolvers: true, description: 'A newly created account with its first API key, secret included (shown once).' })
 export class AccountWithKeyType extends AccountType {
   @Field(() => NewApiKeyType)
   apiKey!: NewApiKeyView;
 }
 
-@ObjectType('Viewer', { description: 'The calling account, with the API key used for this request (without its secret).' })
+@ObjectType('Viewer', { simpleResolvers: true, description: 'The calling account, with the API key used for this request (without its secret).' })
 export class ViewerType extends AccountType {
   @Field(() => ApiKeyType)
   apiKey!: ApiKeyView;

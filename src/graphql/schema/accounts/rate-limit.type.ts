@@ -3,7 +3,7 @@ import type { PlanName } from '../../../domain/entities/index.js';
 import type { RateLimitStatus, WindowUsage } from '../../../rate-limit/gate.js';
 import { PlanEnum } from '../enums.js';
 
-@ObjectType('RateLimitWindow', { description: 'Usage of one rate-limit window.' })
+@ObjectType('RateLimitWindow', { simpleResolvers: true, description: 'Usage of one rate-limit window.' })
 export class RateLimitWindowType implements WindowUsage {
   @Field(() => Int, { description: 'Requests allowed in the window.' })
   limit!: number;
@@ -21,7 +21,7 @@ export class RateLimitWindowType implements WindowUsage {
   windowSeconds!: number;
 }
 
-@ObjectType('RateLimitResources', { description: 'Both windows of the account.' })
+@ObjectType('RateLimitResources', { simpleResolvers: true, description: 'Both windows of the account.' })
 export class RateLimitResourcesType {
   @Field(() => RateLimitWindowType)
   minute!: WindowUsage;
@@ -30,7 +30,7 @@ export class RateLimitResourcesType {
   day!: WindowUsage;
 }
 
-@ObjectType('RateLimit', { description: "The calling account's plan and the usage of both of its windows." })
+@ObjectType('RateLimit', { simpleResolvers: true, description: "The calling account's plan and the usage of both of its windows." })
 export class RateLimitType implements RateLimitStatus {
   @Field(() => PlanEnum)
   plan!: PlanName;

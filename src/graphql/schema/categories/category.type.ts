@@ -2,7 +2,7 @@ import { Field, ID, ObjectType } from 'type-graphql';
 import type { CategoryView } from '../../../domain/index.js';
 import { connectionType } from '../connection.type.js';
 
-@ObjectType('Category', { description: 'A group of pets.' })
+@ObjectType('Category', { simpleResolvers: true, description: 'A group of pets.' })
 export class CategoryType implements CategoryView {
   @Field(() => ID)
   id!: number;
@@ -14,5 +14,5 @@ export class CategoryType implements CategoryView {
   description!: string | null;
 }
 
-@ObjectType('CategoryConnection', { description: 'A page of categories.' })
+@ObjectType('CategoryConnection', { simpleResolvers: true, description: 'A page of categories.' })
 export class CategoryConnection extends connectionType('Category', CategoryType) {}

@@ -12,7 +12,7 @@ export const EventDataUnion = createUnionType({
   types: () => [OrderType, InventoryItemType, PetType, CategoryType] as const,
 });
 
-@ObjectType('Event', {
+@ObjectType('Event', { simpleResolvers: true,
   description:
     'Something that changed, written in the same transaction as the change and kept 30 days (REST `GET /events`, webhooks). ' +
     'A customer sees catalogue and inventory events and the events of its own orders; staff sees all.',
@@ -35,5 +35,5 @@ export class EventType {
   data!: typeof EventDataUnion;
 }
 
-@ObjectType('EventConnection', { description: 'A page of events, oldest first; the cursor of an event is its id.' })
+@ObjectType('EventConnection', { simpleResolvers: true, description: 'A page of events, oldest first; the cursor of an event is its id.' })
 export class EventConnection extends connectionType('Event', EventType) {}

@@ -3,7 +3,7 @@ import { DateTimeResolver } from 'graphql-scalars';
 import type { WebhookDeliveryView, WebhookEndpointView, WebhookEndpointWithSecretView, WebhookInput } from '../../../domain/index.js';
 import { connectionType } from '../connection.type.js';
 
-@ObjectType('WebhookEndpoint', { description: 'A registered webhook endpoint, without its secret (REST `WebhookEndpoint`).' })
+@ObjectType('WebhookEndpoint', { simpleResolvers: true, description: 'A registered webhook endpoint, without its secret (REST `WebhookEndpoint`).' })
 export class WebhookEndpointType implements WebhookEndpointView {
   @Field(() => ID)
   id!: number;
@@ -24,16 +24,16 @@ export class WebhookEndpointType implements WebhookEndpointView {
   createdAt!: Date;
 }
 
-@ObjectType('WebhookEndpointWithSecret', { description: 'A webhook endpoint with its signing secret, returned at registration and rotation only.' })
+@ObjectType('WebhookEndpointWithSecret', { simpleResolvers: true, description: 'A webhook endpoint with its signing secret, returned at registration and rotation only.' })
 export class WebhookEndpointWithSecretType extends WebhookEndpointType implements WebhookEndpointWithSecretView {
   @Field(() => String, { description: 'The signing secret (`whsec_…`); not shown again.' })
   secret!: string;
 }
 
-@ObjectType('WebhookEndpointConnection', { description: 'A page of webhook endpoints.' })
+@ObjectType('WebhookEndpointConnection', { simpleResolvers: true, description: 'A page of webhook endpoints.' })
 export class WebhookEndpointConnection extends connectionType('WebhookEndpoint', WebhookEndpointType) {}
 
-@ObjectType('WebhookDelivery', { description: 'One attempt to deliver one event to one endpoint (REST `WebhookDelivery`).' })
+@ObjectType('WebhookDelivery', { simpleResolvers: true, description: 'One attempt to deliver one event to one endpoint (REST `WebhookDelivery`).' })
 export class WebhookDeliveryType implements WebhookDeliveryView {
   @Field(() => ID)
   id!: number;
@@ -69,7 +69,7 @@ export class WebhookDeliveryType implements WebhookDeliveryView {
   error!: string | null;
 }
 
-@ObjectType('WebhookDeliveryConnection', { description: 'A page of delivery attempts, oldest first.' })
+@ObjectType('WebhookDeliveryConnection', { simpleResolvers: true, description: 'A page of delivery attempts, oldest first.' })
 export class WebhookDeliveryConnection extends connectionType('WebhookDelivery', WebhookDeliveryType) {}
 
 @InputType('NewWebhookInput', { description: 'A webhook endpoint to register (REST `NewWebhookEndpoint`).' })

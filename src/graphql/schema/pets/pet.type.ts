@@ -4,7 +4,7 @@ import type { PetStatus } from '../../../domain/entities/index.js';
 import { PetStatusEnum } from '../enums.js';
 import { connectionType } from '../connection.type.js';
 
-@ObjectType('Pet', { description: 'A pet for sale.' })
+@ObjectType('Pet', { simpleResolvers: true, description: 'A pet for sale.' })
 export class PetType implements PetView {
   @Field(() => ID, { description: 'The same int64 id as REST, as a decimal string.' })
   id!: number;
@@ -19,5 +19,5 @@ export class PetType implements PetView {
   status!: PetStatus;
 }
 
-@ObjectType('PetConnection', { description: 'A page of pets.' })
+@ObjectType('PetConnection', { simpleResolvers: true, description: 'A page of pets.' })
 export class PetConnection extends connectionType('Pet', PetType) {}

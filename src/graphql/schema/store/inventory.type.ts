@@ -4,7 +4,7 @@ import type { PetStatus } from '../../../domain/entities/index.js';
 import { PetStatusEnum } from '../enums.js';
 import { connectionType } from '../connection.type.js';
 
-@ObjectType('InventoryItem', { description: "The stock of one pet. Its `status` is the pet's status; identified by `petId`." })
+@ObjectType('InventoryItem', { simpleResolvers: true, description: "The stock of one pet. Its `status` is the pet's status; identified by `petId`." })
 export class InventoryItemType implements InventoryView {
   @Field(() => ID)
   petId!: number;
@@ -16,5 +16,5 @@ export class InventoryItemType implements InventoryView {
   status!: PetStatus;
 }
 
-@ObjectType('InventoryItemConnection', { description: 'A page of inventory entries.' })
+@ObjectType('InventoryItemConnection', { simpleResolvers: true, description: 'A page of inventory entries.' })
 export class InventoryItemConnection extends connectionType('InventoryItem', InventoryItemType) {}

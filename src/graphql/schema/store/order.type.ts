@@ -3,7 +3,7 @@ import { DateTimeResolver } from 'graphql-scalars';
 import type { OrderView } from '../../../domain/index.js';
 import { connectionType } from '../connection.type.js';
 
-@ObjectType('Order', { description: 'An order for a pet, open while `complete` is false.' })
+@ObjectType('Order', { simpleResolvers: true, description: 'An order for a pet, open while `complete` is false.' })
 export class OrderType implements Omit<OrderView, 'accountId'> {
   @Field(() => ID)
   id!: number;
@@ -21,5 +21,5 @@ export class OrderType implements Omit<OrderView, 'accountId'> {
   complete!: boolean;
 }
 
-@ObjectType('OrderConnection', { description: 'A page of orders.' })
+@ObjectType('OrderConnection', { simpleResolvers: true, description: 'A page of orders.' })
 export class OrderConnection extends connectionType('Order', OrderType) {}
