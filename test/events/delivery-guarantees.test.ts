@@ -72,9 +72,20 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
       const sub = await subscribe(client, 'subscription { orderUpdated { type data { ... on Order { id quantity } } } }');
       const cat = (await a.admin.post('/v1/categories', { name: 'Across' })).body;
       const pet = (await a.admin.post('/v1/pets', { name: 'Traveller', categoryId: cat.id })).body;
-      const order = (await a.admin.post('/v1/store/orders', { petId: pet.id, quantity: 1 })).body;
-      await eventually('the event on instance B', () => sub.results.length >= 1);
-      assert.deepEqual(sub.results[0].data.orderUpdated, { type: 'order.placed', data: { id: String(order.id), quantity: 1 } });
+      assert.equal((await a.admin.put(`/v1/store/inventory/${pet.id}`, { quantity: 100 })).status, 200);
+      // graphql-ws acknowledges no subscription: an order placed on B itself shows when B's subscription is live.
+      await eventually(
+        'the subscription live on instance B',
+        async () => {
+          if (sub.results.length === 0) await b.admin.post('/v1/store/orders', { petId: pet.id, quantity: 1 });
+          return sub.results.length >= 1;
+        },
+        250,
+        40,
+      );
+      const order = (await a.admin.post('/v1/store/orders', { petId: pet.id, quantity: 2 })).body;
+      const pushed = await eventually('the event on instance B', () => sub.results.find((r) => r.data.orderUpdated.data.id === String(order.id)));
+      assert.deepEqual(pushed.data.orderUpdated, { type: 'order.placed', data: { id: String(order.id), quantity: 2 } });
       sub.dispose();
     } finally {
       await client.dispose();
