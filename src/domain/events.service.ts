@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
 import type { SqlTransaction } from './writer.js';
 import { Event, WebhookDelivery } from './entities/index.js';
@@ -26,6 +27,11 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /** How long events are kept (the feed's and redelivery's horizon). */
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
+/**
+ * How long a feed read waits, at most, for events already committed behind an older transaction still running
+ * (PostgreSQL): past it, the page holds what may be read and the rest comes on a later read, never skipped.
+ */
+export const FEED_SETTLE_MS = 1000;
 
 /** The PostgreSQL channel notified when events commit (src/events/outbox-notifier.ts). */
 export const EVENTS_CHANNEL = 'petstore_events';
@@ -104,19 +110,37 @@ const isSqlite = (em: EntityManager) => em.getPlatform() instanceof BaseSqlitePl
 /** ` where <the horizon>` on PostgreSQL, nothing on SQLite: for a query of `events` that reads only what may be read now. */
 export const readableEvents = (em: EntityManager) => (isSqlite(em) ? '' : ` where ${HORIZON}`);
 
-/** Events after `after`, in the read order, that may be read now (PostgreSQL: below the horizon). */
-export async function readEvents(
-  em: EntityManager,
-  after: EventPosition,
-  limit: number,
-  filter: { types?: readonly string[]; viewer?: number; fields?: ReadonlyArray<keyof Event & string> } = {},
-): Promise<Event[]> {
+interface EventReadFilter {
+  types?: readonly string[];
+  viewer?: number;
+  fields?: ReadonlyArray<keyof Event & string>;
+}
+
+/** Committed events after `after` that `filter` lets through, in the read order, final or not. */
+function eventsAfterQuery(em: EntityManager, after: EventPosition, filter: EventReadFilter) {
   const qb = em.createQueryBuilder(Event).where('(txid, id) > (?, ?)', [after.txid, after.id]);
   if (filter.fields) qb.select([...filter.fields]);
-  if (!isSqlite(em)) qb.andWhere(HORIZON);
   if (filter.types) qb.andWhere({ type: { $in: [...filter.types] } });
   if (filter.viewer !== undefined) qb.andWhere({ $or: [{ accountId: null }, { accountId: filter.viewer }] });
+  return qb;
+}
+
+/** Events after `after`, in the read order, that may be read now (PostgreSQL: below the horizon). */
+export async function readEvents(em: EntityManager, after: EventPosition, limit: number, filter: EventReadFilter = {}): Promise<Event[]> {
+  const qb = eventsAfterQuery(em, after, filter);
+  if (!isSqlite(em)) qb.andWhere(HORIZON);
   return qb.orderBy({ txid: 'asc', id: 'asc' }).limit(limit).getResult();
+}
+
+/**
+ * Whether committed events after `after` that `filter` lets through wait for an older transaction to end before
+ * they may be read (PostgreSQL; never on SQLite). Ask it after a `readEvents` that found less than its limit,
+ * from the last position it read.
+ */
+export async function eventsWaiting(em: EntityManager, after: EventPosition, filter: Omit<EventReadFilter, 'fields'> = {}): Promise<boolean> {
+  if (isSqlite(em)) return false;
+  const rows = await eventsAfterQuery(em, after, { ...filter, fields: ['id'] }).limit(1).execute('all');
+  return rows.length > 0;
 }
 
 /** The position of the newest event that may be read now: readers starting "from now" start there. */
@@ -211,7 +235,17 @@ export class EventsService {
     const size = pageSize(limit);
     const after = parseAfter(filter.after);
     const types = parseEventTypes(filter.types);
-    const rows = await readEvents(this.em, await positionAfterId(this.em, after), size + 1, { types, viewer: isStaff(actor) ? undefined : actor.accountId });
+    const seen = { types, viewer: isStaff(actor) ? undefined : actor.accountId };
+    const from = await positionAfterId(this.em, after);
+    // Read your writes on any instance: a page that is not full waits (a bounded while) for events already
+    // committed behind an older transaction still running, rather than leaving out a change that has answered.
+    const settleBy = Date.now() + FEED_SETTLE_MS;
+    let rows = await readEvents(this.em, from, size + 1, seen);
+    for (let pause = 2; rows.length <= size && Date.now() < settleBy; pause = Math.min(pause * 2, 50)) {
+      if (!(await eventsWaiting(this.em, rows.length ? positionOf(rows.at(-1)!) : from, seen))) break;
+      await setTimeout(pause);
+      rows = await readEvents(this.em, from, size + 1, seen);
+    }
     const items = rows.slice(0, size).map(toEventView);
     return { items, nextCursor: rows.length > size && items.length ? String(items.at(-1)!.id) : null };
   }
@@ -223,11 +257,7 @@ export class EventsService {
   async eventsAfter(after: EventPosition, limit: number): Promise<{ events: EventView[]; next: EventPosition; waiting: boolean }> {
     const rows = await readEvents(this.em, after, limit);
     const next = rows.length ? positionOf(rows.at(-1)!) : after;
-    let waiting = false;
-    if (rows.length < limit && !isSqlite(this.em)) {
-      const [row] = await this.em.execute<Array<{ waiting: boolean }>>('select exists (select 1 from events where (txid, id) > (?, ?)) as waiting', [next.txid, next.id]);
-      waiting = !!row?.waiting;
-    }
+    const waiting = rows.length < limit && (await eventsWaiting(this.em, next));
     return { events: rows.map(toEventView), next, waiting };
   }
 

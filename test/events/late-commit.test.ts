@@ -2,15 +2,17 @@
  * Event writers do not take turns (no lock from the event's insert to the commit): on PostgreSQL two
  * transactions may commit in the other order than their events' ids, or than their transactions'. A reader
  * (the feed, the subscription stream, the webhook relay) must never pass over an event that commits late:
- * readers read below the snapshot's xmin, in (transaction id, id) order, and the feed resumes after an id.
+ * readers read below the snapshot's xmin, in (transaction id, id) order, and the feed resumes after an id. A feed
+ * read waits a bounded while for events committed behind an older transaction (read your writes on any instance).
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { postgresUrl, skipUnless } from '../helpers/services.js';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
-import { EventsService, recordEvent } from '../../src/domain/events.service.js';
+import { setTimeout } from 'node:timers/promises';
+import { EventsService, FEED_SETTLE_MS, recordEvent } from '../../src/domain/events.service.js';
 import type { EventPosition } from '../../src/domain/event-position.js';
 import type { EntityManager } from '@mikro-orm/knex';
 
@@ -36,12 +38,17 @@ describe('events on PostgreSQL: transactions that commit in the other order', as
   const stream = (position: EventPosition) => new EventsService(t.app.orm.em.fork()).eventsAfter(position, 100);
   const names = (events: Array<{ data: Record<string, unknown> }>) => events.map((e) => e.data.name);
 
+  /** What lets a test's open transactions end when an assertion failed before it did (else closing the app would wait on them). */
+  const releases: Array<() => void> = [];
+  afterEach(() => releases.splice(0).forEach((release) => release()));
+
   /** A transaction left open after `work`, until `commit` is called; resolves `open` once `work` is done. */
   function openTransaction(work: (em: EntityManager) => Promise<void>) {
     let commit!: () => void;
     let opened!: () => void;
     const open = new Promise<void>((resolve) => (opened = resolve));
     const held = new Promise<void>((resolve) => (commit = resolve));
+    releases.push(commit);
     const done = t.app.orm.em.fork().transactional(async (em) => {
       await work(em as EntityManager);
       opened();
@@ -58,13 +65,16 @@ describe('events on PostgreSQL: transactions that commit in the other order', as
     await early.open;
     await t.app.orm.em.fork().transactional((em) => pet(em, 'B: greater id, commits first'));
 
-    // B has committed, A has not: nobody reads B yet (A's transaction holds the horizon below B's).
-    assert.deepEqual(names(await feed(mark)), []);
+    // B has committed, A has not: the stream reads nothing yet (A's transaction holds the horizon below B's);
+    // a feed read waits for A (a client that saw B's change answered reads it on the feed, at once or A's end).
     assert.deepEqual((await stream(position)).events, []);
-
+    let answered = false;
+    const reading = feed(mark).then((events) => ((answered = true), events));
+    await setTimeout(200);
+    assert.equal(answered, false, 'the feed waits for the transaction that began first');
     early.commit();
     await early.done;
-    const both = await feed(mark);
+    const both = await reading;
     assert.deepEqual(names(both), ['A: smaller id, commits last', 'B: greater id, commits first']);
     assert.ok(both[0].id < both[1].id);
     assert.deepEqual(names((await stream(position)).events), names(both));
@@ -77,20 +87,26 @@ describe('events on PostgreSQL: transactions that commit in the other order', as
     // C gets its transaction id first (a write), D then writes and commits its event; only then does C write its own.
     let write!: () => void;
     const writeNow = new Promise<void>((resolve) => (write = resolve));
+    releases.unshift(() => write());
     const c = openTransaction(async (em) => {
       await em.execute('select pg_current_xact_id()');
       await writeNow;
       await pet(em, 'C: began first, greater id');
     });
     await t.app.orm.em.fork().transactional((em) => pet(em, 'D: began second, smaller id'));
+    // C stays open past the feed's wait: the page holds what may be read (nothing), D comes on a later read.
+    const started = Date.now();
     assert.deepEqual(names(await feed(mark)), []);
+    assert.ok(Date.now() - started >= FEED_SETTLE_MS, 'the feed waited its while for C before answering');
     write();
     await c.open;
-    assert.deepEqual(names(await feed(mark)), []);
+    assert.deepEqual((await stream(position)).events, []);
+    const reading = feed(mark);
+    await setTimeout(100);
     c.commit();
     await c.done;
 
-    const both = await feed(mark);
+    const both = await reading;
     assert.deepEqual(names(both), ['C: began first, greater id', 'D: began second, smaller id']);
     assert.ok(both[0].id > both[1].id, 'the ids are in the other order than the reads');
     assert.deepEqual(names((await stream(position)).events), names(both));
