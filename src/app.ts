@@ -88,7 +88,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   const events = startEventWorkers(orm, logger, config, metrics);
   lifecycle.opened('the event workers', () => events.stop(), { intake: true });
   // The plan caps' subscription slots: in Redis when it is configured, so a cap holds across instances.
-  const subscriptionSlots = await createSubscriptionSlots({ redisUrl: config.redisUrl, keyPrefix: config.rateLimitKeyPrefix, leaseMs: config.subscriptionLeaseMs, logger });
+  const subscriptionSlots = await createSubscriptionSlots({ redisUrl: config.redisUrl, keyPrefix: config.rateLimitKeyPrefix, leaseMs: config.subscriptionLeaseMs, commandTimeoutMs: config.redisCommandTimeoutMs, logger });
   lifecycle.opened('the subscription slots', () => subscriptionSlots.close());
 
   const graphql = await createGraphQLFacade({ config, gate, logger });

@@ -99,6 +99,8 @@ const envSchema = z.object({
     .string()
     .refine((v) => /^rediss?:\/\//.test(v), 'must start with redis:// or rediss://')
     .optional(),
+  // Never 0: ioredis would then wait forever, and a hung Redis would hang every request.
+  REDIS_COMMAND_TIMEOUT_MS: int(10, 60_000).default('500'),
   ADMIN_API_KEY: z
     .string()
     .regex(/^psk_[A-Za-z0-9_-]{32,200}$/, 'must look like psk_ followed by 32 to 200 url-safe characters (A-Z a-z 0-9 _ -), as a generated key does')
@@ -169,6 +171,8 @@ export interface Config {
   /** Create a PostgreSQL database that does not exist (otherwise the start is refused: a typo must not make a new, empty store). */
   databaseCreate: boolean;
   redisUrl?: string;
+  /** With Redis: a command unanswered after this long counts as an outage (the limiter's insurance, the slots' memory count serve). */
+  redisCommandTimeoutMs: number;
   adminApiKey?: string;
   seedDemo: boolean;
   petsGetSunset: Date;
@@ -249,6 +253,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     migrateOnStart: e.MIGRATE_ON_START,
     databaseCreate: e.DATABASE_CREATE,
     redisUrl: e.REDIS_URL,
+    redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
     adminApiKey: e.ADMIN_API_KEY,
     seedDemo: e.SEED_DEMO ?? !production,
     petsGetSunset: new Date(`${e.PETS_GET_SUNSET}T00:00:00Z`),

@@ -33,6 +33,12 @@ describe('configuration: an invalid value stops the start with a message naming 
     refused({ GRAPHQL_EXECUTOR: 'fast' }, 'GRAPHQL_EXECUTOR');
   });
 
+  it('when REDIS_COMMAND_TIMEOUT_MS is unset it is 500 ms; 0, a fraction or more than a minute is refused', () => {
+    assert.equal(loadConfig({}).redisCommandTimeoutMs, 500);
+    assert.equal(loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '5000' }).redisCommandTimeoutMs, 5000);
+    for (const value of ['0', '9', '1.5', 'abc', '60001']) refused({ REDIS_COMMAND_TIMEOUT_MS: value }, 'REDIS_COMMAND_TIMEOUT_MS');
+  });
+
   it('when PETS_GET_SUNSET names a day that does not exist, then it is refused rather than rolled over', () => {
     refused({ PETS_GET_SUNSET: '2027-02-30' }, 'PETS_GET_SUNSET');
     refused({ PETS_GET_SUNSET: '2027-13-01' }, 'PETS_GET_SUNSET');

@@ -41,7 +41,7 @@ interface PlanLimiter {
  */
 export async function createRateLimitGate(config: Config, options: GateOptions = {}): Promise<RateLimitGate> {
   const store: LimiterStore = config.redisUrl
-    ? await redisStore(config.redisUrl, config.rateLimitKeyPrefix, options.logger)
+    ? await redisStore(config.redisUrl, config.rateLimitKeyPrefix, { logger: options.logger, commandTimeoutMs: config.redisCommandTimeoutMs })
     : memoryStore();
   const { minute: minuteSeconds, day: daySeconds } = options.windows ?? { minute: 60, day: 86_400 };
 

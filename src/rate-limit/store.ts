@@ -37,8 +37,8 @@ export interface StoreLogger {
   info(obj: object, msg: string): void;
 }
 
-/** A Redis call slower than this counts as an outage and goes to the insurance limiter. */
-const REDIS_COMMAND_TIMEOUT_MS = 500;
+/** By default a Redis call slower than this counts as an outage and goes to the insurance limiter (REDIS_COMMAND_TIMEOUT_MS). */
+export const REDIS_COMMAND_TIMEOUT_MS = 500;
 /** At start, how long to wait for Redis before serving on the insurance limiters. */
 const REDIS_CONNECT_WAIT_MS = 2000;
 /** Consecutive failed Redis calls that open the circuit: from then on the insurance limiters answer at once. */
@@ -76,12 +76,17 @@ export function redisReady(client: Pick<import('ioredis').Redis, 'once' | 'off'>
  * so an outage degrades to per-instance limits instead of errors. No offline queue, and calls are
  * refused at once while the connection is not ready, so requests never wait for Redis to come back.
  */
-export async function redisStore(url: string, keyPrefix: string, logger?: StoreLogger): Promise<LimiterStore> {
+export async function redisStore(
+  url: string,
+  keyPrefix: string,
+  options: { logger?: StoreLogger; commandTimeoutMs?: number } = {},
+): Promise<LimiterStore> {
+  const { logger, commandTimeoutMs = REDIS_COMMAND_TIMEOUT_MS } = options;
   // Loaded only when Redis is configured: the embedded default never holds the client in memory.
   const [{ Redis }, { default: RedisCounter }] = await Promise.all([import('ioredis'), import('rate-limiter-flexible/lib/RateLimiterRedis.js')]);
   const client = new Redis(url, {
     enableOfflineQueue: false,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    commandTimeout: commandTimeoutMs,
     maxRetriesPerRequest: 0,
     connectTimeout: REDIS_CONNECT_WAIT_MS,
     lazyConnect: false,

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { redisReady } from './store.js';
+import { REDIS_COMMAND_TIMEOUT_MS, redisReady } from './store.js';
 
 export interface SubscriptionSlot {
   /** Gives the slot back (idempotent). */
@@ -31,6 +31,8 @@ export interface SlotOptions {
   /** Prefix of the Redis keys (RATE_LIMIT_KEY_PREFIX): instances of one deployment share it. */
   keyPrefix: string;
   leaseMs: number;
+  /** A Redis command unanswered after this long fails, and the slot is counted in memory (REDIS_COMMAND_TIMEOUT_MS; default 500). */
+  commandTimeoutMs?: number;
   logger: Logger;
 }
 
@@ -86,7 +88,7 @@ export async function createSubscriptionSlots(options: SlotOptions): Promise<Sub
   const { Redis } = await import('ioredis');
   const client = new Redis(options.redisUrl, {
     enableOfflineQueue: false,
-    commandTimeout: 500,
+    commandTimeout: options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 0,
     connectTimeout: 2000,
   }) as SlotsClient;

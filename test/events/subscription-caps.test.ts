@@ -62,6 +62,8 @@ describe('subscription caps: two instances on PostgreSQL + Redis', async () => {
       RATE_LIMIT_KEY_PREFIX: `petstore-subcaps-${randomBytes(4).toString('hex')}`,
       ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
       SUBSCRIPTION_LEASE_MS: String(LEASE_MS),
+      // Patient: a slot call timed out on a loaded machine would be counted in one instance's memory, and the cap would not hold across them.
+      REDIS_COMMAND_TIMEOUT_MS: '5000',
     };
     a = await startApp({ databaseUrl: database, env });
     b = await startApp({ databaseUrl: database, env });

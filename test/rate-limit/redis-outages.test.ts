@@ -25,7 +25,8 @@ describe('a hung Redis (SIGSTOP): the circuit breaker serves on the insurance li
   before(async () => {
     const port = await freePort();
     server = await startRedis(port);
-    t = await startApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_KEY_PREFIX: freshPrefix() } });
+    // The short default, set here so the test keeps measuring it whatever the default becomes.
+    t = await startApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_KEY_PREFIX: freshPrefix(), REDIS_COMMAND_TIMEOUT_MS: '500' } });
   });
   after(async () => {
     if (server && server.exitCode === null) {

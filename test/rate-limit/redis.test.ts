@@ -3,20 +3,20 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { Client, createAccount, startApp, type TestApp } from '../helpers/app.js';
 import { redisUrl, skipUnless } from '../helpers/services.js';
-import { assertKeyed, freshPrefix, sleep, startOn, statusCounts } from './support.js';
+import { assertKeyed, freshPrefix, PATIENT_REDIS, sleep, startOn, statusCounts } from './support.js';
 import { freePort, startRedis, stopRedis, waitFor } from './redis-server.js';
 
 /** Redis as the shared store (SPEC §6, §10): one budget across instances, and outages that degrade, never fail. */
 const redis = await redisUrl();
 const skip = skipUnless(redis, 'Redis');
 
-/** Two instances on one database and one Redis prefix, as behind a load balancer. */
+/** Two instances on one database and one Redis prefix, as behind a load balancer; both with a patient command timeout, so the counts are Redis's. */
 async function startPair(env: Record<string, string>): Promise<[TestApp, TestApp]> {
   const prefix = freshPrefix();
   const a = await startOn('redis', redis, { prefix, env });
   const b = await startApp({
     databaseUrl: a.config.database.url,
-    env: { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: prefix, ADMIN_API_KEY: a.adminKey, ...env },
+    env: { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: prefix, ADMIN_API_KEY: a.adminKey, ...PATIENT_REDIS, ...env },
   });
   return [a, b];
 }

@@ -11,15 +11,22 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 export const freshPrefix = () => `petstore-rl-test-${randomBytes(6).toString('hex')}`;
 
 /**
+ * For apps on the shared test Redis whose tests assert exact counts: a command timeout long enough
+ * that a machine under load (event loop starved) never sends a call to the per-instance insurance
+ * limiter, which would let more through than the shared count allows. The outage tests keep short ones.
+ */
+export const PATIENT_REDIS = { REDIS_COMMAND_TIMEOUT_MS: '5000' } as const;
+
+/**
  * Starts the app on the given limiter store: memory (REDIS_URL forced off, even in the CI pass that
- * puts every app on Redis) or Redis with its own key prefix.
+ * puts every app on Redis) or Redis with its own key prefix and a patient command timeout.
  */
 export function startOn(
   store: StoreKind,
   redis: string | undefined,
   options: { env?: Record<string, string>; windows?: { minute: number; day: number }; prefix?: string; databaseUrl?: string } = {},
 ): Promise<TestApp> {
-  const storeEnv: Record<string, string> = store === 'redis' ? { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: options.prefix ?? freshPrefix() } : { REDIS_URL: '' };
+  const storeEnv: Record<string, string> = store === 'redis' ? { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: options.prefix ?? freshPrefix(), ...PATIENT_REDIS } : { REDIS_URL: '' };
   const start: StartOptions = { env: { ...storeEnv, ...options.env }, databaseUrl: options.databaseUrl };
   if (options.windows) start.windows = options.windows;
   return startApp(start);
