@@ -6,7 +6,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client as WsClient } from 'graphql-ws';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
-import { eventually, subscribe, wsClient } from './support.js';
+import { eventually, openSubscriptions, subscribe, wsClient } from './support.js';
 import { sample, startService } from '../ops/support.js';
 import { freePort, startRedis, stopRedis } from '../rate-limit/redis-server.js';
 import { WebSocket } from 'ws';
@@ -47,9 +47,7 @@ describe('subscriptions: graphql-ws on /graphql', () => {
       subscribe(connect(bob.key).client, query),
       subscribe(connect(t.adminKey).client, query),
     ]);
-    // The open subscriptions are a gauge. graphql-ws acknowledges no subscribe, and on a busy machine the three
-    // take longer than subscribe()'s pause: wait for the gauge (bounded) before anything commits.
-    await eventually('3 subscriptions open', async () => sample((await t.anonymous.get('/metrics', { skipContract: true })).text, 'petstore_graphql_subscriptions') === 3);
+    // subscribe() resolves once the instance counts each one open (its gauge): all three listen before anything commits.
     const petId = await petInStock(5);
     const hers = (await alice.client.post('/v1/store/orders', { petId, quantity: 1 })).body;
     const his = (await bob.client.post('/v1/store/orders', { petId, quantity: 2 })).body;
@@ -132,7 +130,7 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     assert.equal(third.errors.length, 1, JSON.stringify(third));
     assert.deepEqual({ ...(third.errors[0] as any[])[0].extensions, requestId: undefined }, { code: 'PLAN_LIMIT_REACHED', status: 409, requestId: undefined });
     first.dispose();
-    await new Promise((r) => setTimeout(r, 100));
+    await eventually('the first place given back', async () => (await openSubscriptions(t.url)) === 1);
     const fourth = await subscribe(ws, 'subscription { events { id } }');
     assert.deepEqual(fourth.errors, []);
     second.dispose();
@@ -185,7 +183,7 @@ describe('subscriptions: graphql-ws on /graphql', () => {
 
   it('when a query or an invalid subscription is sent over the socket, then it is VALIDATION_FAILED and nothing runs', async () => {
     const ws = connect(t.adminKey).client;
-    // On a busy machine an answer can take longer than subscribe()'s pause: wait for each one.
+    // subscribe() resolves on the answer; each wait says which one is expected.
     const answered = (sub: Awaited<ReturnType<typeof subscribe>>) => eventually('the answer', () => sub.errors.length + sub.results.length > 0);
     const query = await subscribe(ws, '{ viewer { id } }');
     await answered(query);
@@ -283,13 +281,15 @@ describe('subscriptions: the plan cap holds against concurrent subscribes when t
                 const message = JSON.parse(String(raw));
                 if (message.type === 'connection_ack') {
                   ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { events { id } }' } }));
-                  setTimeout(resolve, 500);
+                  resolve();
                 } else if (message.type === 'error') refused.push(message.payload[0].extensions.code);
               });
               ws.on('close', () => resolve());
             }),
         ),
       );
+      // Every subscribe taken: refused, or open (graphql-ws acknowledges no subscription; the gauge counts it).
+      await eventually('all 12 subscribes answered or open', async () => refused.length + (await openSubscriptions(t.url)) >= 12, 50, 400);
       const metrics = (await t.anonymous.get('/metrics', { skipContract: true })).text;
       assert.equal(sample(metrics, 'petstore_graphql_subscriptions'), 2, `refused: ${refused.join(', ')}`);
       assert.deepEqual(refused, Array(10).fill('PLAN_LIMIT_REACHED'));

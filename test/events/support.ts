@@ -73,11 +73,14 @@ export interface Subscription {
   dispose(): void;
 }
 
+/** The instance each client of `wsClient` talks to: `subscribe` asks it whether a subscription is open. */
+const instanceOf = new WeakMap<WsClient, string>();
+
 /** A graphql-ws client on the app's /graphql, authenticated by `key` in connection_init. */
 export function wsClient(baseUrl: string, key: string | null): { client: WsClient; closed: Promise<{ code: number; reason: string }> } {
   let closed!: (event: { code: number; reason: string }) => void;
   const closedPromise = new Promise<{ code: number; reason: string }>((resolve) => (closed = resolve));
-  const client = createClient({
+  const client: WsClient = createClient({
     url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,
     connectionParams: key ? { 'X-API-Key': key } : {},
@@ -86,22 +89,83 @@ export function wsClient(baseUrl: string, key: string | null): { client: WsClien
     on: { closed: (event: any) => closed({ code: event.code, reason: event.reason }) },
     onNonLazyError: () => undefined,
   });
+  instanceOf.set(client, baseUrl);
   return { client, closed: closedPromise };
 }
 
-/** Starts a subscription and records what arrives; resolves once the server has acknowledged it. */
+/** The subscriptions open on the instance at `baseUrl` (its gauge `petstore_graphql_subscriptions`). */
+export async function openSubscriptions(baseUrl: string): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const m = /^petstore_graphql_subscriptions (\d+)$/m.exec(text);
+  assert.ok(m, `${baseUrl}/metrics has no petstore_graphql_subscriptions`);
+  return Number(m[1]);
+}
+
+/**
+ * Per instance: the subscriptions `subscribe` saw it accept that have not ended since, and the end of
+ * the last `subscribe` to it (they are taken one at a time, so a rise of its gauge is the one sent).
+ */
+const instances = new Map<string, { open: Set<Subscription>; last: Promise<unknown> }>();
+
+/**
+ * Starts a subscription and records what arrives; resolves once the server has taken it: refused or
+ * answered (an error, a result, its end), or accepted, and then it is listening (what commits from
+ * then on reaches it). graphql-ws acknowledges no subscription, so acceptance is read from the
+ * instance's gauge of open subscriptions, which counts it just before it starts listening (in the same
+ * turn, before the instance reads anything else): subscribes to one instance are taken one at a time,
+ * each after the instance has let go of the ones ended before it, and the gauge's rise is this one.
+ */
 export async function subscribe(client: WsClient, query: string, variables?: Record<string, unknown>): Promise<Subscription> {
+  const url = instanceOf.get(client);
+  assert.ok(url, 'subscribe() takes a client made by wsClient()');
+  let instance = instances.get(url);
+  if (!instance) instances.set(url, (instance = { open: new Set(), last: Promise.resolve() }));
+  const { open } = instance;
+  const taken = instance.last.then(() => start(client, url, open, query, variables));
+  instance.last = taken.catch(() => undefined);
+  return taken;
+}
+
+async function start(client: WsClient, url: string, open: Set<Subscription>, query: string, variables?: Record<string, unknown>): Promise<Subscription> {
+  const ended = () => open.delete(sub);
   const sub: Subscription = { results: [], errors: [], completed: false, dispose: () => undefined };
-  sub.dispose = client.subscribe(
+  // The ones ended before (disposed, completed) are no longer counted there: the gauge is the others.
+  const before = await eventually(
+    `the subscriptions ended on ${url} let go (${open.size} still open)`,
+    async () => {
+      const n = await openSubscriptions(url);
+      return n <= open.size ? { n } : null;
+    },
+    25,
+    1200,
+  );
+  const dispose = client.subscribe(
     { query, variables },
     {
       next: (value) => sub.results.push(value),
-      error: (error) => sub.errors.push(error),
-      complete: () => (sub.completed = true),
+      error: (error) => {
+        sub.errors.push(error);
+        ended();
+      },
+      complete: () => {
+        sub.completed = true;
+        ended();
+      },
     },
   );
-  // graphql-ws acknowledges nothing per subscription: a round trip on the same socket orders after it.
-  await new Promise((r) => setTimeout(r, 150));
+  sub.dispose = () => {
+    ended();
+    dispose();
+  };
+  const answered = () => sub.errors.length > 0 || sub.results.length > 0 || sub.completed;
+  const accepted = await eventually(
+    `the subscription answered or open on ${url}`,
+    async () => (answered() ? 'answered' : (await openSubscriptions(url)) > before.n ? 'open' : null),
+    25,
+    1200,
+  );
+  // Open: accepted and not ended meanwhile; a result also means it was accepted.
+  if ((accepted === 'open' || sub.results.length > 0) && !sub.completed && sub.errors.length === 0) open.add(sub);
   return sub;
 }
 
