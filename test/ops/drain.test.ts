@@ -41,6 +41,23 @@ async function ok(agent: Agent, s: Service, method: string, path: string, body?:
   return r.body;
 }
 
+/**
+ * A shop to put load on: a pet with `stock` in a category named `label`, and the key of an enterprise
+ * customer (`label` shop) whose limits the load never reaches.
+ */
+async function shop(agent: Agent, s: Service, { label, petName, stock }: { label: string; petName: string; stock: number }) {
+  const category = await ok(agent, s, 'POST', '/v1/categories', { name: label });
+  const pet = await ok(agent, s, 'POST', '/v1/pets', { name: petName, categoryId: category.id });
+  await ok(agent, s, 'PUT', `/v1/store/inventory/${pet.id}`, { quantity: stock });
+  const account = await ok(agent, s, 'POST', '/v1/accounts', {
+    name: `${label} shop`,
+    role: 'customer',
+    plan: 'enterprise',
+    limits: { perMinute: 1_000_000, perDay: 10_000_000 },
+  });
+  return { pet: pet as { id: number }, shopKey: account.apiKey.key as string };
+}
+
 /** Resolves true when `done` settles first, false after `ms` (a bound for the test, not a speed check). */
 const within = (done: Promise<unknown>, ms: number) =>
   Promise.race([done.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
@@ -115,16 +132,7 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
     const agent = new Agent({ connections: 8, keepAliveTimeout: 60_000, pipelining: 1 });
     let restarted: Service | undefined;
     try {
-      const category = await ok(agent, s, 'POST', '/v1/categories', { name: 'Load' });
-      const pet = await ok(agent, s, 'POST', '/v1/pets', { name: 'Busy', categoryId: category.id });
-      await ok(agent, s, 'PUT', `/v1/store/inventory/${pet.id}`, { quantity: 100_000 });
-      const account = await ok(agent, s, 'POST', '/v1/accounts', {
-        name: 'Load shop',
-        role: 'customer',
-        plan: 'enterprise',
-        limits: { perMinute: 1_000_000, perDay: 10_000_000 },
-      });
-      const shopKey = account.apiKey.key as string;
+      const { pet, shopKey } = await shop(agent, s, { label: 'Load', petName: 'Busy', stock: 100_000 });
 
       let shutdownSeen = false;
       const answers: Array<Answer & { sentAfterShutdown: boolean }> = [];
@@ -191,16 +199,7 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
     const agent = new Agent({ connections: 16, keepAliveTimeout: 60_000, pipelining: 1 });
     let restarted: Service | undefined;
     try {
-      const category = await ok(agent, s, 'POST', '/v1/categories', { name: 'Keep-alive' });
-      const pet = await ok(agent, s, 'POST', '/v1/pets', { name: 'Steady', categoryId: category.id });
-      await ok(agent, s, 'PUT', `/v1/store/inventory/${pet.id}`, { quantity: 1_000_000 });
-      const account = await ok(agent, s, 'POST', '/v1/accounts', {
-        name: 'Keep-alive shop',
-        role: 'customer',
-        plan: 'enterprise',
-        limits: { perMinute: 1_000_000, perDay: 10_000_000 },
-      });
-      const shopKey = account.apiKey.key as string;
+      const { pet, shopKey } = await shop(agent, s, { label: 'Keep-alive', petName: 'Steady', stock: 1_000_000 });
       const { origin } = new URL(s.url);
 
       const answers: Array<{ kind: string; status: number; connection?: string; sentAt: number; receivedAt: number; body: any; idempotencyKey?: string }> = [];
