@@ -158,7 +158,11 @@ export interface Service {
   child: ChildProcess;
   url: string;
   key: string;
+  /** Everything it wrote, stdout and stderr as they came. */
   output: () => string;
+  /** What it wrote to stdout, and to stderr, each alone. */
+  stdout: () => string;
+  stderr: () => string;
   /** Resolves with the first JSON log line whose msg starts with `msg`. */
   logLine(msg: string): Promise<Record<string, any>>;
   exited: Promise<number | null>;
@@ -170,12 +174,16 @@ export interface ServiceOptions {
   databaseUrl?: string;
   /** The staff key (ADMIN_API_KEY, used on an empty database); default a new one. */
   key?: string;
+  /** The port to listen on (PORT); default a free one. */
+  port?: number;
+  /** Resolve once it logs `petstore listening` (the default), or at once: for a start that is meant to fail. */
+  listening?: boolean;
 }
 
 /** `node dist/src/main.js` on a fresh SQLite file (or the given database) and a free port, as an operator would run it. */
 export async function startService(env: Record<string, string>, options: ServiceOptions = {}): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-service-'));
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const key = options.key ?? `psk_${randomBytes(24).toString('base64url')}`;
   const child = spawn(process.execPath, [projectPath('dist/src/main.js')], {
     cwd: dir,
@@ -192,8 +200,10 @@ export async function startService(env: Record<string, string>, options: Service
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => ((out += d), (stdout += d)));
+  child.stderr!.on('data', (d) => ((out += d), (stderr += d)));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const logLine = async (msg: string) => {
     for (;;) {
@@ -206,8 +216,18 @@ export async function startService(env: Record<string, string>, options: Service
       await new Promise((r) => setTimeout(r, 20));
     }
   };
-  await logLine('petstore listening');
-  return { child, url: `http://127.0.0.1:${port}`, key, output: () => out, logLine, exited, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  if (options.listening ?? true) await logLine('petstore listening');
+  return {
+    child,
+    url: `http://127.0.0.1:${port}`,
+    key,
+    output: () => out,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    logLine,
+    exited,
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 /** Headers sent, body held back: the server has the request (it answered 100 Continue) and waits for the rest. */
