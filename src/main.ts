@@ -24,7 +24,7 @@ try {
 
 // Traces (docs/OPERATIONS.md, "Traces"): the SDK starts before the app's modules load, so its
 // instrumentations see them; without the OTEL_* variables no SDK module is loaded at all.
-const tracing = config.traces ? await (await import('./observability/otel-sdk.js')).startTracing() : undefined;
+const tracing = config.traces ? await (await import('./observability/otel-sdk.js')).startTracing({ database: config.database.kind }) : undefined;
 const { createApp } = await import('./app.js');
 
 // The keys this start generated (first start only), for the shell line printed once it listens.

@@ -28,7 +28,13 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-export async function startTracing(): Promise<Tracing> {
+/**
+ * `database`: which driver carries the ORM's statements. On PostgreSQL the pg instrumentation sees every
+ * statement (the ORM's, through knex, and the plain-SQL writer's), so knex is not instrumented there: one span per
+ * statement, not a knex span with the same statement's pg span inside it. SQLite's driver has no instrumentation:
+ * knex's spans carry the ORM's statements, src/db's own the rest.
+ */
+export async function startTracing({ database }: { database: 'sqlite' | 'postgresql' }): Promise<Tracing> {
   // The same import-in-the-middle instance as @opentelemetry/instrumentation's, so its hooks reach this loader.
   const fromInstrumentation = createRequire(createRequire(import.meta.url).resolve('@opentelemetry/instrumentation'));
   const iitm = fromInstrumentation('import-in-the-middle') as typeof import('import-in-the-middle');
@@ -66,7 +72,7 @@ export async function startTracing(): Promise<Tracing> {
           if (!query.values?.length && /['\d]/.test(query.text)) span.setAttribute('db.query.text', withoutLiterals(query.text));
         },
       }),
-      new StatementTextOnlyKnexInstrumentation({ requireParentSpan: true, maxQueryLength: 2000 }),
+      ...(database === 'sqlite' ? [new StatementTextOnlyKnexInstrumentation({ requireParentSpan: true, maxQueryLength: 2000 })] : []),
     ],
   });
   sdk.start();

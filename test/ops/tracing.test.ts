@@ -154,8 +154,10 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
     assert.equal(limit.attributes['petstore.rate_limit.outcome'], 'admitted');
 
     const sql = inside.filter((sp) => SQL_SYSTEMS.includes(String(sp.attributes['db.system.name'])));
+    console.log('DEBUGSQL', JSON.stringify(inside.map((sp) => [sp.scope, sp.name, sp.parentSpanId === server.spanId, String(sp.attributes['db.query.text'] ?? '').slice(0, 60)])));
     assert.ok(sql.length >= 3, `SQL spans: ${sql.map((sp) => sp.name)}`);
     for (const sp of sql) assert.match(String(sp.attributes['db.query.text']), /^\s*[a-zA-Z]/);
+    assert.deepEqual(sql.filter((sp) => sql.some((outer) => outer.spanId === sp.parentSpanId)).map((sp) => sp.name), [], 'one span per statement (none inside another)');
     // On PostgreSQL the order's insert is part of one statement with the stock decrement (a CTE).
     const insert = sql.find((sp) => /\binsert into orders\b/.test(String(sp.attributes['db.query.text'])));
     assert.ok(insert, `no insert into orders among ${sql.map((sp) => sp.attributes['db.query.text'])}`);
@@ -173,10 +175,25 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
     assert.equal(logged.span_id, server.spanId);
   });
 
+  it('when a category is created (the ORM writes it), then each SQL statement is one span, none inside another', async () => {
+    const created = await call(s, s.key, 'POST', '/v1/categories', { name: `Traced ${randomBytes(3).toString('hex')}` });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const server = await until('the REST server span', () =>
+      otlp.spans.find((sp) => sp.kind === 2 && sp.attributes['http.route'] === '/v1/categories' && sp.attributes['http.request.method'] === 'POST'),
+    );
+    const sql = await until('the insert span', () => {
+      const all = descendantsOf(server).filter((sp) => SQL_SYSTEMS.includes(String(sp.attributes['db.system.name'])));
+      return all.some((sp) => /\binsert into .?categories\b/i.test(String(sp.attributes['db.query.text']))) ? all : undefined;
+    });
+    const texts = sql.map((sp) => String(sp.attributes['db.query.text']));
+    assert.equal(texts.filter((t) => /\binsert into .?categories\b/i.test(t)).length, 1, `the insert once: ${texts.join(' | ')}`);
+    assert.deepEqual(sql.filter((sp) => sql.some((outer) => outer.spanId === sp.parentSpanId)).map((sp) => sp.name), [], 'no statement span inside another');
+  });
+
   it('when a GraphQL placeOrder comes with a traceparent, then its spans continue that trace, the operation is named and typed, and the webhook delivery and the subscription push it causes link to it', async () => {
     const ws = wsClient(s.url, customerKey);
     const sub = await subscribe(ws.client, 'subscription { orderUpdated { type } }');
-    // Listening before anything commits (a busy machine may take longer than subscribe()'s pause).
+    // Listening before anything commits (subscribe() waits for it too; this says so at the metrics).
     for (let open = false, end = Date.now() + 20_000; !open; await new Promise((r) => setTimeout(r, 50))) {
       open = /^petstore_graphql_subscriptions 1$/m.test(await (await fetch(`${s.url}/metrics`)).text());
       assert.ok(open || Date.now() < end, 'the subscription did not open');
