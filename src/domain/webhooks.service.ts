@@ -450,6 +450,10 @@ export class WebhooksService {
     // A success is one statement; a failure also schedules what comes next, in the same transaction.
     if (outcome.ok) return { recorded: await this.finish(attempt.deliveryId, owner, outcome, started), disabled: false };
     return this.em.transactional(async (tx) => {
+      // The endpoint row's lock first, then the delivery's: the order a deleted endpoint (or account) cascades in.
+      // The other order deadlocked on PostgreSQL with a DELETE of the endpoint (it held the endpoint, waited for
+      // the delivery; this held the delivery, waited for the endpoint to insert the retry), and one of the two failed.
+      if (!(await tx.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId }, { url: raw('url') }))) return { recorded: false, disabled: false };
       const recorded = await new WebhooksService(tx, this.policy).finish(attempt.deliveryId, owner, outcome, started);
       if (!recorded) return { recorded, disabled: false };
       if (attempt.attempt <= RETRY_SCHEDULE_S.length) {
