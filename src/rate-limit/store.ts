@@ -37,10 +37,20 @@ export interface StoreLogger {
   info(obj: object, msg: string): void;
 }
 
-/** By default a Redis call slower than this counts as an outage and goes to the insurance limiter (REDIS_COMMAND_TIMEOUT_MS). */
-export const REDIS_COMMAND_TIMEOUT_MS = 500;
 /** At start, how long to wait for Redis before serving on the insurance limiters. */
-const REDIS_CONNECT_WAIT_MS = 2000;
+export const REDIS_CONNECT_WAIT_MS = 2000;
+
+/**
+ * The options of every Redis client of this service (the limiter's, the subscription slots'): fail fast instead of
+ * waiting. No offline queue and no retries, so a call while Redis is away fails at once; a call unanswered after
+ * `commandTimeoutMs` (REDIS_COMMAND_TIMEOUT_MS) fails too, and the caller's in-memory fallback answers.
+ */
+export const failFastRedisOptions = (commandTimeoutMs: number) => ({
+  enableOfflineQueue: false,
+  commandTimeout: commandTimeoutMs,
+  maxRetriesPerRequest: 0,
+  connectTimeout: REDIS_CONNECT_WAIT_MS,
+});
 /** Consecutive failed Redis calls that open the circuit: from then on the insurance limiters answer at once. */
 const FAILURES_TO_OPEN = 3;
 /** While the circuit is open, how often a background PING asks whether Redis answers again. */
@@ -79,16 +89,13 @@ export function redisReady(client: Pick<import('ioredis').Redis, 'once' | 'off'>
 export async function redisStore(
   url: string,
   keyPrefix: string,
-  options: { logger?: StoreLogger; commandTimeoutMs?: number } = {},
+  options: { logger?: StoreLogger; commandTimeoutMs: number },
 ): Promise<LimiterStore> {
-  const { logger, commandTimeoutMs = REDIS_COMMAND_TIMEOUT_MS } = options;
+  const { logger, commandTimeoutMs } = options;
   // Loaded only when Redis is configured: the embedded default never holds the client in memory.
   const [{ Redis }, { default: RedisCounter }] = await Promise.all([import('ioredis'), import('rate-limiter-flexible/lib/RateLimiterRedis.js')]);
   const client = new Redis(url, {
-    enableOfflineQueue: false,
-    commandTimeout: commandTimeoutMs,
-    maxRetriesPerRequest: 0,
-    connectTimeout: REDIS_CONNECT_WAIT_MS,
+    ...failFastRedisOptions(commandTimeoutMs),
     lazyConnect: false,
     // A charge issues its commands (ban, minute, day) in one tick, and concurrent requests do too:
     // one write and one round trip for all of them instead of one each (docs/PERFORMANCE-LOG.md).

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { REDIS_COMMAND_TIMEOUT_MS, redisReady } from './store.js';
+import { failFastRedisOptions, redisReady, REDIS_CONNECT_WAIT_MS } from './store.js';
 
 export interface SubscriptionSlot {
   /** Gives the slot back (idempotent). */
@@ -31,8 +31,8 @@ export interface SlotOptions {
   /** Prefix of the Redis keys (RATE_LIMIT_KEY_PREFIX): instances of one deployment share it. */
   keyPrefix: string;
   leaseMs: number;
-  /** A Redis command unanswered after this long fails, and the slot is counted in memory (REDIS_COMMAND_TIMEOUT_MS; default 500). */
-  commandTimeoutMs?: number;
+  /** A Redis command unanswered after this long fails, and the slot is counted in memory (REDIS_COMMAND_TIMEOUT_MS). */
+  commandTimeoutMs: number;
   logger: Logger;
 }
 
@@ -86,17 +86,12 @@ type SlotsClient = Redis & {
 export async function createSubscriptionSlots(options: SlotOptions): Promise<SubscriptionSlots> {
   if (!options.redisUrl) return memorySlots();
   const { Redis } = await import('ioredis');
-  const client = new Redis(options.redisUrl, {
-    enableOfflineQueue: false,
-    commandTimeout: options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 2000,
-  }) as SlotsClient;
+  const client = new Redis(options.redisUrl, failFastRedisOptions(options.commandTimeoutMs)) as SlotsClient;
   client.defineCommand('acquireSlot', { numberOfKeys: 1, lua: ACQUIRE });
   client.defineCommand('renewSlots', { numberOfKeys: 1, lua: RENEW });
   client.on('error', () => undefined); // each failed call is handled (and logged) where it fails
   // Without an offline queue a command before the connection is ready fails: wait for it (bounded), as the limiter does.
-  await redisReady(client, 2000);
+  await redisReady(client, REDIS_CONNECT_WAIT_MS);
   if (client.status !== 'ready') options.logger.warn('subscription slots: Redis is not reachable at start; counting this instance’s subscriptions only until it is');
 
   const { leaseMs, logger } = options;
