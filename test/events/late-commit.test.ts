@@ -88,11 +88,16 @@ describe('events on PostgreSQL: transactions that commit in the other order', as
     let write!: () => void;
     const writeNow = new Promise<void>((resolve) => (write = resolve));
     releases.unshift(() => write());
+    let hasId!: () => void;
+    const cHasId = new Promise<void>((resolve) => (hasId = resolve));
     const c = openTransaction(async (em) => {
       await em.execute('select pg_current_xact_id()');
+      hasId();
       await writeNow;
       await pet(em, 'C: began first, greater id');
     });
+    // D begins only once C holds its transaction id (else D would simply be the older one).
+    await cHasId;
     await t.app.orm.em.fork().transactional((em) => pet(em, 'D: began second, smaller id'));
     // C stays open past the feed's wait: the page holds what may be read (nothing), D comes on a later read.
     const started = Date.now();
