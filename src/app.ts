@@ -1,5 +1,5 @@
 /**
- * Composition root: builds the ORM, the services, the limiter, Koa and Apollo, and wires the request walk
+ * Composition root: builds the ORM, the services, the limiter, Koa and the GraphQL facade, and wires the request walk
  * (src/http/request-walk.ts) and the lifecycle (src/lifecycle.ts: each resource recorded as it opens,
  * closed by one routine). Only wires: no request passes back into this file. Each `createApp` is isolated.
  */
@@ -92,7 +92,6 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   lifecycle.opened('the subscription slots', () => subscriptionSlots.close());
 
   const graphql = await createGraphQLFacade({ config, gate, logger });
-  lifecycle.opened('GraphQL (Apollo)', () => graphql.stop());
 
   // How an error is written per facade (REST's shape is the default): in Koa, and for what the server answers itself.
   const errorRenderers = { graphql: toGraphQLErrorBody };

@@ -5,7 +5,7 @@
  * 1. the intake stops, all at once (resources opened with `{ intake: true }`): the HTTP server's drain
  *    (readiness 503, `Connection: close` on every answer, in-flight requests finish), the GraphQL
  *    subscriptions and the event workers — in parallel, none waits for another;
- * 2. then every other resource closes in the reverse order of its opening (Apollo, the subscription
+ * 2. then every other resource closes in the reverse order of its opening (the subscription
  *    slots, the reader, the limiter store, the database last).
  *
  * A failure while closing one resource does not stop the others from closing.

@@ -4,20 +4,33 @@
  * same requests in the same order; each pair of answers must be identical once what differs by nature
  * (request ids, dates, rate-limit reset times, generated secrets) is blanked. A second part runs a small
  * schema made for the cases the service's resolvers cannot produce (null in a non-null position, a
- * failing list item, an unexpected error) through Apollo with each executor.
+ * failing list item, an unexpected error) through each executor and the lane's error formatting.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { ApolloServer, type BaseContext } from '@apollo/server';
-import { GraphQLError, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
+import {
+  GraphQLError,
+  GraphQLID,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLSchema,
+  GraphQLString,
+  getOperationAST,
+  parse,
+  specifiedRules,
+  validate,
+} from 'graphql';
 import pino from 'pino';
 import { startApp, createAccount, type Client, type TestApp } from '../helpers/app.js';
 import { comparableAnswer } from './support.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { HttpError } from '../../src/http/errors.js';
-import { errorsPlugin, formatError } from '../../src/graphql/server/error.mapping.js';
-import { jitGateway } from '../../src/graphql/server/jit.executor.js';
+import { formatErrors } from '../../src/graphql/server/error.mapping.js';
+import { operationExecutor, type OperationExecutor } from '../../src/graphql/server/jit.executor.js';
+import { coerceVariables } from '../../src/graphql/server/operation-shape.js';
 import { queryLimits } from '../../src/graphql/server/query-limits.js';
 
 describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP', () => {
@@ -118,7 +131,7 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
   });
 });
 
-describe('GraphQL executors: graphql-jit and graphql-js answer alike through Apollo, on cases the service cannot produce', () => {
+describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases the service cannot produce', () => {
   type Source = { id: string; name?: string | null };
   const Item: GraphQLObjectType<Source> = new GraphQLObjectType<Source>({
     name: 'Item',
@@ -144,24 +157,19 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike through Apo
   });
   const logger = pino({ level: 'silent' });
   const limits = queryLimits({ maxDepth: 5, maxAliases: 5, maxTokens: 1000, maxCost: 1000 });
-  const gateway = jitGateway(schema);
-  const server = (executor: 'jit' | 'graphql-js') =>
-    new ApolloServer<BaseContext>({
-      ...(executor === 'jit' ? { gateway } : { schema }),
-      logger,
-      includeStacktraceInErrorResponses: false,
-      formatError,
-      validationRules: limits.validationRules,
-      plugins: [errorsPlugin(logger) as never],
-    });
-  const servers = { jit: server('jit'), js: server('graphql-js') };
-  before(() => Promise.all([servers.jit.start(), servers.js.start()]));
-  after(() => Promise.all([servers.jit.stop(), servers.js.stop()]));
+  const executors = { jit: operationExecutor(schema, 'jit'), js: operationExecutor(schema, 'graphql-js') };
 
-  const run = async (s: ApolloServer<BaseContext>, query: string, variables?: Record<string, unknown>) => {
-    const response = await s.executeOperation({ query, variables }, { contextValue: { requestId: 'r' } as BaseContext });
-    assert.equal(response.body.kind, 'single');
-    return { status: response.http.status, headers: [...response.http.headers], body: JSON.parse(JSON.stringify(response.body.kind === 'single' ? response.body.singleResult : null)) };
+  /** The lane's steps for this schema: parse, validate, coerce, run, and the errors formatted as the lane answers them. */
+  const run = async (executor: OperationExecutor, query: string, variables?: Record<string, unknown>) => {
+    const document = parse(query);
+    const invalid = validate(schema, document, [...specifiedRules, ...limits.validationRules]);
+    if (invalid.length) return { refused: formatErrors(invalid, 'r', logger) };
+    const operation = getOperationAST(document)!;
+    const coerced = coerceVariables(schema, operation, variables);
+    if ('errors' in coerced) return { refused: formatErrors(coerced.errors, 'r', logger) };
+    const result = await executor.run({ document, operation, rawVariables: variables }, { requestId: 'r' });
+    const formatted = result.errors?.length ? formatErrors(result.errors, 'r', logger) : undefined;
+    return JSON.parse(JSON.stringify({ errors: formatted?.errors, headers: formatted?.headers, data: result.data })) as Record<string, unknown>;
   };
 
   const cases: Array<[string, string, Record<string, unknown>?]> = [
@@ -177,13 +185,14 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike through Apo
   ];
   for (const [title, query, variables] of cases) {
     it(`when the operation has ${title}, then both executors answer alike`, async () => {
-      const [a, b] = [await run(servers.jit, query, variables), await run(servers.js, query, variables)];
-      assert.deepEqual(a, b, JSON.stringify({ jit: a.body, js: b.body }));
+      const [a, b] = [await run(executors.jit, query, variables), await run(executors.js, query, variables)];
+      assert.deepEqual(a, b, JSON.stringify({ jit: a, js: b }));
     });
   }
 
   it('when the cases above ran, then jit answered the error-free queries and graphql-js the others', () => {
-    // Aliases/defaults and introspection ran on jit; four had errors and one has @include (graphql-js answered); two never executed.
-    assert.deepEqual(gateway.answered, { jit: 2, graphqlJs: 5 });
+    // Aliases/defaults and introspection ran on jit; three had errors and one has @include (graphql-js answered); three never executed.
+    assert.deepEqual(executors.jit.answered, { jit: 2, graphqlJs: 4 });
+    assert.deepEqual(executors.js.answered, { jit: 0, graphqlJs: 6 });
   });
 });

@@ -94,6 +94,17 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     assert.equal(res.headers.get('allow'), 'POST');
   });
 
+  it('when Apollo Client sends a persisted-query hash, then it is told PersistedQueryNotSupported (400, nothing charged) and the full query is answered', async () => {
+    const { client } = await createAccount(t, { name: 'Persisted' });
+    const hashOnly = await client.request('POST', '/graphql', { body: { extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } }, skipContract: true });
+    const error = assertGraphQLError(hashOnly, 'VALIDATION_FAILED', 400);
+    // The message Apollo Client's persisted-query link reads as "send the query text instead".
+    assert.equal(error.message, 'PersistedQueryNotSupported');
+    assert.equal(hashOnly.headers.get('x-ratelimit-remaining'), hashOnly.headers.get('x-ratelimit-limit'), 'no point taken');
+    const full = await client.graphql('{ viewer { name } }');
+    assert.deepEqual(dataOf(full), { viewer: { name: 'Persisted' } });
+  });
+
   it('when /graphql is called with PUT, then it is 405 METHOD_NOT_ALLOWED with Allow: GET, POST', async () => {
     const res = await t.admin.request('PUT', '/graphql', { body: { query: '{ __typename }' } });
     assertGraphQLError(res, 'METHOD_NOT_ALLOWED', 405);

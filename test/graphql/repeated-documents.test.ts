@@ -1,5 +1,5 @@
 /**
- * A repeated GraphQL document is answered exactly like its first run: the same lane (Apollo Server, the request
+ * A repeated GraphQL document is answered exactly like its first run: the same lane (the HTTP lane, the request
  * preparation, graphql-jit) answers both, whatever is cached. Two apps receive the same requests from the same
  * callers in the same order, each request twice in a row; before each one, the "warm" app has already been sent
  * the same request by another account (its document parsed, validated, shaped and compiled), the "cold" app has

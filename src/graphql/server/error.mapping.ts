@@ -1,9 +1,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import type { Logger } from 'pino';
 import { describeError, internalErrorBody, type ErrorBody, type KnownError } from '../../http/errors.js';
-import { STATUS_OF, type ErrorCode } from '../../http/error-status.js';
-import type { GraphQLContext } from '../context.js';
+import type { ErrorCode } from '../../http/error-status.js';
 
 export interface ErrorExtensions {
   code: ErrorCode;
@@ -22,17 +20,6 @@ const SUGGESTION = / ?Did you mean .+\?$/;
 /** A parse or validation message as a client reads it: no token-limit "Syntax Error", no field suggestions. */
 export const requestErrorMessage = (message: string): string => message.replace(TOKEN_LIMIT, '').replace(SUGGESTION, '');
 
-/** Apollo's own request-level failures: all of them are the client's request being malformed or invalid. */
-const REQUEST_ERROR_CODES = new Set([
-  'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
-  'BAD_USER_INPUT',
-  'BAD_REQUEST',
-  'OPERATION_RESOLUTION_FAILURE',
-  'PERSISTED_QUERY_NOT_FOUND',
-  'PERSISTED_QUERY_NOT_SUPPORTED',
-]);
-
 /**
  * The one mapping from a known error to GraphQL `extensions`: the same codes and statuses as REST.
  * `requestId` is filled in per request by `errorsPlugin` (its place in the object is kept here).
@@ -43,75 +30,48 @@ function extensionsOf(known: Pick<KnownError, 'code' | 'status' | 'details'>, re
   return extensions;
 }
 
-/** The GraphQL error body for an error answered outside Apollo (body too large, 405, unknown path under /graphql). */
+/** The GraphQL error body for an error thrown before the lane answers (body too large, 405, unknown path under /graphql, a refused HTTP request). */
 export function toGraphQLErrorBody(body: ErrorBody): { errors: Array<{ message: string; extensions: ErrorExtensions }> } {
   return { errors: [{ message: body.message, extensions: extensionsOf(body, body.requestId) }] };
 }
 
-/**
- * A known error raised before execution (authentication, rate limits): a GraphQL error that also
- * tells Apollo the HTTP status and headers to answer with (401, 429 with Retry-After, …), the Apollo
- * way (`extensions.http`).
- */
-export function toRequestError(error: unknown): GraphQLError {
-  const known = describeError(error);
-  if (!known) return error instanceof GraphQLError ? error : new GraphQLError('unexpected', { originalError: error as Error });
-  const headers = new HeaderMap(Object.entries(known.headers).map(([k, v]) => [k.toLowerCase(), v]));
-  return new GraphQLError(known.message, {
-    originalError: error as Error,
-    extensions: { ...extensionsOf(known), http: { status: known.status, headers } },
-  });
-}
-
-const originalOf = (error: unknown): unknown => (error instanceof GraphQLError && error.originalError ? originalOf(error.originalError) : error);
-
-const isRequestError = (formatted: GraphQLFormattedError) =>
-  typeof formatted.extensions?.code === 'string' && REQUEST_ERROR_CODES.has(formatted.extensions.code);
+export const originalOf = (error: unknown): unknown => (error instanceof GraphQLError && error.originalError ? originalOf(error.originalError) : error);
 
 /**
- * Apollo's `formatError`: every error leaves with `extensions.code` and `extensions.status`. Known
- * errors keep their code; Apollo's request errors become VALIDATION_FAILED (or METHOD_NOT_ALLOWED /
- * UNSUPPORTED_MEDIA_TYPE); anything else is masked as INTERNAL (logged by `errorsPlugin`).
+ * One error as it leaves: always with `extensions.code` and `extensions.status`. Known errors keep their code
+ * (a refusal wrapped as a GraphQL error to keep its `locations` included); anything else is masked as INTERNAL
+ * (logged by `formatErrors`).
  */
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const where = { ...(formatted.locations && { locations: formatted.locations }), ...(formatted.path && { path: formatted.path }) };
   const known = describeError(originalOf(error));
   if (known) return { message: known.message, ...where, extensions: extensionsOf(known) };
-  if (isRequestError(formatted)) {
-    const httpStatus = (error as GraphQLError | undefined)?.extensions?.http as { status?: number } | undefined;
-    const code: ErrorCode = httpStatus?.status === 405 ? 'METHOD_NOT_ALLOWED' : httpStatus?.status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'VALIDATION_FAILED';
-    return { message: requestErrorMessage(formatted.message), ...where, extensions: extensionsOf({ code, status: STATUS_OF[code] }) };
-  }
   const internal = internalErrorBody(undefined);
   return { message: internal.message, ...where, extensions: extensionsOf(internal) };
 }
 
 /**
- * Per request, what `formatError` cannot know: headers the errors carry go on Apollo's response
- * (`Retry-After` of a 503 UNAVAILABLE raised under a resolver), unexpected errors are logged with the
- * request id, and every error gets `extensions.requestId`.
+ * The errors of one answer in the catalogue's shape, with what `formatError` alone cannot know: the headers
+ * the errors carry (`Retry-After` of a 503 UNAVAILABLE raised under a resolver, of a 429), the request id in
+ * every error, and unexpected errors logged with it. The status is the first error's (a refusal's) or 500.
  */
-export function errorsPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext> {
-  return {
-    async requestDidStart() {
-      return {
-        async didEncounterErrors({ errors, contextValue, response }) {
-          for (const error of errors) {
-            const original = originalOf(error);
-            const known = describeError(original);
-            if (known) for (const [name, value] of Object.entries(known.headers)) response.http.headers.set(name.toLowerCase(), value);
-            else if (!(error instanceof GraphQLError && isRequestError(error))) {
-              logger.error({ err: original, requestId: contextValue.requestId }, 'unexpected GraphQL error');
-            }
-          }
-        },
-        async willSendResponse({ response, contextValue }) {
-          if (response.body.kind !== 'single') return;
-          for (const error of response.body.singleResult.errors ?? []) {
-            if (error.extensions) (error.extensions as ErrorExtensions).requestId = contextValue.requestId;
-          }
-        },
-      };
-    },
-  };
+export function formatErrors(
+  errors: readonly unknown[],
+  requestId: string,
+  logger: Logger,
+): { errors: GraphQLFormattedError[]; headers: Record<string, string>; status: number } {
+  const headers: Record<string, string> = {};
+  let status: number | undefined;
+  const formatted = errors.map((error) => {
+    const graphqlError = error instanceof GraphQLError ? error : new GraphQLError((error as Error)?.message ?? 'unexpected', { originalError: error as Error });
+    const original = originalOf(graphqlError);
+    const known = describeError(original);
+    if (known) Object.assign(headers, known.headers);
+    else logger.error({ err: original, requestId }, 'unexpected GraphQL error');
+    status ??= known?.status ?? 500;
+    const shaped = formatError(graphqlError.toJSON(), graphqlError);
+    if (shaped.extensions) (shaped.extensions as ErrorExtensions).requestId = requestId;
+    return shaped;
+  });
+  return { errors: formatted, headers, status: status ?? 500 };
 }

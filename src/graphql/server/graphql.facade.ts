@@ -1,27 +1,19 @@
-import { ApolloServer } from '@apollo/server';
-import {
-  ApolloServerPluginCacheControlDisabled,
-  ApolloServerPluginInlineTraceDisabled,
-  ApolloServerPluginSchemaReportingDisabled,
-  ApolloServerPluginUsageReportingDisabled,
-} from '@apollo/server/plugin/disabled';
-import { koaMiddleware } from '@as-integrations/koa';
 import type { GraphQLSchema } from 'graphql';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import { readJsonBody } from '../../http/body.js';
 import type { AppState } from '../../http/context.js';
 import { HttpError, describeError } from '../../http/errors.js';
 import { notFound } from '../../http/not-found.js';
 import type { RateLimitGate } from '../../rate-limit/gate.js';
 import { rateLimitHeaders } from '../../rate-limit/headers.js';
 import { createLoaders } from '../schema/data.loaders.js';
-import { errorsPlugin, formatError } from './error.mapping.js';
+import { formatErrors } from './error.mapping.js';
 import type { GraphQLContext } from '../context.js';
-import { checkBody, requestPreparation, type RequestPreparation } from './request-preparation.js';
+import { answerType, prefersHtml, readGraphQLRequest } from './http-request.js';
+import { isRefusal, requestPreparation, type Caller, type RequestPreparation } from './request-preparation.js';
 import { freshLoadersPerMutationField } from './loaders.plugin.js';
-import { jitGateway } from './jit.executor.js';
+import { operationExecutor } from './jit.executor.js';
 import { landingPage } from './landing-page.js';
 import { buildGraphQLSchema } from '../schema/schema.builder.js';
 
@@ -39,59 +31,25 @@ export interface GraphQLFacade {
   middleware: Middleware;
   /** The request preparation both transports share (the WebSocket server is given it). */
   preparation: RequestPreparation;
-  stop(): Promise<void>;
 }
 
 /**
- * The GraphQL facade: Apollo Server over the type-graphql schema, mounted on the app's Koa through
- * `@as-integrations/koa`. It turns the Koa request into a transport-neutral context for the
- * resolvers, and every error under /graphql into the GraphQL error shape. Body limits, authentication
- * and rate limits are the same edge REST uses.
+ * The GraphQL facade over HTTP: one lane for every operation sent to /graphql, new or repeated, GET or POST.
+ * The request is read (http-request.ts: CSRF, GET parameters, the POST body), prepared once (the preparation
+ * both transports share: parse and validation through the document cache, the operation, its variables, shape,
+ * cost and charge), run by the executor (graphql-jit or graphql-js), and answered: the result with its cost in
+ * `extensions.cost`, or the refusal with its status and headers, every error in the catalogue's shape. A
+ * browser asking for a page gets Apollo's landing page (the embedded Sandbox). Body limits, authentication and
+ * rate limits are the same edge REST uses.
  */
 export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
   const schema = await buildGraphQLSchema({ gate });
   freshLoadersPerMutationField(schema);
-  const production = config.env === 'production';
   const preparation = requestPreparation({ schema, gate, limits: config.graphqlLimits, introspection: config.introspection });
-  const gateway = config.graphqlExecutor === 'jit' ? jitGateway(schema) : undefined;
-  const apollo = new ApolloServer<GraphQLContext>({
-    // graphql-jit runs the operations through Apollo's gateway hook (src/graphql/server/jit.executor.ts); or graphql-js, Apollo's own.
-    ...(gateway ? { gateway } : { schema }),
-    logger,
-    // Introspection is refused by the preparation's own rule when GRAPHQL_INTROSPECTION is off (its message names the setting).
-    introspection: true,
-    // No stack trace, SQL or path ever reaches a client, in development either (the log has them).
-    includeStacktraceInErrorResponses: false,
-    csrfPrevention: true,
-    allowBatchedHttpRequests: false,
-    // main.ts owns SIGTERM (readiness 503, drain, then exit); Apollo must not re-raise the signal first.
-    stopOnTerminationSignals: false,
-    persistedQueries: false,
-    // Parsing and validation with the preparation's options, rules and document cache; its plugin admits and charges.
-    parseOptions: preparation.apollo.parseOptions,
-    validationRules: preparation.apollo.validationRules,
-    documentStore: preparation.apollo.documentStore,
-    formatError,
-    plugins: [
-      ...preparation.apollo.plugins,
-      errorsPlugin(logger),
-      // Apollo's defaults we do not use, off: cache control (we set no cache hints; its per-field hook
-      // makes Apollo wrap every resolver), inline tracing (for federated subgraphs only), and usage and
-      // schema reporting to Apollo's cloud (they would start with an APOLLO_KEY in the environment).
-      ApolloServerPluginCacheControlDisabled(),
-      ApolloServerPluginInlineTraceDisabled(),
-      ApolloServerPluginUsageReportingDisabled(),
-      ApolloServerPluginSchemaReportingDisabled(),
-      landingPage(production),
-    ],
-  });
-  await apollo.start();
+  const executor = operationExecutor(schema, config.graphqlExecutor);
+  const page = await landingPage(config.env === 'production');
 
-  const contexts = new WeakMap<Context, GraphQLContext>();
-  const execute = koaMiddleware(apollo, { context: async ({ ctx }) => contexts.get(ctx)! });
-  const afterApollo = async () => {};
-
-  /** Rate-limit headers for a response the request preparation never charged (parse errors, landing page, 413, …): free. */
+  /** Rate-limit headers for a response the request preparation never charged (a refused body, the landing page, 413, …): free. */
   const freeHeaders = (state: AppState, address: string): Promise<Record<string, string>> => rateLimitHeaders(gate, state, address, 0);
 
   const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
@@ -99,23 +57,34 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     if (ctx.method !== 'GET' && ctx.method !== 'POST') {
       throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
     }
-    if (ctx.method === 'POST') {
-      // Apollo checks Accept only after executing: a mutation would run and then be answered 406.
-      // An Accept that takes no JSON is disregarded instead (GraphQL over HTTP allows it): JSON it is.
-      if (ctx.get('accept') && !ctx.accepts('application/json', 'application/graphql-response+json')) ctx.req.headers.accept = 'application/json';
-      // A body that is not JSON is 415, as on REST; refused before anything runs, which also stops
-      // the text/plain "simple requests" that CSRF relies on.
-      const body = await readJsonBody(ctx);
-      // One object per request (request-preparation.ts); `false`, `0` or `""` would otherwise reach the Koa adapter as a missing body (500).
-      checkBody(body);
-      // Apollo refuses a missing body itself (400); the Koa adapter only needs something set.
-      (ctx.request as { body?: unknown }).body = body ?? {};
+    if (prefersHtml(ctx)) {
+      ctx.set('Content-Type', 'text/html');
+      ctx.body = await page();
+      return;
     }
-    contexts.set(ctx, context);
-    await execute(ctx, afterApollo);
-    // Apollo answers a malformed HTTP request (no query, a GET mutation, a CSRF-unsafe request) before
-    // any plugin runs: those few error bodies get their requestId here.
-    if (ctx.status >= 400 && typeof ctx.body === 'string' && !ctx.body.includes('"requestId"')) ctx.body = withRequestId(ctx.body, state.requestId);
+    const request = await readGraphQLRequest(ctx);
+    const caller: Caller = context.actor ? { actor: context.actor } : { address: context.clientAddress, authFailure: context.authFailure };
+    const prepared = await preparation.prepare(request, caller, ctx.method === 'GET' ? 'http-get' : 'http');
+    if (prepared.operationName) context.observed.operationName = prepared.operationName;
+    if (prepared.label) context.observed.operation = prepared.label;
+    if (prepared.headers) ctx.set(prepared.headers);
+    if (isRefusal(prepared)) {
+      // Refused before anything ran: the first refusal's status and headers (401, 429 with Retry-After, …).
+      const { errors, headers, status } = formatErrors(prepared.refused, state.requestId, logger);
+      state.errorCode = errors[0]?.extensions?.code as string | undefined;
+      ctx.set(headers);
+      ctx.status = status;
+      ctx.type = answerType(ctx);
+      ctx.body = `${JSON.stringify({ errors })}\n`;
+      return;
+    }
+    const result = await executor.run(prepared, context);
+    const formatted = result.errors?.length ? formatErrors(result.errors, state.requestId, logger) : undefined;
+    if (formatted) ctx.set(formatted.headers);
+    ctx.status = 200;
+    ctx.type = answerType(ctx);
+    // An executed operation answers 200 with its data, its errors and its cost.
+    ctx.body = `${JSON.stringify({ errors: formatted?.errors, data: result.data, extensions: { ...result.extensions, cost: prepared.cost } })}\n`;
   };
 
   // Mounted on /graphql by the request walk: every request here is GraphQL's.
@@ -123,7 +92,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     const state = ctx.state as AppState;
     state.facade = 'graphql';
     state.route = ctx.path === GRAPHQL_PATH ? `${ctx.method} ${GRAPHQL_PATH}` : undefined;
-    // What Apollo's cache-control plugin answered for every operation (results depend on the key).
+    // Results depend on the key: never stored by a cache.
     ctx.set('Cache-Control', 'no-store');
     const context = new RequestContext(state, ctx.ip);
     try {
@@ -144,7 +113,6 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     schema,
     middleware,
     preparation,
-    stop: () => apollo.stop(),
   };
 }
 
@@ -170,15 +138,5 @@ class RequestContext implements GraphQLContext {
   }
   get domain() {
     return this.state.domain;
-  }
-}
-
-function withRequestId(text: string, requestId: string): string {
-  try {
-    const body = JSON.parse(text) as { errors?: Array<{ extensions?: Record<string, unknown> }> };
-    for (const error of body.errors ?? []) error.extensions = { ...error.extensions, requestId };
-    return JSON.stringify(body);
-  } catch {
-    return text;
   }
 }

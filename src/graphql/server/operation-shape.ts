@@ -171,8 +171,8 @@ function shapeVariables(document: DocumentNode): Set<string> {
  * can change it: the values of those the shape reads (`first`, `@skip`/`@include`) and, for every other
  * variable, whether it is absent, null or set (a null where an argument needs a value fails that argument's
  * coercion, and with it the read of `first` beside it). Any other value of a variable (ids, filters, inputs)
- * gives the same shape, so a request that differs only there reuses it. The document must be Apollo's
- * cached one (the same object for the same query text), or this only costs a little memory until it is
+ * gives the same shape, so a request that differs only there reuses it. The document must be the
+ * preparation's cached one (the same object for the same query text), or this only costs a little memory until it is
  * collected. `variables` are the coerced ones.
  */
 export function cachedOperationShape(...args: Parameters<typeof operationShape>): OperationShape {

@@ -1,6 +1,6 @@
 /**
- * The one preparation of a GraphQL request, for both transports: HTTP (Apollo Server, through its extension
- * points) and WebSocket (graphql-ws's `onSubscribe`). What a request passes before anything executes:
+ * The one preparation of a GraphQL request, for both transports: HTTP (the lane, http.lane.ts) and WebSocket
+ * (graphql-ws's `onSubscribe`). What a request passes before anything executes:
  *
  * 1. the body: one JSON object `{query, variables?, operationName?}` (`checkBody`, `readRequest`);
  * 2. parsing, with graphql-js's token limit, into a bounded document cache (lru-cache) shared by both transports;
@@ -11,13 +11,10 @@
  * 5. its shape and cost (operation-shape.ts, src/rate-limit/cost.ts): the size ceiling and the page sizes,
  *    then the charge through the rate-limit gate.
  *
- * Apollo does steps 2–3 itself with what this module gives it (`apollo`: the parse options, the extra
- * validation rules, this document cache as its `documentStore`) and steps 4–5 through this module's plugin
- * (`didResolveOperation`). The WebSocket server calls `prepare`, which runs every step here with the same
- * cache, rules and functions. A rule added here holds on both.
+ * Both transports call `prepare`, which runs every step with the same cache, rules and functions: a rule
+ * added here holds on both.
  */
 import { createHash } from 'node:crypto';
-import type { ApolloServerPlugin, DocumentStore } from '@apollo/server';
 import {
   GraphQLError,
   getOperationAST,
@@ -27,7 +24,6 @@ import {
   type DocumentNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
-  type ParseOptions,
   type ValidationContext,
   type ValidationRule,
 } from 'graphql';
@@ -38,9 +34,9 @@ import type { Actor } from '../../domain/index.js';
 import { pageSize } from '../../domain/pagination.js';
 import { keyRefusal } from '../../http/authentication.js';
 import type { AppState } from '../../http/context.js';
+import { HttpError } from '../../http/errors.js';
 import { graphqlCost, type RateLimitGate } from '../../rate-limit/index.js';
-import type { GraphQLContext } from '../context.js';
-import { requestErrorMessage, toRequestError } from './error.mapping.js';
+import { requestErrorMessage } from './error.mapping.js';
 import { cachedOperationShape, coerceVariables, type OperationShape } from './operation-shape.js';
 import { queryLimits } from './query-limits.js';
 
@@ -48,7 +44,8 @@ import { queryLimits } from './query-limits.js';
 const CACHED_DOCUMENTS = 500;
 const CACHED_SOURCE_CHARS = 4 * 1024 * 1024;
 
-export type Transport = 'http' | 'websocket';
+/** HTTP POST, HTTP GET (queries only) or a WebSocket (subscriptions only). */
+export type Transport = 'http' | 'http-get' | 'websocket';
 
 /** Who sends the request: a keyed actor, or a keyless address (HTTP only). */
 export type Caller = { actor: Actor } | { actor?: undefined; address: string; authFailure?: AppState['authFailure'] };
@@ -67,6 +64,10 @@ export interface Prepared {
   operation: OperationDefinitionNode;
   /** The variables as execution coerces them (defaults applied). */
   variables: Record<string, unknown>;
+  /** The variables as the client sent them (what execution reads). */
+  rawVariables: Record<string, unknown> | undefined;
+  /** The operation's name in the document, if it has one. */
+  operationName?: string;
   /** `query pets`, `subscription inventoryChanged`: a bounded label for logs and metrics. */
   label: string;
   cost: OperationCost;
@@ -83,10 +84,10 @@ export interface Refusal {
   refused: readonly unknown[];
   /** The operation's label, once the operation is known (metrics name refused operations too). */
   label?: string;
+  /** The operation's name in the document, once the operation is known. */
+  operationName?: string;
   /** The rate-limit headers when a point was taken before the refusal (a keyless request). */
   headers?: Record<string, string>;
-  /** The variables do not fit the operation (over HTTP, execution refuses them itself). */
-  variables?: true;
 }
 
 export const isRefusal = (value: Prepared | Refusal | DocumentNode): value is Refusal => 'refused' in value;
@@ -94,8 +95,8 @@ export const isRefusal = (value: Prepared | Refusal | DocumentNode): value is Re
 const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
 
 /**
- * The body rule of both transports: one JSON object per request (no batches, no scalars). A body Apollo
- * would take for a missing body parser (`false`, `0`, `""`) is refused here as well.
+ * The body rule of both transports: one JSON object per request (no batches, no scalars). A scalar
+ * (`false`, `0`, `""`) is refused here as well.
  */
 export function checkBody(body: unknown): void {
   if (Array.isArray(body)) throw validationFailed('Batched requests are not supported; send one operation per request.');
@@ -104,17 +105,14 @@ export function checkBody(body: unknown): void {
   }
 }
 
-/** The fields of a request body, checked as Apollo checks a POST body (400 otherwise). */
+/** The fields of a request (400 otherwise), in the words of GraphQL over HTTP's servers (Apollo Server's). */
 function readRequest(body: unknown): { query: string; variables?: Record<string, unknown>; operationName?: string } {
   checkBody(body);
   const { query, variables, operationName } = isRecord(body) ? body : {};
-  if (typeof query !== 'string' || query === '') throw validationFailed('The request needs a non-empty `query` string.', [{ path: 'query', message: 'must be a non-empty string' }]);
-  if (variables !== undefined && variables !== null && !isRecord(variables)) {
-    throw validationFailed('`variables` must be an object.', [{ path: 'variables', message: 'must be an object' }]);
-  }
-  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
-    throw validationFailed('`operationName` must be a string.', [{ path: 'operationName', message: 'must be a string' }]);
-  }
+  if (query !== undefined && query !== null && query !== '' && typeof query !== 'string') throw validationFailed('GraphQL queries must be strings.');
+  if (typeof query !== 'string' || query === '') throw validationFailed('GraphQL operations must contain a non-empty `query`.');
+  if (variables !== undefined && variables !== null && !isRecord(variables)) throw validationFailed('`variables` must be an object if provided.');
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') throw validationFailed('`operationName` must be a string if provided.');
   return { query, variables: variables ?? undefined, operationName: operationName ?? undefined };
 }
 
@@ -132,12 +130,25 @@ const noIntrospection: ValidationRule = (context: ValidationContext) => ({
 });
 
 /** Which operations each transport runs, and what the other one is told. */
-const WRONG_TRANSPORT: Record<Transport, (operation: OperationDefinitionNode) => string | undefined> = {
+const WRONG_TRANSPORT: Record<Transport, (operation: OperationDefinitionNode) => Error | undefined> = {
   http: (o) =>
     o.operation === 'subscription'
-      ? 'Subscriptions run over the graphql-ws protocol (a WebSocket to /graphql, key in connection_init); use POST for queries and mutations.'
+      ? validationFailed('Subscriptions run over the graphql-ws protocol (a WebSocket to /graphql, key in connection_init); use POST for queries and mutations.')
       : undefined,
-  websocket: (o) => (o.operation !== 'subscription' ? 'Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.' : undefined),
+  'http-get': (o) =>
+    o.operation === 'mutation'
+      ? new HttpError('METHOD_NOT_ALLOWED', 'GET requests only support query operations, not mutation operations', { Allow: 'POST' })
+      : WRONG_TRANSPORT.http(o),
+  websocket: (o) => (o.operation !== 'subscription' ? validationFailed('Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.') : undefined),
+};
+
+/**
+ * A parse, validation or variable error of graphql-js as a refusal: the catalogue's VALIDATION_FAILED (the
+ * original error), keeping where in the document it is (`locations`, as GraphQL over HTTP answers them).
+ */
+const requestError = (error: GraphQLError): GraphQLError => {
+  const message = requestErrorMessage(error.message);
+  return new GraphQLError(message, { nodes: error.nodes, source: error.source, positions: error.positions, originalError: validationFailed(message) });
 };
 
 export interface RequestPreparationOptions {
@@ -148,17 +159,8 @@ export interface RequestPreparationOptions {
 }
 
 export interface RequestPreparation {
-  /** What Apollo Server is configured with, so that its own parse and validation are this module's. */
-  apollo: {
-    parseOptions: ParseOptions;
-    /** Apollo runs these after graphql-js's `specifiedRules`. */
-    validationRules: ValidationRule[];
-    documentStore: DocumentStore;
-    plugins: ApolloServerPlugin<GraphQLContext>[];
-  };
   /**
-   * Every step, for a request that did not come through Apollo (WebSocket): the prepared operation, charged, or
-   * why not. `beforeCharge` runs once the operation is admitted, just before the charge; an error it returns
+   * Every step: the prepared operation, charged, or why not. `beforeCharge` runs once the operation is admitted, just before the charge; an error it returns
    * refuses the request uncharged (the plan cap of subscriptions).
    */
   prepare(body: unknown, caller: Caller, transport: Transport, beforeCharge?: () => Promise<unknown>): Promise<Prepared | Refusal>;
@@ -181,23 +183,14 @@ export interface RequestPreparation {
 export function requestPreparation({ schema, gate, limits, introspection }: RequestPreparationOptions): RequestPreparation {
   const { maxCost: maxNodes } = limits;
   const armor = queryLimits(limits);
-  const extraRules = [...(introspection ? [] : [noIntrospection]), ...armor.validationRules];
-  const rules = [...specifiedRules, ...extraRules];
+  const rules = [...specifiedRules, ...(introspection ? [] : [noIntrospection]), ...armor.validationRules];
   const parseOptions = armor.parseOptions;
   const documents = new LRUCache<string, DocumentNode>({
     max: CACHED_DOCUMENTS,
     maxSize: CACHED_SOURCE_CHARS,
     sizeCalculation: (document) => Math.max(1, document.loc?.end ?? 1),
   });
-  // Apollo keys the store by `<schema hash>:<sha256 of the query>`; this store serves one schema, so the query hash is the key.
-  const hashOf = (key: string) => key.slice(key.lastIndexOf(':') + 1);
-  const documentStore: DocumentStore = {
-    get: async (key) => documents.get(hashOf(key)),
-    set: async (key, document) => void documents.set(hashOf(key), document),
-    delete: async (key) => documents.delete(hashOf(key)),
-  };
-
-  /** Parse and validate (steps 2–3), through the cache Apollo fills too. */
+  /** Parse and validate (steps 2–3), through the cache. */
   const documentOf = (query: string): DocumentNode | Refusal => {
     const hash = createHash('sha256').update(query).digest('hex');
     const cached = documents.get(hash);
@@ -206,20 +199,21 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     try {
       document = parse(query, parseOptions);
     } catch (error) {
-      return { refused: [validationFailed(requestErrorMessage((error as Error).message))] };
+      return { refused: [error instanceof GraphQLError ? requestError(error) : validationFailed(requestErrorMessage((error as Error).message))] };
     }
     const invalid = validate(schema, document, rules);
-    if (invalid.length) return { refused: invalid.map((e) => validationFailed(requestErrorMessage(e.message))) };
+    if (invalid.length) return { refused: invalid.map(requestError) };
     documents.set(hash, document);
     return document;
   };
 
   const readings = new WeakMap<OperationShape, { label: string; requested: number }>();
   const admit: RequestPreparation['admit'] = async (document, operation, rawVariables, caller, transport, beforeCharge) => {
+    const operationName = operation.name?.value;
     const wrong = WRONG_TRANSPORT[transport](operation);
-    if (wrong) return { refused: [validationFailed(wrong)] };
+    if (wrong) return { operationName, refused: [wrong] };
     const coerced = coerceVariables(schema, operation, rawVariables);
-    if (!('variables' in coerced)) return { variables: true, refused: coerced.errors.map((e) => validationFailed(e.message)) };
+    if (!('variables' in coerced)) return { operationName, refused: coerced.errors.map(requestError) };
     const { variables } = coerced;
     const shape = cachedOperationShape(schema, document, operation, variables, maxNodes);
     // Label and cost follow from the shape, which is cached: computed once per shape.
@@ -229,6 +223,7 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     if (shape.overCeiling) {
       return {
         label,
+        operationName,
         refused: [
           validationFailed(
             `Query size limit of ${maxNodes} exceeded: the answer could hold more than ${maxNodes} fields. Ask for smaller pages (first) or fewer nested lists.`,
@@ -241,25 +236,25 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
       try {
         pageSize(shape.invalidPageSize, 'first');
       } catch (error) {
-        return { label, refused: [error] };
+        return { label, operationName, refused: [error] };
       }
     }
     // Starting a subscription costs 1 (its pushed answers are charged as they go); any other operation its cost.
     const price = operation.operation === 'subscription' ? 1 : requested;
     const before = await beforeCharge?.();
-    if (before) return { label, refused: [before] };
+    if (before) return { label, operationName, refused: [before] };
     let headers: Record<string, string>;
     try {
       // Without a valid key every request, introspection included, takes a point from the address's limiter.
       headers = caller.actor ? await gate.charge(caller.actor, price) : await gate.anonymous(caller.address, true);
     } catch (error) {
-      return { label, refused: [error] };
+      return { label, operationName, refused: [error] };
     }
     if (!caller.actor) {
       const refusal = keyRefusal(caller.authFailure, shape.needsKey);
-      if (refusal) return { label, refused: [refusal], headers };
+      if (refusal) return { label, operationName, refused: [refusal], headers };
     }
-    return { document, operation, variables, label, cost: { requested, charged: caller.actor ? price : 1 }, headers };
+    return { document, operation, variables, rawVariables, operationName, label, cost: { requested, charged: caller.actor ? price : 1 }, headers };
   };
 
   const prepare: RequestPreparation['prepare'] = async (body, caller, transport, beforeCharge) => {
@@ -273,56 +268,17 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     if (isRefusal(document)) return document;
     const operation = getOperationAST(document, request.operationName);
     if (!operation) {
-      const message = request.operationName ? `Unknown operation named "${request.operationName}".` : 'Must provide operation name if query contains multiple operations.';
+      const message = request.operationName !== undefined ? `Unknown operation named "${request.operationName}".` : 'Must provide operation name if query contains multiple operations.';
       return { refused: [validationFailed(message)] };
     }
     return admit(document, operation, request.variables, caller, transport, beforeCharge);
   };
 
   return {
-    apollo: { parseOptions, validationRules: extraRules, documentStore, plugins: [preparationPlugin(admit)] },
     prepare,
     admit,
     cost(document, operation, variables) {
       return graphqlCost(cachedOperationShape(schema, document, operation, variables, maxNodes));
-    },
-  };
-}
-
-/**
- * Steps 4–5 inside Apollo: once Apollo has parsed, validated and resolved the operation, and before any
- * resolver runs, the operation is admitted (checked, priced and charged); a refusal answers with its
- * status and headers (400, 401, 429 with Retry-After). The answer shows the cost in `extensions.cost`.
- */
-function preparationPlugin(admit: RequestPreparation['admit']): ApolloServerPlugin<GraphQLContext> {
-  return {
-    async requestDidStart() {
-      let cost: OperationCost | undefined;
-      return {
-        async didResolveOperation({ contextValue: ctx, operation, operationName, document, request, response }) {
-          if (operationName) ctx.observed.operationName = operationName;
-          if (!operation) return;
-          const caller: Caller = ctx.actor ? { actor: ctx.actor } : { address: ctx.clientAddress, authFailure: ctx.authFailure };
-          const admitted = await admit(document, operation, request.variables, caller, 'http');
-          if (admitted.label) ctx.observed.operation = admitted.label;
-          for (const [name, value] of Object.entries(admitted.headers ?? {})) response.http.headers.set(name.toLowerCase(), value);
-          if (!isRefusal(admitted)) {
-            cost = admitted.cost;
-            return;
-          }
-          // Variables that do not fit the operation: execution refuses the request with their errors (400)
-          // before any resolver runs, like an invalid document, and it costs nothing.
-          if (admitted.variables) return;
-          throw toRequestError(admitted.refused[0]);
-        },
-        async willSendResponse({ response }) {
-          if (!cost || response.body.kind !== 'single') return;
-          const result = response.body.singleResult;
-          // A request refused as a whole shows no cost; an executed one does, errors or not.
-          if (result.data === undefined) return;
-          result.extensions = { ...result.extensions, cost };
-        },
-      };
     },
   };
 }

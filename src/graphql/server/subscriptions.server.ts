@@ -24,7 +24,7 @@ import { connectionCap, RateLimitRefusal, subscriptionCap, type RateLimitGate, t
 import { createLoaders } from '../schema/data.loaders.js';
 import { isRefusal, type RequestPreparation } from './request-preparation.js';
 import { authError, callerOf } from '../../http/authentication.js';
-import { formatError } from './error.mapping.js';
+import { formatError, originalOf } from './error.mapping.js';
 import type { GraphQLContext } from '../context.js';
 import { GRAPHQL_PATH } from './graphql.facade.js';
 import { meteredSubscribe, type PushMeter } from './subscription-meter.js';
@@ -64,7 +64,7 @@ export interface SubscriptionServer {
 
 /** A refusal before anything runs, in the error shape of the catalogue (plus `retryAfter` for a 429). */
 function errorOf(error: unknown, requestId: string): GraphQLError {
-  const known = describeError(error);
+  const known = describeError(originalOf(error));
   if (!known) throw error;
   const retryAfter = known.headers['Retry-After'];
   return new GraphQLError(known.message, {
