@@ -117,9 +117,8 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
 }
 
 /**
- * The resolvers' context of one HTTP request. A class, so that `domain` is a getter on the prototype:
- * Apollo copies the context object for every operation (`Object.assign` onto a new object with the same
- * prototype), which would otherwise call the getter and copy a plain value.
+ * The resolvers' context of one HTTP request. `domain` is a getter: the request's domain (and its EntityManager
+ * fork) is made only if a resolver asks for it.
  */
 class RequestContext implements GraphQLContext {
   readonly actor: AppState['actor'];
