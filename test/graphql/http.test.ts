@@ -71,6 +71,28 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     assert.deepEqual(res.body, { data: { categories: { edges: [] } }, extensions: { cost: { requested: 1, charged: 1 } } });
   });
 
+  it('when a GET query carries variables and an operation name, then they are read from the parameters (JSON-encoded variables)', async () => {
+    const search = new URLSearchParams({ query: 'query A { __typename } query B($named: Boolean!) { viewer { name @include(if: $named) role } }', operationName: 'B', variables: JSON.stringify({ named: false }) });
+    const res = await t.admin.get(`/graphql?${search}`, { headers: { 'apollo-require-preflight': 'true' } });
+    assert.deepEqual(dataOf(res), { viewer: { role: 'staff' } });
+  });
+
+  it('when GET parameters are malformed (given twice, variables not JSON or not an object, a non-JSON content type), then 400 or 415 says which and nothing runs', async () => {
+    const preflight = { 'apollo-require-preflight': 'true' };
+    const cases: Array<[search: string, headers: Record<string, string>, code: string, status: number, message: RegExp]> = [
+      ['query=%7B__typename%7D&query=%7B__typename%7D', preflight, 'VALIDATION_FAILED', 400, /'query' search parameter may only be specified once/],
+      ['query=%7B__typename%7D&variables=%7Bnope', preflight, 'VALIDATION_FAILED', 400, /variables search parameter contains invalid JSON/],
+      ['query=%7B__typename%7D&variables=%5B1%5D', preflight, 'VALIDATION_FAILED', 400, /variables search parameter should contain a JSON-encoded object/],
+      ['query=%7B__typename%7D', { ...preflight, 'content-type': 'text/xml' }, 'UNSUPPORTED_MEDIA_TYPE', 415, /content-type header other than application\/json/],
+      ['', preflight, 'VALIDATION_FAILED', 400, /non-empty `query`/],
+    ];
+    for (const [search, headers, code, status, message] of cases) {
+      const res = await t.admin.get(`/graphql?${search}`, { headers });
+      assertGraphQLError(res, code, status);
+      assert.match(res.body.errors[0].message, message, search);
+    }
+  });
+
   it('when a GET carries no preflight header, then CSRF prevention refuses it (400 VALIDATION_FAILED)', async () => {
     const res = await t.admin.get(`/graphql?query=${encodeURIComponent('{ __typename }')}`);
     assertGraphQLError(res, 'VALIDATION_FAILED', 400);
