@@ -169,6 +169,38 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     assert.equal(JSON.parse(res.text).errors[0].extensions.code, 'VALIDATION_FAILED');
   });
 
+  it('when the client accepts application/graphql-response+json, then a request refused as it is read (CSRF, a body with no keys) answers in that media type too', async () => {
+    const accept = 'application/graphql-response+json';
+    const csrf = await t.admin.get(`/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept } });
+    const empty = await t.admin.request('POST', '/graphql', { body: {}, headers: { accept }, skipContract: true });
+    for (const res of [csrf, empty]) {
+      assert.equal(res.status, 400);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/graphql-response\+json/);
+      assert.equal(JSON.parse(res.text).errors[0].extensions.code, 'VALIDATION_FAILED');
+    }
+  });
+
+  it('when a subscription is sent with GET, then it is 405 METHOD_NOT_ALLOWED with Allow: POST, as a mutation is', async () => {
+    const query = encodeURIComponent('subscription { inventoryChanged { petId } }');
+    const res = await t.admin.get(`/graphql?query=${query}`, { headers: { 'apollo-require-preflight': 'true' } });
+    assertGraphQLError(res, 'METHOD_NOT_ALLOWED', 405);
+    assert.equal(res.headers.get('allow'), 'POST');
+  });
+
+  it('when a request carries an empty persistedQuery extension (null or false), then the query is answered', async () => {
+    for (const persistedQuery of [null, false]) {
+      const res = await t.admin.request('POST', '/graphql', { body: { query: '{ __typename }', extensions: { persistedQuery } }, skipContract: true });
+      assert.deepEqual(dataOf(res), { __typename: 'Query' });
+    }
+  });
+
+  it('when a null reaches a non-null argument through a variable with a default, then it is a VALIDATION_FAILED field error, not INTERNAL', async () => {
+    const res = await t.admin.graphql('query ($id: ID = "1") { category(id: $id) { id } }', { id: null });
+    const error = assertGraphQLError(res, 'VALIDATION_FAILED', 400);
+    assert.match(error.message, /^Argument "id" of non-null type "ID!" must not be null/);
+    assert.deepEqual(res.body.data, { category: null });
+  });
+
   it('when a field fails alongside one that succeeds, then the response is 200 with the data and the error in place', async () => {
     const res = await gql(t.admin, '{ categories { edges { cursor } } category(id: "404") { id } }');
     assertGraphQLError(res, 'NOT_FOUND', 404);

@@ -1,5 +1,6 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
+import { validationFailed } from '../../domain/errors.js';
 import { describeError, internalErrorBody, type ErrorBody, type KnownError } from '../../http/errors.js';
 import type { ErrorCode } from '../../http/error-status.js';
 
@@ -35,6 +36,20 @@ export function toGraphQLErrorBody(body: ErrorBody): { errors: Array<{ message: 
   return { errors: [{ message: body.message, extensions: extensionsOf(body, body.requestId) }] };
 }
 
+/**
+ * graphql-js's own refusal of an argument's value while executing: a null sent through a variable that has a
+ * default into a non-null argument passes validation (the spec allows it) and fails only here. The client's
+ * input, so VALIDATION_FAILED like any other refused value, not an internal error.
+ */
+const ARGUMENT_REFUSED = /^Argument "[^"]+" (?:of (?:required|non-null) type|has invalid value)/;
+
+/** What an error is in the catalogue (its code, status, headers), or null for an unexpected one. */
+function knownOf(error: unknown): KnownError | null {
+  const original = originalOf(error);
+  if (original instanceof GraphQLError && !original.originalError && ARGUMENT_REFUSED.test(original.message)) return describeError(validationFailed(original.message));
+  return describeError(original);
+}
+
 export const originalOf = (error: unknown): unknown => (error instanceof GraphQLError && error.originalError ? originalOf(error.originalError) : error);
 
 /**
@@ -44,7 +59,7 @@ export const originalOf = (error: unknown): unknown => (error instanceof GraphQL
  */
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const where = { ...(formatted.locations && { locations: formatted.locations }), ...(formatted.path && { path: formatted.path }) };
-  const known = describeError(originalOf(error));
+  const known = knownOf(error);
   if (known) return { message: known.message, ...where, extensions: extensionsOf(known) };
   const internal = internalErrorBody(undefined);
   return { message: internal.message, ...where, extensions: extensionsOf(internal) };
@@ -65,7 +80,7 @@ export function formatErrors(
   const formatted = errors.map((error) => {
     const graphqlError = error instanceof GraphQLError ? error : new GraphQLError((error as Error)?.message ?? 'unexpected', { originalError: error as Error });
     const original = originalOf(graphqlError);
-    const known = describeError(original);
+    const known = knownOf(graphqlError);
     if (known) Object.assign(headers, known.headers);
     else logger.error({ err: original, requestId }, 'unexpected GraphQL error');
     status ??= known?.status ?? 500;

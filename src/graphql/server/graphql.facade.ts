@@ -52,6 +52,16 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
   /** Rate-limit headers for a response the request preparation never charged (a refused body, the landing page, 413, …): free. */
   const freeHeaders = (state: AppState, address: string): Promise<Record<string, string>> => rateLimitHeaders(gate, state, address, 0);
 
+  /** Refused before anything ran: the first refusal's status and headers (400, 401, 429 with Retry-After, …). */
+  const refuse = (ctx: Context, state: AppState, refused: readonly unknown[]) => {
+    const { errors, headers, status } = formatErrors(refused, state.requestId, logger);
+    state.errorCode = errors[0]?.extensions?.code as string | undefined;
+    ctx.set(headers);
+    ctx.status = status;
+    ctx.type = answerType(ctx);
+    ctx.body = `${JSON.stringify({ errors })}\n`;
+  };
+
   const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
     if (ctx.path !== GRAPHQL_PATH) throw notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`);
     if (ctx.method !== 'GET' && ctx.method !== 'POST') {
@@ -62,22 +72,20 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
       ctx.body = await page();
       return;
     }
-    const request = await readGraphQLRequest(ctx);
+    let request: Record<string, unknown>;
+    try {
+      request = await readGraphQLRequest(ctx);
+    } catch (error) {
+      // A request refused as it is read (400, 413, 415) answers like any other refusal (its media type included).
+      if (!describeError(error)) throw error;
+      return refuse(ctx, state, [error]);
+    }
     const caller: Caller = context.actor ? { actor: context.actor } : { address: context.clientAddress, authFailure: context.authFailure };
     const prepared = await preparation.prepare(request, caller, ctx.method === 'GET' ? 'http-get' : 'http');
     if (prepared.operationName) context.observed.operationName = prepared.operationName;
     if (prepared.label) context.observed.operation = prepared.label;
     if (prepared.headers) ctx.set(prepared.headers);
-    if (isRefusal(prepared)) {
-      // Refused before anything ran: the first refusal's status and headers (401, 429 with Retry-After, …).
-      const { errors, headers, status } = formatErrors(prepared.refused, state.requestId, logger);
-      state.errorCode = errors[0]?.extensions?.code as string | undefined;
-      ctx.set(headers);
-      ctx.status = status;
-      ctx.type = answerType(ctx);
-      ctx.body = `${JSON.stringify({ errors })}\n`;
-      return;
-    }
+    if (isRefusal(prepared)) return refuse(ctx, state, prepared.refused);
     const result = await executor.run(prepared, context);
     const formatted = result.errors?.length ? formatErrors(result.errors, state.requestId, logger) : undefined;
     if (formatted) ctx.set(formatted.headers);

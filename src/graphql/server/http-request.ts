@@ -107,6 +107,6 @@ export async function readGraphQLRequest(ctx: Context): Promise<Record<string, u
     };
   }
   // Persisted queries (Apollo Client's link) are not kept: the client is told so and sends the query text.
-  if (isRecord(request.extensions) && request.extensions.persistedQuery !== undefined) throw validationFailed('PersistedQueryNotSupported');
+  if (isRecord(request.extensions) && request.extensions.persistedQuery) throw validationFailed('PersistedQueryNotSupported');
   return request;
 }

@@ -138,9 +138,7 @@ const WRONG_TRANSPORT: Record<Transport, (operation: OperationDefinitionNode) =>
       ? validationFailed('Subscriptions run over the graphql-ws protocol (a WebSocket to /graphql, key in connection_init); use POST for queries and mutations.')
       : undefined,
   'http-get': (o) =>
-    o.operation === 'mutation'
-      ? new HttpError('METHOD_NOT_ALLOWED', 'GET requests only support query operations, not mutation operations', { Allow: 'POST' })
-      : WRONG_TRANSPORT.http(o),
+    o.operation !== 'query' ? new HttpError('METHOD_NOT_ALLOWED', `GET requests only support query operations, not ${o.operation} operations`, { Allow: 'POST' }) : undefined,
   websocket: (o) => (o.operation !== 'subscription' ? validationFailed('Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.') : undefined),
 };
 
