@@ -182,6 +182,14 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     }
   });
 
+  it('when a POST body gives variables that are not an object or an operation name that is not a string, then it is 400 naming the field, and nothing runs', async () => {
+    for (const [body, field] of [[{ query: '{ __typename }', variables: [1] }, 'variables'], [{ query: '{ __typename }', operationName: 3 }, 'operationName']] as const) {
+      const res = await t.admin.request('POST', '/graphql', { body, skipContract: true });
+      const error = assertGraphQLError(res, 'VALIDATION_FAILED', 400);
+      assert.match(error.message, new RegExp(`^\`${field}\` must be`));
+    }
+  });
+
   it('when a request carries an empty persistedQuery extension (null or false), then the query is answered', async () => {
     for (const persistedQuery of [null, false]) {
       const res = await t.admin.request('POST', '/graphql', { body: { query: '{ __typename }', extensions: { persistedQuery } }, skipContract: true });

@@ -23,7 +23,7 @@ export const requestErrorMessage = (message: string): string => message.replace(
 
 /**
  * The one mapping from a known error to GraphQL `extensions`: the same codes and statuses as REST.
- * `requestId` is filled in per request by `errorsPlugin` (its place in the object is kept here).
+ * `requestId` is filled in per request by `formatErrors` (its place in the object is kept here).
  */
 function extensionsOf(known: Pick<KnownError, 'code' | 'status' | 'details'>, requestId?: string): ErrorExtensions {
   const extensions: ErrorExtensions = { code: known.code, status: known.status, requestId };

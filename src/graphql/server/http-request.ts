@@ -9,7 +9,7 @@ import type { Context } from 'koa';
 import { validationFailed } from '../../domain/errors.js';
 import { readJsonBody } from '../../http/body.js';
 import { HttpError } from '../../http/errors.js';
-import { checkBody } from './request-preparation.js';
+import { checkBody, isRecord } from './request-preparation.js';
 
 /** The answer's media types, as Apollo Server names them. */
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -19,7 +19,6 @@ const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8'
 const SIMPLE_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain'];
 const PREFLIGHT_HEADERS = ['x-apollo-operation-name', 'apollo-require-preflight'];
 
-const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
 const essenceOf = (type: string) => type.split(';')[0]!.trim().toLowerCase();
 
 /** Whether a GET asks for a page (a browser): then it gets the landing page, whatever else it carries. */
@@ -65,17 +64,16 @@ function jsonSearchParam(params: URLSearchParams, name: string): Record<string, 
   return parsed;
 }
 
-/** A POST body's fields, checked as GraphQL over HTTP reads them (the preparation then checks the request itself). */
+/**
+ * What only a POST body can get wrong, in Apollo Server's words: no keys, or `variables`/`extensions` sent as
+ * JSON-encoded strings. The fields' own types are the preparation's rule (`readRequest`), for both transports.
+ */
 function checkPostBody(body: unknown): void {
   checkBody(body);
   if (!isRecord(body) || Object.keys(body).length === 0) throw validationFailed('POST body missing, invalid Content-Type, or JSON object has no keys.');
   if (typeof body.variables === 'string') throw validationFailed('`variables` in a POST body should be provided as an object, not a recursively JSON-encoded string.');
   if (typeof body.extensions === 'string') throw validationFailed('`extensions` in a POST body should be provided as an object, not a recursively JSON-encoded string.');
   if (body.extensions !== undefined && body.extensions !== null && !isRecord(body.extensions)) throw validationFailed('`extensions` in a POST body must be an object if provided.');
-  if (body.variables !== undefined && body.variables !== null && !isRecord(body.variables)) throw validationFailed('`variables` in a POST body must be an object if provided.');
-  if (body.operationName !== undefined && body.operationName !== null && typeof body.operationName !== 'string') {
-    throw validationFailed('`operationName` in a POST body must be a string if provided.');
-  }
 }
 
 /**

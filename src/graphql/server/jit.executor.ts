@@ -15,7 +15,7 @@ export interface OperationExecutor {
 }
 
 /**
- * The execution step of the GraphQL lane (http.lane.ts), on graphql-js or on graphql-jit (`GRAPHQL_EXECUTOR`).
+ * The execution step of the GraphQL lane (graphql.facade.ts), on graphql-js or on graphql-jit (`GRAPHQL_EXECUTOR`).
  * With jit, every distinct query (document and operation) is compiled once into a JavaScript function of its
  * variables, which then runs instead of graphql-js's interpreter.
  *

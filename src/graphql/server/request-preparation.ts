@@ -1,5 +1,5 @@
 /**
- * The one preparation of a GraphQL request, for both transports: HTTP (the lane, http.lane.ts) and WebSocket
+ * The one preparation of a GraphQL request, for both transports: HTTP (the lane, graphql.facade.ts) and WebSocket
  * (graphql-ws's `onSubscribe`). What a request passes before anything executes:
  *
  * 1. the body: one JSON object `{query, variables?, operationName?}` (`checkBody`, `readRequest`);
@@ -94,7 +94,7 @@ export interface Refusal {
 
 export const isRefusal = (value: Prepared | Refusal | DocumentNode): value is Refusal => 'refused' in value;
 
-const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
 
 /**
  * The body rule of both transports: one JSON object per request (no batches, no scalars). A scalar
