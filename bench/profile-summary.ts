@@ -1,15 +1,24 @@
 /**
  * Summarises a V8 CPU profile (`node --cpu-prof`): self time by package (node_modules/<name>, the
- * project's own code, node internals) and the heaviest functions.
- * Usage: node dist/bench/profile-summary.js bench/profiles/CPU.….cpuprofile [top=25]
+ * project's own code, node internals), the heaviest functions, inclusive time of the project's functions,
+ * and **by owner**: each sample charged to the deepest project function on its stack (the project code
+ * responsible for it, with the library and Node work it called), so a request's cost reads layer by layer.
+ *
+ * Usage: node dist/bench/profile-summary.js FILE.cpuprofile [--top 30] [--from SECONDS]
+ *
+ * `--from` leaves out the samples of the first SECONDS of the profile (start-up: module loading and
+ * compilation; the bench's servers start together and load begins a few seconds later). When the profile
+ * holds libsql's statement iteration (`iterate`/`next`), every share is also shown in **SQL reads**: that
+ * time taken as 100, the same work per request in F and in the service, so two profiles' owners compare
+ * per request (`npm run bench -- --cpu-prof --only floor,rest-ids`, then this on each profile).
  */
 import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 
 interface ProfileNode {
   id: number;
   children?: number[];
   callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount?: number;
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -17,16 +26,30 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const [file, topArg] = process.argv.slice(2);
-if (!file) throw new Error('usage: profile-summary FILE.cpuprofile [top]');
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '30' }, from: { type: 'string', default: '0' } },
+});
+const file = positionals[0];
+if (!file) throw new Error('usage: profile-summary FILE.cpuprofile [--top N] [--from SECONDS]');
+const top = Number(args.top);
+const fromUs = Number(args.from) * 1e6;
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-const self = new Map<number, number>();
-profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
-// Shares of the busy time: idle (waiting for I/O, or for the load generator) is left out.
-const idle = profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id);
-for (const id of idle) self.delete(id);
-const total = [...self.values()].reduce((a, b) => a + b, 0);
+const parent = new Map<number, number>();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+
+// The samples kept: after `--from`, and busy (idle is waiting for I/O or for the load generator).
+const kept: Array<{ leaf: number; us: number }> = [];
+let clock = 0;
+profile.samples.forEach((leaf, i) => {
+  const us = profile.timeDeltas[i] ?? 0;
+  clock += us;
+  if (clock >= fromUs && byId.get(leaf)!.callFrame.functionName !== '(idle)') kept.push({ leaf, us });
+});
+const total = kept.reduce((a, s) => a + s.us, 0);
+const isSqlRead = (n: ProfileNode) => n.callFrame.url.includes('/libsql/') && /^(iterate|next)$/.test(n.callFrame.functionName);
+const sqlRead = kept.reduce((a, s) => a + (isSqlRead(byId.get(s.leaf)!) ? s.us : 0), 0);
 
 const packageOf = (url: string, fn: string): string => {
   if (!url) return fn.startsWith('(') ? fn : '(native)';
@@ -39,44 +62,44 @@ const packageOf = (url: string, fn: string): string => {
   if (url.includes('/dist/')) return `project ${url.slice(url.indexOf('/dist/') + 6).split('/').slice(0, 2).join('/')}`;
   return url;
 };
+const label = (n: ProfileNode) => {
+  const { functionName, url, lineNumber } = n.callFrame;
+  return `${functionName || '(anonymous)'} ${url ? `${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/dist\//, 'dist/')}:${lineNumber + 1}` : ''}`;
+};
+const isProject = (n: ProfileNode) => /\/dist\/(src|bench)\//.test(n.callFrame.url) && !n.callFrame.url.includes('node_modules');
+const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us);
 
 const byPackage = new Map<string, number>();
 const byFunction = new Map<string, number>();
-for (const [id, us] of self) {
-  const n = byId.get(id)!;
-  const { functionName, url, lineNumber } = n.callFrame;
-  const pkg = packageOf(url, functionName);
-  byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
-  const fn = `${functionName || '(anonymous)'} ${url ? `${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/dist\//, 'dist/')}:${lineNumber + 1}` : ''}`;
-  byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
-}
-const show = (title: string, map: Map<string, number>, top: number) => {
-  process.stdout.write(`\n${title} (self time, ${(total / 1e6).toFixed(1)} s sampled)\n`);
-  for (const [name, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    process.stdout.write(`${((us / total) * 100).toFixed(1).padStart(5)}%  ${name}\n`);
-  }
-};
-show('by package', byPackage, 25);
-show('by function', byFunction, Number(topArg ?? 30));
-
-// Inclusive time of the project's own functions and a few library entry points: where a request's time goes.
-const parent = new Map<number, number>();
-for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const byOwner = new Map<string, number>();
 const inclusive = new Map<string, number>();
-const label = (n: ProfileNode) => {
-  const { functionName, url, lineNumber } = n.callFrame;
-  return `${functionName || '(anonymous)'} ${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/dist\//, 'dist/')}:${lineNumber + 1}`;
-};
-profile.samples.forEach((leaf, i) => {
-  if (idle.includes(leaf)) return;
+for (const { leaf, us } of kept) {
+  const n = byId.get(leaf)!;
+  add(byPackage, packageOf(n.callFrame.url, n.callFrame.functionName), us);
+  add(byFunction, label(n), us);
+  let owner: string | undefined;
   const seen = new Set<string>();
   for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
-    const n = byId.get(id)!;
-    if (!n.callFrame.url.includes('/dist/src/') && !/(EntityManager|QueryBuilder|requestPipeline|pino|ajv|Hydrator|UnitOfWork|knex\/lib\/client)/.test(n.callFrame.url)) continue;
-    const key = label(n);
+    const frame = byId.get(id)!;
+    if (!owner && isProject(frame)) owner = label(frame);
+    if (!frame.callFrame.url.includes('/dist/src/') && !/(EntityManager|QueryBuilder|pino|ajv|Hydrator|UnitOfWork|knex\/lib\/client)/.test(frame.callFrame.url)) continue;
+    const key = label(frame);
     if (seen.has(key)) continue;
     seen.add(key);
-    inclusive.set(key, (inclusive.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    add(inclusive, key, us);
   }
-});
-show('inclusive (project code and ORM/Apollo/pino entry points)', inclusive, Number(topArg ?? 30));
+  add(byOwner, owner ?? `(no project frame) ${label(n)}`, us);
+}
+
+const show = (title: string, map: Map<string, number>, rows: number) => {
+  const inReads = sqlRead > 0;
+  process.stdout.write(`\n${title} (${(total / 1e6).toFixed(1)} s sampled${inReads ? `; SQL reads: libsql iterate/next = 100, the whole = ${((total / sqlRead) * 100).toFixed(0)}` : ''})\n`);
+  for (const [name, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, rows)) {
+    const reads = inReads ? `${((us / sqlRead) * 100).toFixed(1).padStart(7)}  ` : '';
+    process.stdout.write(`${((us / total) * 100).toFixed(1).padStart(5)}%  ${reads}${name}\n`);
+  }
+};
+show('by package, self time', byPackage, 25);
+show('by function, self time', byFunction, top);
+show('by owner: each sample charged to the deepest project function on its stack', byOwner, top);
+show('inclusive (project code and ORM/pino/ajv entry points)', inclusive, top);
