@@ -182,6 +182,21 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     }
   });
 
+  it('when the client accepts application/graphql-response+json, then another method on /graphql (405) and another path under it (404) answer in that media type, with their status, Allow and rate-limit headers', async () => {
+    const accept = 'application/graphql-response+json';
+    const put = await t.admin.request('PUT', '/graphql', { body: { query: '{ __typename }' }, headers: { accept }, skipContract: true });
+    const elsewhere = await t.admin.get('/graphql/schema', { headers: { accept } });
+    for (const [res, status, code] of [[put, 405, 'METHOD_NOT_ALLOWED'], [elsewhere, 404, 'NOT_FOUND']] as const) {
+      assert.equal(res.status, status);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/graphql-response\+json/);
+      const error = JSON.parse(res.text).errors[0];
+      assert.equal(error.extensions.code, code);
+      assert.ok(error.extensions.requestId, 'the request id is in the error');
+      assert.ok(res.headers.get('x-ratelimit-limit'), 'rate-limit headers on the refusal');
+    }
+    assert.equal(put.headers.get('allow'), 'GET, POST');
+  });
+
   it('when a POST body gives variables that are not an object or an operation name that is not a string, then it is 400 naming the field, and nothing runs', async () => {
     for (const [body, field] of [[{ query: '{ __typename }', variables: [1] }, 'variables'], [{ query: '{ __typename }', operationName: 3 }, 'operationName']] as const) {
       const res = await t.admin.request('POST', '/graphql', { body, skipContract: true });

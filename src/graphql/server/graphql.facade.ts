@@ -63,9 +63,11 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
   };
 
   const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
-    if (ctx.path !== GRAPHQL_PATH) throw notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`);
+    // Another path under /graphql, or another method, is refused like any GraphQL refusal (its media type included).
+    if (ctx.path !== GRAPHQL_PATH) return refuse(ctx, state, [notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`)]);
     if (ctx.method !== 'GET' && ctx.method !== 'POST') {
-      throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
+      const allowed = new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
+      return refuse(ctx, state, [allowed]);
     }
     if (prefersHtml(ctx)) {
       ctx.set('Content-Type', 'text/html');
