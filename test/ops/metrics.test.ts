@@ -59,6 +59,8 @@ describe('ops: /metrics', () => {
     assert.equal(sample(text, 'petstore_shutting_down'), 0);
     assert.match(text, /^process_cpu_user_seconds_total /m);
     assert.match(text, /^nodejs_heap_size_used_bytes /m);
+    // The event-loop-lag monitor still reports (it samples every 100 ms: src/observability/metrics.ts).
+    assert.match(text, /^nodejs_eventloop_lag_p99_seconds \d/m);
   });
 
   it('when two apps run in one process, then each has its own registry', async () => {
