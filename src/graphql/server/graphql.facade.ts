@@ -63,25 +63,16 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
   };
 
   const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
-    // Another path under /graphql, or another method, is refused like any GraphQL refusal (its media type included).
-    if (ctx.path !== GRAPHQL_PATH) return refuse(ctx, state, [notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`)]);
+    if (ctx.path !== GRAPHQL_PATH) throw notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`);
     if (ctx.method !== 'GET' && ctx.method !== 'POST') {
-      const allowed = new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
-      return refuse(ctx, state, [allowed]);
+      throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
     }
     if (prefersHtml(ctx)) {
       ctx.set('Content-Type', 'text/html');
       ctx.body = await page();
       return;
     }
-    let request: Record<string, unknown>;
-    try {
-      request = await readGraphQLRequest(ctx);
-    } catch (error) {
-      // A request refused as it is read (400, 413, 415) answers like any other refusal (its media type included).
-      if (!describeError(error)) throw error;
-      return refuse(ctx, state, [error]);
-    }
+    const request = await readGraphQLRequest(ctx);
     const caller: Caller = context.actor ? { actor: context.actor } : { address: context.clientAddress, authFailure: context.authFailure };
     const prepared = await preparation.prepare(request, caller, ctx.method === 'GET' ? 'http-get' : 'http');
     if (prepared.operationName) context.observed.operationName = prepared.operationName;
@@ -107,16 +98,20 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     const context = new RequestContext(state, ctx.ip);
     try {
       await answer(ctx, state, context);
+      // Every answer under /graphql carries the rate-limit headers (the preparation's charge, or a free read).
+      if (!ctx.response.get('X-RateLimit-Limit')) ctx.set(await freeHeaders(state, ctx.ip));
     } catch (error) {
-      // The error envelope answers in the GraphQL shape (`toGraphQLErrorBody`); the rate-limit headers come first.
+      // A refusal thrown anywhere in the lane (another path or method, a request refused as it is read: 400, 413,
+      // 415; a store that cannot answer) answers like the preparation's refusals, in the negotiated media type; an
+      // unexpected error goes to the error envelope (logged, INTERNAL, in the GraphQL shape: `toGraphQLErrorBody`).
+      // Either way the rate-limit headers come first (a store that cannot answer gives its own headers instead).
       if (!ctx.response.get('X-RateLimit-Limit')) ctx.set(await freeHeaders(state, ctx.ip).catch((e: unknown) => describeError(e)?.headers ?? {}));
-      throw error;
+      if (!describeError(error)) throw error;
+      refuse(ctx, state, [error]);
     } finally {
       state.operationName = context.observed.operationName;
       state.operation = context.observed.operation;
     }
-    // Every answer under /graphql carries the rate-limit headers (the preparation's charge, or a free read).
-    if (!ctx.response.get('X-RateLimit-Limit')) ctx.set(await freeHeaders(state, ctx.ip));
   };
 
   return {
