@@ -5,7 +5,7 @@ import type { FilterQuery } from '@mikro-orm/core';
 import { DomainError, forbidden, notFound, validationFailed } from './errors.js';
 import { isStaff, type Actor } from './actor.js';
 import { ENTERPRISE_BOUNDS, limitsFor, type CustomLimits } from './plans.js';
-import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
+import { findPage, type Page, type PageRequest } from './pagination.js';
 import * as v from './validate.js';
 import type { AccountView, ApiKeyView, NewApiKeyView } from './views.js';
 
@@ -132,9 +132,7 @@ export class AccountsService {
 
   async listAccounts(actor: Actor, page: PageRequest): Promise<Page<AccountView>> {
     requireStaff(actor);
-    const limit = pageSize(page.limit);
-    const rows = await this.em.find(Account, { id: { $gt: decodeCursor(page.cursor) } }, { orderBy: { id: 'asc' }, limit: limit + 1 });
-    return toPage(rows.map(toAccountView), limit);
+    return findPage(this.em, Account, {}, page, toAccountView);
   }
 
   async createAccount(actor: Actor, input: AccountInput): Promise<AccountView & { apiKey: NewApiKeyView }> {

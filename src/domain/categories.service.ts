@@ -7,7 +7,7 @@ import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './p
 import * as v from './validate.js';
 import type { CategoryView } from './views.js';
 import type { SqlReader } from './reader.js';
-import { CATEGORY_COLUMNS, categoryRowToView, placeholders, toCategoryView, type CategoryRow } from './rows.js';
+import { CATEGORIES_BY_ID, CATEGORY_COLUMNS, categoryRowToView, readMany, readOne, toCategoryView, type CategoryRow } from './rows.js';
 import { requireCatalogStaff } from './pets.service.js';
 import { recordCategoryEvent } from './events.service.js';
 
@@ -37,18 +37,13 @@ export class CategoriesService {
     return toPage(rows.map(categoryRowToView), limit);
   }
 
-  async getCategory(id: number): Promise<CategoryView> {
-    const categoryId = v.id(id, 'categoryId');
-    const [row] = await this.reader.all<CategoryRow>(`select ${CATEGORY_COLUMNS} from categories where id = ?`, [categoryId]);
-    if (!row) throw notFound('Category', id);
-    return categoryRowToView(row);
+  getCategory(id: number): Promise<CategoryView> {
+    return readOne(this.reader, CATEGORIES_BY_ID, id);
   }
 
   /** For batching (GraphQL's `Pet.category` loader runs this for every page of pets). */
-  async categoriesByIds(ids: readonly number[]): Promise<CategoryView[]> {
-    if (ids.length === 0) return [];
-    const rows = await this.reader.all<CategoryRow>(`select ${CATEGORY_COLUMNS} from categories where id in (${placeholders(ids.length)})`, ids);
-    return rows.map(categoryRowToView);
+  categoriesByIds(ids: readonly number[]): Promise<CategoryView[]> {
+    return readMany(this.reader, CATEGORIES_BY_ID, ids);
   }
 
   async createCategory(actor: Actor, input: CategoryInput): Promise<CategoryView> {

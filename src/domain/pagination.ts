@@ -1,3 +1,5 @@
+import type { EntityManager } from '@mikro-orm/knex';
+import type { EntityName, FilterQuery } from '@mikro-orm/core';
 import { validationFailed } from './errors.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -45,4 +47,21 @@ export function toPage<T extends { id: number }>(rows: T[], limit: number): Page
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+}
+
+/**
+ * A keyset page through the ORM: the entities matching `where` after the page's cursor, in id order, as views
+ * (one more row is read to know whether another page follows). The page size is checked first, then the cursor.
+ */
+export async function findPage<E extends { id: number }, V extends { id: number }>(
+  em: EntityManager,
+  entity: EntityName<E>,
+  where: Omit<FilterQuery<E>, 'id'> & object,
+  page: PageRequest,
+  view: (entity: E) => V,
+): Promise<Page<V>> {
+  const limit = pageSize(page.limit);
+  const after = { ...(where as object), id: { $gt: decodeCursor(page.cursor) } } as unknown as FilterQuery<E>;
+  const rows = await em.find(entity, after, { orderBy: { id: 'asc' } as never, limit: limit + 1 });
+  return toPage(rows.map(view), limit);
 }

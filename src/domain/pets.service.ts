@@ -9,7 +9,7 @@ import type { Id } from './validate.js';
 import type { PetView } from './views.js';
 import type { SqlReader } from './reader.js';
 import { nameContains } from './name-search.js';
-import { PET_COLUMNS, petRowToView, placeholders, toPetView, type PetRow } from './rows.js';
+import { PET_COLUMNS, PETS_BY_ID, petRowToView, placeholders, readMany, readOne, toPetView, type PetRow } from './rows.js';
 import { recordInventoryChanged, recordPetEvent } from './events.service.js';
 
 export interface PetFilter {
@@ -88,18 +88,13 @@ export class PetsService {
     return { where: where.join(' and '), params, limit };
   }
 
-  async getPet(id: number): Promise<PetView> {
-    const petId = v.id(id, 'petId');
-    const [row] = await this.reader.all<PetRow>(`select ${PET_COLUMNS} from pets where id = ?`, [petId]);
-    if (!row) throw notFound('Pet', id);
-    return petRowToView(row);
+  getPet(id: number): Promise<PetView> {
+    return readOne(this.reader, PETS_BY_ID, id);
   }
 
   /** For batching: the pets among `ids` (missing ones are absent). */
-  async petsByIds(ids: readonly number[]): Promise<PetView[]> {
-    if (ids.length === 0) return [];
-    const rows = await this.reader.all<PetRow>(`select ${PET_COLUMNS} from pets where id in (${placeholders(ids.length)})`, ids);
-    return rows.map(petRowToView);
+  petsByIds(ids: readonly number[]): Promise<PetView[]> {
+    return readMany(this.reader, PETS_BY_ID, ids);
   }
 
   /**

@@ -1,5 +1,8 @@
 import type { Category, Pet, PetStatus } from './entities/index.js';
 import type { CategoryView, InventoryView, PetView } from './views.js';
+import type { SqlReader } from './reader.js';
+import { notFound } from './errors.js';
+import * as v from './validate.js';
 
 /** Views from entities (read through the ORM, for writes and their answers). */
 export const toPetView = (p: Pet): PetView => ({ id: p.id, name: p.name, categoryId: p.category.id, status: p.status });
@@ -38,3 +41,35 @@ export const inventoryRowToView = (r: InventoryRow): InventoryView => ({ petId: 
 /** `?, ?, ?` for an `in (…)` list of `n` values; the lists up to 100 long (the most ids a request takes) are made once. */
 const PLACEHOLDERS = Array.from({ length: 101 }, (_, n) => Array.from({ length: n }, () => '?').join(', '));
 export const placeholders = (n: number): string => PLACEHOLDERS[n] ?? Array.from({ length: n }, () => '?').join(', ');
+
+/** A resource read by id through the plain-SQL reader: its table's columns and the view of a row. */
+export interface ReadById<Row, View> {
+  /** The resource's name in a 404 ("Pet 7 was not found.") */
+  resource: string;
+  /** The id's name in a 400 (`petId`). */
+  idName: string;
+  /** `select <columns> from <table>`. */
+  select: string;
+  view: (row: Row) => View;
+}
+export const PETS_BY_ID: ReadById<PetRow, PetView> = { resource: 'Pet', idName: 'petId', select: `select ${PET_COLUMNS} from pets`, view: petRowToView };
+export const CATEGORIES_BY_ID: ReadById<CategoryRow, CategoryView> = {
+  resource: 'Category',
+  idName: 'categoryId',
+  select: `select ${CATEGORY_COLUMNS} from categories`,
+  view: categoryRowToView,
+};
+
+/** One row by id, as its view: the id checked by the domain's id rule, NOT_FOUND when there is no such row. */
+export async function readOne<Row, View>(reader: SqlReader, by: ReadById<Row, View>, id: number): Promise<View> {
+  const [row] = await reader.all<Row>(`${by.select} where id = ?`, [v.id(id, by.idName)]);
+  if (!row) throw notFound(by.resource, id);
+  return by.view(row);
+}
+
+/** For batching (GraphQL's loaders): the rows among `ids`, as views; missing ones are absent. */
+export async function readMany<Row, View>(reader: SqlReader, by: ReadById<Row, View>, ids: readonly number[]): Promise<View[]> {
+  if (ids.length === 0) return [];
+  const rows = await reader.all<Row>(`${by.select} where id in (${placeholders(ids.length)})`, ids);
+  return rows.map(by.view);
+}

@@ -7,7 +7,7 @@ import { Account, Event, WebhookDelivery, WebhookEndpoint } from './entities/ind
 import { DomainError, notFound, validationFailed } from './errors.js';
 import type { Actor } from './actor.js';
 import { limitsFor } from './plans.js';
-import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
+import { findPage, type Page, type PageRequest } from './pagination.js';
 import { EVENT_TYPES, canSee, newestPosition, parseEventTypes, positionOf, readEvents, readableEvents, toEventView } from './events.service.js';
 import { isAfter, type EventPosition } from './event-position.js';
 import { eventRepresentation } from './representations.js';
@@ -167,13 +167,7 @@ export class WebhooksService {
   ) {}
 
   async listWebhooks(actor: Actor, page: PageRequest): Promise<Page<WebhookEndpointView>> {
-    const limit = pageSize(page.limit);
-    const rows = await this.em.find(
-      WebhookEndpoint,
-      { account: actor.accountId, id: { $gt: decodeCursor(page.cursor) } },
-      { orderBy: { id: 'asc' }, limit: limit + 1 },
-    );
-    return toPage(rows.map(toEndpointView), limit);
+    return findPage(this.em, WebhookEndpoint, { account: actor.accountId }, page, toEndpointView);
   }
 
   async getWebhook(actor: Actor, id: number): Promise<WebhookEndpointView> {
@@ -232,13 +226,7 @@ export class WebhooksService {
   /** Every attempt, oldest first. */
   async listDeliveries(actor: Actor, webhookId: number, page: PageRequest): Promise<Page<WebhookDeliveryView>> {
     const endpoint = await this.ownEndpoint(actor, webhookId);
-    const limit = pageSize(page.limit);
-    const rows = await this.em.find(
-      WebhookDelivery,
-      { endpoint: endpoint.id, id: { $gt: decodeCursor(page.cursor) } },
-      { orderBy: { id: 'asc' }, limit: limit + 1 },
-    );
-    return toPage(rows.map(toDeliveryView), limit);
+    return findPage(this.em, WebhookDelivery, { endpoint: endpoint.id }, page, toDeliveryView);
   }
 
   /**
