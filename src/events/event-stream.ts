@@ -14,7 +14,7 @@ import { EventsService, type EventSubscriptions } from '../domain/events.service
 import type { EventView } from '../domain/views.js';
 import { OUTBOX_START, type EventPosition } from '../domain/event-position.js';
 import { readerFork } from './commit-signal.js';
-import { WorkLoop } from './work-loop.js';
+import { WorkLoop, type RunResult } from './work-loop.js';
 import { linksTo, SpanKind, tracer, tracingOn } from '../observability/tracing.js';
 
 const BATCH = 200;
@@ -88,20 +88,21 @@ export class EventStream implements EventSubscriptions {
   }
 
   /** One read of everything new; nobody listening, the loop stops until the next first listener. */
-  private async poll(): Promise<{ found: boolean }> {
+  private async poll(): Promise<RunResult> {
     if (this.listeners.size === 0) {
       this.loop.pause();
       this.started = null;
       return { found: false };
     }
     let found = false;
+    let held = false;
     try {
       const service = new EventsService(readerFork(this.orm));
       for (let more = true; more && this.listeners.size > 0; ) {
         const { events, next, waiting } = await service.eventsAfter(this.position, BATCH);
         this.position = next;
         // Committed events behind an older transaction still running: look again soon (its end may notify nobody).
-        found ||= waiting;
+        held = waiting;
         for (const event of events) {
           if (tracingOn()) pushTraced(event, [...this.listeners]);
           else for (const listener of [...this.listeners]) listener(event);
@@ -112,6 +113,6 @@ export class EventStream implements EventSubscriptions {
     } catch (err) {
       this.logger.warn({ err }, 'events: reading the outbox for subscriptions failed; retrying');
     }
-    return { found };
+    return { found, held };
   }
 }

@@ -71,8 +71,7 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
   async function cycle() {
     const queue = service();
     const state = await queue.workState();
-    // Committed events behind an older transaction still running: look again soon (its end may notify nobody).
-    let found = state.eventsWaiting;
+    let found = false;
     for (let relayed = state.eventsToRelay ? RELAY_BATCH : 0; relayed === RELAY_BATCH && !stopped; ) {
       relayed = await queue.relayEvents(RELAY_BATCH);
       found ||= relayed > 0;
@@ -88,7 +87,8 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
       }
     }
     // A retry that falls due wakes the worker at its time (one relayed just now is found by the lanes' wake-up).
-    return { found, dueAt: state.nextDueAt?.getTime() ?? null };
+    // Committed events behind an older transaction still running: look again soon (its end may notify nobody).
+    return { found, dueAt: state.nextDueAt?.getTime() ?? null, held: state.eventsWaiting };
   }
 
   function startLane(endpointId: number, accountId: number, owner: string) {

@@ -17,6 +17,11 @@ export interface RunResult {
   found: boolean;
   /** Epoch ms at which something is due (a scheduled retry): the next run starts by then at the latest. */
   dueAt?: number | null;
+  /**
+   * Work known to be there but not readable yet (PostgreSQL: events committed behind an older transaction still
+   * running, whose end may notify nobody): the next run comes after the wake gap, whatever the poll interval.
+   */
+  held?: boolean;
 }
 
 export class WorkLoop {
@@ -91,6 +96,7 @@ export class WorkLoop {
     this.interval = result.found ? this.times.minMs : Math.min(this.interval * 2, this.times.maxMs);
     let delay = this.again ? Math.max(0, this.lastStart + this.times.wakeGapMs - performance.now()) : this.interval;
     if (result.dueAt !== null && result.dueAt !== undefined) delay = Math.min(delay, Math.max(0, result.dueAt - Date.now()));
+    if (result.held) delay = Math.min(delay, this.times.wakeGapMs);
     clearTimeout(this.timer);
     this.schedule(delay);
   }

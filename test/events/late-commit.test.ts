@@ -15,14 +15,23 @@ import { setTimeout } from 'node:timers/promises';
 import { EventsService, FEED_SETTLE_MS, recordEvent } from '../../src/domain/events.service.js';
 import type { EventPosition } from '../../src/domain/event-position.js';
 import type { EntityManager } from '@mikro-orm/knex';
+import pgDriver from 'pg';
+import { eventually, startReceiver, subscribe, verified, wsClient } from './support.js';
 
 describe('events on PostgreSQL: transactions that commit in the other order', async () => {
   const pg = await postgresUrl();
   const skip = skipUnless(pg, 'PostgreSQL');
   const name = `petstore_late_${process.pid}_${randomBytes(3).toString('hex')}`;
   let t: TestApp;
+  let databaseUrl: string;
   before(async () => {
-    if (!skip) t = await startApp({ databaseUrl: await createDatabase(pg!, name) });
+    // Polls a minute apart: what reaches the stream or a webhook here comes from a wake-up or a held read's retry.
+    if (!skip) {
+      t = await startApp({
+        databaseUrl: (databaseUrl = await createDatabase(pg!, name)),
+        env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '60000', SUBSCRIPTION_POLL_MS: '60000' },
+      });
+    }
   });
   after(async () => {
     if (skip) return;
@@ -117,5 +126,39 @@ describe('events on PostgreSQL: transactions that commit in the other order', as
     assert.deepEqual(names((await stream(position)).events), names(both));
     assert.deepEqual(names(await feed(both[0].id)), ['D: began second, smaller id']);
     assert.deepEqual(names(await feed(both[1].id)), []);
+  });
+
+  it('when an event commits behind an older transaction, then the subscription stream and the webhook relay get it soon after that transaction ends, not at their next poll', { skip }, async () => {
+    const receiver = await startReceiver();
+    const { client } = wsClient(t.url, t.adminKey);
+    try {
+      const hook = (await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+      const sub = await subscribe(client, 'subscription { events(types: ["category.created"]) { data { ... on Category { name } } } }');
+      // An older transaction of another process (its own connection) holds a transaction id, and so the readers'
+      // horizon, and writes nothing: its end notifies nobody and wakes nothing here.
+      const other = new pgDriver.Client({ connectionString: databaseUrl });
+      await other.connect();
+      releases.push(() => void other.end());
+      await other.query('begin');
+      await other.query('select pg_current_xact_id()');
+      const name = `Held ${randomBytes(3).toString('hex')}`;
+      assert.equal((await t.admin.post('/v1/categories', { name })).status, 201);
+      // The commit woke both readers; what they read is behind the older transaction: nothing yet.
+      await setTimeout(300);
+      assert.equal(sub.results.length, 0, 'nothing is pushed while an older transaction may still write an earlier event');
+      assert.equal(receiver.received.length, 0);
+      await other.query('commit');
+      await other.end();
+      const started = Date.now();
+      await eventually('the held event pushed', () => sub.results.length >= 1);
+      await eventually('the held event delivered', () => receiver.received.length >= 1);
+      assert.ok(Date.now() - started < 10_000, 'soon after the older transaction ended, not at the minute poll');
+      assert.equal(sub.results[0].data.events.data.name, name);
+      assert.equal(verified(hook.secret, receiver.received[0]!).data.name, name);
+      sub.dispose();
+    } finally {
+      await client.dispose();
+      await receiver.close();
+    }
   });
 });
