@@ -100,8 +100,10 @@ const REDIS_URL = process.env.REDIS_URL;
 const SERVER_NODE = args.node ? resolve(args.node) : process.execPath;
 const SERVER_NODE_VERSION = execFileSync(SERVER_NODE, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
 /**
- * F's CPU µs per request (the `floor` scenario) in quiet runs on the reference machine (2 cores), by node
- * major version: a run whose F is more than 10% away from it was disturbed and does not count.
+ * F's CPU µs per request (the `floor` scenario) in quiet runs on the reference machine (2 cores, the host of
+ * 2026-11-26), by node major version: a run whose F is more than 10% away from it was disturbed and does not count.
+ * Hosts differ by more than that (61–68 µs on the host of 2026-11-27): on another host, measure its own and give
+ * it with --floor-usual (docs/PERFORMANCE.md, "How to measure").
  */
 const FLOOR_USUAL_CPU_US: Record<string, number> = { '20': 118 };
 const floorUsual = args['floor-usual'] ? Number(args['floor-usual']) : FLOOR_USUAL_CPU_US[SERVER_NODE_VERSION.replace(/^v(\d+)\..*$/, '$1')];
