@@ -19,10 +19,17 @@ export interface RunResult {
   dueAt?: number | null;
   /**
    * Work known to be there but not readable yet (PostgreSQL: events committed behind an older transaction still
-   * running, whose end may notify nobody): the next run comes after the wake gap, whatever the poll interval.
+   * running, whose end may notify nobody): the next run comes after `HELD_RETRY_MS` (or the wake gap, if longer),
+   * whatever the poll interval.
    */
   held?: boolean;
 }
+
+/**
+ * How soon a run that found work held behind an older transaction runs again: such a transaction usually ends within
+ * milliseconds, and one that runs long is read for at most 20 times a second.
+ */
+export const HELD_RETRY_MS = 50;
 
 export class WorkLoop {
   private timer: NodeJS.Timeout | undefined;
@@ -96,7 +103,7 @@ export class WorkLoop {
     this.interval = result.found ? this.times.minMs : Math.min(this.interval * 2, this.times.maxMs);
     let delay = this.again ? Math.max(0, this.lastStart + this.times.wakeGapMs - performance.now()) : this.interval;
     if (result.dueAt !== null && result.dueAt !== undefined) delay = Math.min(delay, Math.max(0, result.dueAt - Date.now()));
-    if (result.held) delay = Math.min(delay, this.times.wakeGapMs);
+    if (result.held) delay = Math.min(delay, Math.max(HELD_RETRY_MS, this.times.wakeGapMs));
     clearTimeout(this.timer);
     this.schedule(delay);
   }

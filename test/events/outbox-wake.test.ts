@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, startApp } from '../helpers/app.js';
-import { WorkLoop } from '../../src/events/work-loop.js';
+import { HELD_RETRY_MS, WorkLoop } from '../../src/events/work-loop.js';
 import { eventually, startReceiver, subscribe, verified, wsClient } from './support.js';
 
 describe('outbox readers: a commit in this process wakes them', () => {
@@ -72,10 +72,11 @@ describe('outbox readers: the poll schedule (mocked timers)', () => {
       const runs: number[] = [];
       let found = false;
       let dueAt: number | null = null;
+      let held = false;
       const loop = new WorkLoop(
         async () => {
           runs.push(now);
-          return { found, dueAt };
+          return { found, dueAt, held };
         },
         { minMs: 100, maxMs: 1000, wakeGapMs: 0 },
         (err) => assert.fail(String(err)),
@@ -120,6 +121,17 @@ describe('outbox readers: the poll schedule (mocked timers)', () => {
       const woken = runs.at(-1)!;
       await advance(400);
       assert.ok(runs.some((at) => at > woken && at <= woken + 310), `ran by the due time (${runs.slice(-3).join(', ')})`);
+
+      // Work held behind an older transaction: looked at again every HELD_RETRY_MS, not at the backed-off interval.
+      await advance(5000);
+      held = true;
+      loop.wake();
+      await advance(10);
+      const heldAt = runs.at(-1)!;
+      await advance(200);
+      held = false;
+      const retries = runs.filter((at) => at > heldAt);
+      assert.deepEqual(retries.slice(0, 3).map((at, i) => at - (i ? retries[i - 1]! : heldAt)), [HELD_RETRY_MS, HELD_RETRY_MS, HELD_RETRY_MS]);
       await loop.stop();
     } finally {
       mock.timers.reset();
