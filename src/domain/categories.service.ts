@@ -3,11 +3,11 @@ import type { EntityManager } from '@mikro-orm/knex';
 import { Category, Pet } from './entities/index.js';
 import { DomainError, notFound } from './errors.js';
 import type { Actor } from './actor.js';
-import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
+import type { Page, PageRequest } from './pagination.js';
 import * as v from './validate.js';
 import type { CategoryView } from './views.js';
 import type { SqlReader } from './reader.js';
-import { CATEGORIES_BY_ID, CATEGORY_COLUMNS, categoryRowToView, readMany, readOne, toCategoryView, type CategoryRow } from './rows.js';
+import { CATEGORIES_BY_ID, readMany, readOne, readPage, toCategoryView } from './rows.js';
 import { requireCatalogStaff } from './pets.service.js';
 import { recordCategoryEvent } from './events.service.js';
 
@@ -28,13 +28,8 @@ export class CategoriesService {
     return this.emOf();
   }
 
-  async listCategories(page: PageRequest): Promise<Page<CategoryView>> {
-    const limit = pageSize(page.limit);
-    const rows = await this.reader.all<CategoryRow>(`select ${CATEGORY_COLUMNS} from categories where id > ? order by id asc limit ?`, [
-      decodeCursor(page.cursor),
-      limit + 1,
-    ]);
-    return toPage(rows.map(categoryRowToView), limit);
+  listCategories(page: PageRequest): Promise<Page<CategoryView>> {
+    return readPage(this.reader, CATEGORIES_BY_ID, page);
   }
 
   getCategory(id: number): Promise<CategoryView> {

@@ -2,6 +2,7 @@ import type { Category, Pet, PetStatus } from './entities/index.js';
 import type { CategoryView, InventoryView, PetView } from './views.js';
 import type { SqlReader } from './reader.js';
 import { notFound } from './errors.js';
+import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
 import * as v from './validate.js';
 
 /** Views from entities (read through the ORM, for writes and their answers). */
@@ -42,7 +43,7 @@ export const inventoryRowToView = (r: InventoryRow): InventoryView => ({ petId: 
 const PLACEHOLDERS = Array.from({ length: 101 }, (_, n) => Array.from({ length: n }, () => '?').join(', '));
 export const placeholders = (n: number): string => PLACEHOLDERS[n] ?? Array.from({ length: n }, () => '?').join(', ');
 
-/** A resource read by id through the plain-SQL reader: its table's columns and the view of a row. */
+/** A resource read by id through the plain-SQL reader (one, several, a keyset page): its table's columns and the view of a row. */
 export interface ReadById<Row, View> {
   /** The resource's name in a 404 ("Pet 7 was not found.") */
   resource: string;
@@ -72,4 +73,11 @@ export async function readMany<Row, View>(reader: SqlReader, by: ReadById<Row, V
   if (ids.length === 0) return [];
   const rows = await reader.all<Row>(`${by.select} where id in (${placeholders(ids.length)})`, ids);
   return rows.map(by.view);
+}
+
+/** A keyset page of the whole table in id order, as views (one more row is read to know whether another follows). */
+export async function readPage<Row, View extends { id: number }>(reader: SqlReader, by: ReadById<Row, View>, page: PageRequest): Promise<Page<View>> {
+  const limit = pageSize(page.limit);
+  const rows = await reader.all<Row>(`${by.select} where id > ? order by id asc limit ?`, [decodeCursor(page.cursor), limit + 1]);
+  return toPage(rows.map(by.view), limit);
 }

@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/knex';
 import { InventoryItem, Order, Pet } from './entities/index.js';
 import { DomainError, forbidden, notFound, validationFailed } from './errors.js';
 import { isStaff, type Actor } from './actor.js';
-import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
+import { decodeCursor, findPage, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
 import { IdempotencyService } from './idempotency.service.js';
 import * as v from './validate.js';
 import type { Id } from './validate.js';
@@ -68,13 +68,11 @@ export class StoreService {
   }
 
   async listOrders(actor: Actor, filter: OrderFilter, page: PageRequest): Promise<Page<OrderView>> {
-    const limit = pageSize(page.limit);
-    const where: FilterQuery<Order> = { id: { $gt: decodeCursor(page.cursor) } };
+    const where: FilterQuery<Order> = {};
     if (!isStaff(actor)) where.account = actor.accountId;
     if (filter.complete !== undefined) where.complete = filter.complete;
     if (filter.petId !== undefined) where.pet = v.id(filter.petId, 'petId');
-    const rows = await this.em.find(Order, where, { orderBy: { id: 'asc' }, limit: limit + 1 });
-    return toPage(rows.map(toOrderView), limit);
+    return findPage(this.em, Order, where, page, toOrderView);
   }
 
   async getOrder(actor: Actor, id: number): Promise<OrderView> {
