@@ -21,7 +21,8 @@ const MAX_STATEMENTS = 200;
  *   (src/db/sqlite-resilience.ts).
  * - PostgreSQL: the transaction's first statement goes with its BEGIN as one message, its last writes with the
  *   COMMIT (simple protocol, parameters inlined as literals); the statements between are named prepared
- *   statements (`pg` parses each once per connection).
+ *   statements (`pg` parses each once per connection). A `statement` of its own runs in autocommit as a named
+ *   prepared statement: one message.
  * Every statement is also announced as knex's `query` event, so whoever counts the ORM's SQL (tests,
  * the benchmark) sees these too. Database errors become the ORM's exceptions, as if the ORM had sent them.
  */
@@ -89,7 +90,9 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
     }
   };
   const client = knex.client as { acquireConnection(): Promise<LibsqlConnection>; releaseConnection(conn: LibsqlConnection): Promise<unknown> };
-  return {
+  const writer: SqlWriter = {
+    dialect: 'sqlite',
+    statement: <Row>(sql: string, params: readonly unknown[]) => writer.transaction((tx) => tx.all<Row>(sql, params)),
     async transaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
       // Only the BEGIN waits for another process's lock; between attempts the connection goes back to the pool.
       const conn = await guard.guarded(async () => {
@@ -127,6 +130,7 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
       }
     },
   };
+  return writer;
 }
 
 interface PgConnection {
@@ -181,14 +185,25 @@ function postgresWriter(knex: Knex, convert: Convert, announce: Announce): SqlWr
     }
   };
   const client = knex.client as { acquireConnection(): Promise<PgConnection>; releaseConnection(conn: PgConnection): Promise<unknown> };
+  const acquire = async () => {
+    try {
+      return await client.acquireConnection();
+    } catch (error) {
+      throw convert(error);
+    }
+  };
   return {
-    async transaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
-      let conn: PgConnection;
+    dialect: 'postgresql',
+    async statement<Row>(sql: string, params: readonly unknown[]): Promise<Row[]> {
+      const conn = await acquire();
       try {
-        conn = await client.acquireConnection();
-      } catch (error) {
-        throw convert(error);
+        return (await query(conn, sql, params)).rows as Row[];
+      } finally {
+        await client.releaseConnection(conn);
       }
+    },
+    async transaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+      const conn = await acquire();
       // The BEGIN travels with the transaction's first statement, as one message (its parameters inlined): one
       // round trip fewer. Nothing sent, nothing to commit or roll back.
       let begun = false;

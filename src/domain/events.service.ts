@@ -37,7 +37,8 @@ export const FEED_SETTLE_MS = 1000;
 export const EVENTS_CHANNEL = 'petstore_events';
 
 /** Queues the NOTIFY (delivered at commit, not at all on rollback): it wakes the outbox readers of every instance. */
-const NOTIFY_READERS = `select pg_notify('${EVENTS_CHANNEL}', '')`;
+export const NOTIFY_READERS_CALL = `pg_notify('${EVENTS_CHANNEL}', '')`;
+const NOTIFY_READERS = `select ${NOTIFY_READERS_CALL}`;
 
 /**
  * Writes one event in the caller's transaction (the outbox: no change without its event, no event
@@ -90,6 +91,28 @@ const insertEventsSql = (rows: number, dialect: 'sqlite' | 'postgresql') =>
     { length: rows },
     () => (dialect === 'postgresql' ? `(?, ?, ?, ?, clock_timestamp(), ${CURRENT_TXID})` : '(?, ?, ?, ?, ?)'),
   ).join(', ')}`);
+
+/** An event written by a PostgreSQL statement from its own rows: its data and account as SQL expressions over them. */
+export interface EventFromRows {
+  type: EventType;
+  data: string;
+  accountId: string;
+}
+
+/**
+ * PostgreSQL: the outbox's insert as a part of one writing statement (a data-modifying CTE) that makes a change
+ * whole: one row per event for each row of `from`, with the columns and stamps `insertEvents` gives them, ids in
+ * the order given. Parameters: the traceparent, then those of each event's expressions in order. The statement
+ * also calls `NOTIFY_READERS_CALL` when it wrote events (the caller's select, which runs when `from` has rows).
+ */
+export function insertEventsFromRowsPg(from: string, events: readonly EventFromRows[]): string {
+  const rows = events.map((e, n) => `(${n}, '${e.type}', ${e.data}, ${e.accountId})`).join(',\n      ');
+  return `insert into events (type, data, account_id, traceparent, created_at, txid)
+    select e.type, e.data, e.account_id, ?::text, clock_timestamp(), ${CURRENT_TXID}
+    from ${from} cross join lateral (values
+      ${rows}) as e(n, type, data, account_id)
+    order by e.n`;
+}
 
 /** PostgreSQL: this transaction's id (assigned if it has none yet), as a bigint. */
 const CURRENT_TXID = 'pg_current_xact_id()::text::bigint';

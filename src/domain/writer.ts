@@ -21,6 +21,13 @@ export interface SqlTransaction {
 }
 
 export interface SqlWriter {
+  readonly dialect: 'sqlite' | 'postgresql';
+  /**
+   * One statement as a transaction of its own, for a write that one statement does whole. PostgreSQL: in
+   * autocommit, a named prepared statement, one message and one round trip (no BEGIN, no COMMIT); SQLite:
+   * `BEGIN IMMEDIATE`, the statement, `COMMIT`. Errors as `transaction`'s.
+   */
+  statement<Row>(sql: string, params: readonly unknown[]): Promise<Row[]>;
   /**
    * Runs `work` in one transaction (SQLite: `BEGIN IMMEDIATE`, waiting for another process's write
    * lock as the ORM's transactions do) and commits; rolls back if it throws. Errors from the database

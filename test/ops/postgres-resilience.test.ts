@@ -206,8 +206,10 @@ describe('PostgreSQL: a connection that dies mid-transaction', async () => {
 
   it('when it dies after the COMMIT took effect, before its answer, then 503 with Retry-After, and the retry replays the order', { skip }, async () => {
     const killing = killTheSleeper();
-    // The order's last message ends with its COMMIT: the server then sleeps before answering, and is terminated.
-    await dies('after commit', () => (trap = { when: /insert into events[\s\S]*commit$/, then: async (_conn, text) => `${text};\nselect pg_sleep(30)` }), true);
+    // The order's transaction ends with its key's outcome, then its COMMIT (a message of its own, after the claim's
+    // transaction has committed): the server sleeps after that COMMIT, before answering, and is terminated.
+    const afterCommit = { when: /^commit$/, then: async (_conn: Conn, text: string) => `${text};\nselect pg_sleep(30)` };
+    await dies('after commit', () => (trap = { when: /update idempotency_records set outcome/, then: async (_conn, text) => ((trap = afterCommit), text) }), true);
     await killing;
   });
 });
