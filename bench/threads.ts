@@ -1,0 +1,114 @@
+/**
+ * CPU per request by thread: where a server's CPU goes (its main thread's user and system time, and each other
+ * thread's), read from /proc/<pid>/task/<tid>/stat before and after a measured load. It tells JavaScript on the
+ * main thread (user time) from the kernel's part (system time: socket writes, the log file) and from V8's and
+ * libuv's helper threads, which a CPU profile of the main thread cannot.
+ *
+ *   npm run build && node dist/bench/threads.js [--only floor,rest-ids] [--warmup 3] [--duration 6] [--connections 10]
+ *
+ * Seeds the bench database, starts each server as `npm run bench` does (production mode, its start command's node
+ * flags, the request log to a file), loads it with the 10-id REST read for `--warmup` seconds, then measures for
+ * `--duration` seconds. Servers: `floor` (F, bench/ladder-server.ts) and `rest-ids` (the service). Like every CPU
+ * figure on a shared host, it moves with the neighbours: start from a quiet machine and compare within one run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, copyFileSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { projectPath } from '../src/project-path.js';
+import { seedBenchDatabase } from './seed.js';
+import { REST_IDS_PATH } from './scenarios.js';
+
+const { values: args } = parseArgs({
+  options: {
+    only: { type: 'string', default: 'floor,rest-ids' },
+    warmup: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '6' },
+    connections: { type: 'string', default: '10' },
+  },
+});
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+/** Each thread's user and system CPU so far, in ms (clock ticks of 10 ms), by "tid name". */
+function threadsCpu(pid: number): Map<string, { user: number; system: number }> {
+  const out = new Map<string, { user: number; system: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(`${tid} ${name}`, { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 });
+  }
+  return out;
+}
+
+/** The node flags of `npm start` (as the bench gives them to the service). */
+function startNodeArgs(): string[] {
+  const { scripts } = JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) as { scripts?: Record<string, string> };
+  const match = /^node((?: --\S+)*) scripts\/start\.mjs$/.exec(scripts?.start ?? '');
+  return match ? match[1]!.split(' ').filter(Boolean) : [];
+}
+
+async function start(name: string, script: string, env: Record<string, string>, work: string): Promise<{ child: ChildProcess; url: string }> {
+  const logFile = join(work, `${name}.log`);
+  const fd = openSync(logFile, 'w');
+  const child = spawn(process.execPath, [...startNodeArgs(), projectPath(script)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const out = readFileSync(logFile, 'utf8');
+    const api = /Petstore API on (http:\/\/[^\s]+)\/v1/.exec(out);
+    const port = /listening (\d+)/.exec(out);
+    if (api || port) return { child, url: api ? api[1]! : `http://127.0.0.1:${port![1]}` };
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill();
+      throw new Error(`${name} did not start:\n${out.slice(-3000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const work = mkdtempSync(join(tmpdir(), 'petstore-threads-'));
+try {
+  const db = await seedBenchDatabase(join(work, 'seed.db'));
+  const load = (url: string, seconds: number) =>
+    autocannon({ url: url + REST_IDS_PATH, connections: Number(args.connections), duration: seconds, headers: { 'X-API-Key': db.enterpriseKey } });
+  log(`CPU µs per request by thread (${args.duration} s measured after ${args.warmup} s of warm-up, ${args.connections} connections, node ${process.version})`);
+  for (const name of args.only.split(',')) {
+    const file = join(work, `${name}.db`);
+    copyFileSync(db.file, file);
+    const server =
+      name === 'floor'
+        ? await start(name, 'dist/bench/ladder-server.js', { RUNG: 'floor', DATABASE: file, KEY: db.enterpriseKey }, work)
+        : await start(name, 'dist/src/main.js', { NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${file}`, BAN_THRESHOLD: '1000000' }, work);
+    try {
+      await load(server.url, Number(args.warmup));
+      const before = threadsCpu(server.child.pid!);
+      const result = await load(server.url, Number(args.duration));
+      const after = threadsCpu(server.child.pid!);
+      const ok = (result as unknown as Record<string, number>)['2xx'] ?? 0;
+      if (ok !== result.requests.total) throw new Error(`${name}: ${result.requests.total - ok} of ${result.requests.total} answers were not 2xx`);
+      const perRequest = (ms: number) => ((ms * 1000) / ok).toFixed(1);
+      let mainUser = 0;
+      let mainSystem = 0;
+      let others = 0;
+      const main = `${server.child.pid}`;
+      for (const [thread, end] of after) {
+        const begin = before.get(thread) ?? { user: 0, system: 0 };
+        if (thread.split(' ')[0] === main) {
+          mainUser = end.user - begin.user;
+          mainSystem = end.system - begin.system;
+        } else others += end.user - begin.user + end.system - begin.system;
+      }
+      log(
+        `  ${name.padEnd(9)} ${ok} requests: main thread ${perRequest(mainUser)} user + ${perRequest(mainSystem)} system, ` +
+          `other threads ${perRequest(others)}, in all ${perRequest(mainUser + mainSystem + others)} µs per request`,
+      );
+    } finally {
+      server.child.kill('SIGTERM');
+    }
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
