@@ -51,7 +51,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
-import { LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
+import { LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, startNodeArgs, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
 import { measureBesideHangingWebhook } from './hostile-webhooks.js';
@@ -143,16 +143,6 @@ function rssKb(pid: number): number {
   return match ? Number(match[1]) : Number.NaN;
 }
 
-/**
- * The node flags of a build's start command: `npm start` is `node <flags> scripts/start.mjs` in its
- * package.json, and the production command `node <flags> dist/src/main.js` takes the same flags
- * (docs/OPERATIONS.md, "Memory"). A build without such flags (an older commit) runs on node's defaults.
- */
-function startNodeArgs(root: string): string[] {
-  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
-  const match = /^node((?: --\S+)*) scripts\/start\.mjs$/.exec(scripts?.start ?? '');
-  return match ? match[1]!.split(' ').filter(Boolean) : [];
-}
 
 /**
  * Starts a server process whose output (the request log) goes to a file, as it would to a log

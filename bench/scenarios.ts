@@ -3,6 +3,8 @@
  * their ratio compares the facades, not the work.
  */
 import type autocannon from 'autocannon';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PET_COUNT } from './seed.js';
 
 /**
@@ -215,3 +217,14 @@ export const RATIOS: RatioSpec[] = [
   { label: 'Redis / memory limiter (REST by ids)', numerator: 'rest-ids-redis', denominator: 'rest-ids', target: 0.8 },
   { label: '429 refusals / served (REST by ids)', numerator: 'rest-429', denominator: 'rest-ids', target: null },
 ];
+
+/**
+ * The node flags of a build's start command: `npm start` is `node <flags> scripts/start.mjs` in its
+ * package.json, and the production command `node <flags> dist/src/main.js` takes the same flags
+ * (docs/OPERATIONS.md, "Memory"). A build without such flags (an older commit) runs on node's defaults.
+ */
+export function startNodeArgs(root: string): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+  const match = /^node((?: --\S+)*) scripts\/start\.mjs$/.exec(scripts?.start ?? '');
+  return match ? match[1]!.split(' ').filter(Boolean) : [];
+}

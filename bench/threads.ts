@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
-import { REST_IDS_PATH } from './scenarios.js';
+import { REST_IDS_PATH, startNodeArgs } from './scenarios.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -43,17 +43,10 @@ function threadsCpu(pid: number): Map<string, { user: number; system: number }> 
   return out;
 }
 
-/** The node flags of `npm start` (as the bench gives them to the service). */
-function startNodeArgs(): string[] {
-  const { scripts } = JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) as { scripts?: Record<string, string> };
-  const match = /^node((?: --\S+)*) scripts\/start\.mjs$/.exec(scripts?.start ?? '');
-  return match ? match[1]!.split(' ').filter(Boolean) : [];
-}
-
 async function start(name: string, script: string, env: Record<string, string>, work: string): Promise<{ child: ChildProcess; url: string }> {
   const logFile = join(work, `${name}.log`);
   const fd = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...startNodeArgs(), projectPath(script)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, [...startNodeArgs(projectPath('.')), projectPath(script)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   const deadline = Date.now() + 60_000;
   for (;;) {
