@@ -150,7 +150,7 @@ export class StoreService {
    * as on SQLite, rendered here around the numbers only the statement knows (the order's id, the stock left).
    */
   private async createOrderPg(all: SqlAll, actor: Actor, petId: number, quantity: number, shipDate: Date | null): Promise<OrderView> {
-    const params: unknown[] = [quantity, petId, quantity, petId, petId, actor.accountId, quantity, shipDate, new Date()];
+    const params: unknown[] = [petId, quantity, quantity, petId, petId, actor.accountId, quantity, shipDate, new Date()];
     if (this.outbox) {
       const template: OrderView = { id: HOLE, petId, quantity, shipDate, complete: false, accountId: actor.accountId };
       params.push(
@@ -281,17 +281,24 @@ function around(json: string): [string, string] {
 }
 
 /**
- * Placing an order on PostgreSQL in one statement: the conditional decrement (as on SQLite), the pet turned
- * pending when it took the last unit, and the order's insert, which reads the decrement's row, so nothing is
- * inserted (and no row comes back) when the stock or the status refused it; with the outbox, its two events
- * (written from the same rows, so only with the order) and the NOTIFY of the select, which runs only when a row
- * comes back. Parameters: quantity, pet, quantity, pet, pet, account, quantity, ship date, created at; with the
+ * Placing an order on PostgreSQL in one statement: the pet's inventory row locked first (the lock every stock and
+ * status change takes first), then the pet read as it is now (`for share`: a locking read sees the latest committed
+ * version, where the statement's snapshot would show the pet as it was before a status change the order waited
+ * for: an order must not sell a pet just marked sold; test/rest/order-status-race.test.ts), the conditional
+ * decrement, the pet turned pending when it took the last unit, and the order's insert, which reads the
+ * decrement's row, so nothing is inserted (and no row comes back) when the stock or the status refused it; with the
+ * outbox, its two events (written from the same rows, so only with the order) and the NOTIFY of the select, which
+ * runs only when a row comes back. The locks go in the order every change takes them (inventory, then the pet), so
+ * no deadlock. Parameters: pet, quantity, quantity, pet, pet, account, quantity, ship date, created at; with the
  * outbox, then: the traceparent; the order's data before and after its id, its account; the inventory's data when
  * sold out, and before and after the stock left otherwise.
  */
-const placeOrderPg = (outbox: boolean) => `with taken as (
-    update inventory set quantity = quantity - ?::int where pet_id = ?::bigint and quantity >= ?::int
-       and exists (select 1 from pets p where p.id = inventory.pet_id and p.status = 'available') returning quantity
+const placeOrderPg = (outbox: boolean) => `with locked as (
+    select pet_id from inventory where pet_id = ?::bigint for update
+  ), pet as (
+    select p.id from locked cross join lateral (select id from pets where id = locked.pet_id and status = 'available' for share) p
+  ), taken as (
+    update inventory set quantity = quantity - ?::int where pet_id = (select id from pet) and quantity >= ?::int returning quantity
   ), sold_out as (
     update pets set status = 'pending' where id = ?::bigint and exists (select 1 from taken where quantity = 0)
   ), placed as (

@@ -1,0 +1,70 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
+import { createAccount, createPet, startApp, type Client, type TestApp } from '../helpers/app.js';
+import { postgresUrl, skipUnless } from '../helpers/services.js';
+import { stockOf } from './support.js';
+
+/**
+ * An order racing a status change of its pet on PostgreSQL (SQLite has one writer at a time). A status change
+ * takes the pet's inventory row first, then writes the pet (the lock order of every stock and status change);
+ * an order that arrives meanwhile waits for that row. When the change commits, the order must see the pet as it
+ * is now: a pet just marked sold is not sold again, and its stock stays.
+ */
+describe('REST orders racing a status change (PostgreSQL)', async () => {
+  const admin = await postgresUrl();
+  const skip = skipUnless(admin, 'PostgreSQL');
+  const name = `petstore_race_${process.pid}_${randomBytes(3).toString('hex')}`;
+  let t: TestApp;
+  let db: pg.Client;
+  let customer: Client;
+
+  before(async () => {
+    if (skip) return;
+    const url = await createDatabase(admin!, name);
+    t = await startApp({ databaseUrl: url });
+    db = new pg.Client({ connectionString: url });
+    await db.connect();
+    customer = (await createAccount(t)).client;
+  });
+  after(async () => {
+    if (skip) return;
+    await db?.end();
+    await t?.close();
+    await dropDatabase(admin!, name);
+  });
+
+  /** Until a backend of this database (not ours) waits for a row lock. */
+  async function someoneWaits() {
+    for (let i = 0; i < 500; i++) {
+      const { rows } = await db.query(
+        "select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()",
+      );
+      if (rows.length) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error('no order waited for the inventory row');
+  }
+
+  for (const withKey of [false, true]) {
+    it(`when the pet is marked sold while an order${withKey ? ' with an idempotency key' : ''} waits for it, then the order is refused (409 PET_NOT_AVAILABLE) and the stock stays`, { skip }, async () => {
+      const { petId } = await createPet(t, { stock: 5 });
+      await db.query('begin');
+      await db.query('update inventory set quantity = quantity where pet_id = $1', [petId]);
+      await db.query("update pets set status = 'sold' where id = $1", [petId]);
+      const headers = withKey ? { 'Idempotency-Key': `race-${randomBytes(6).toString('hex')}` } : undefined;
+      const ordering = customer.post('/v1/store/orders', { petId, quantity: 1 }, { headers });
+      try {
+        await someoneWaits();
+      } finally {
+        await db.query('commit');
+      }
+      const res = await ordering;
+      assert.equal(res.status, 409, res.text);
+      assert.equal(res.body.code, 'PET_NOT_AVAILABLE');
+      assert.deepEqual(await stockOf(t, petId), { quantity: 5, status: 'sold' });
+    });
+  }
+});
