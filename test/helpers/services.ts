@@ -36,3 +36,22 @@ export const redisUrl = () => need('Redis', REDIS_URL, 6379);
 
 /** The skip option for node:test: false to run, or the reason to skip. */
 export const skipUnless = (url: string | undefined, name: string) => (url ? false : `${name} is not reachable`);
+
+/**
+ * Waits until another backend of `db`'s database matches `where` (a condition on `pg_stat_activity`), and
+ * returns `select`'s rows for the backends that do (`pg_terminate_backend(pid)` ends them as it reads them).
+ * Polls every 10 ms for at most 5 s, then fails with `what`.
+ */
+export async function untilBackend(
+  db: { query(text: string): Promise<{ rows: unknown[] }> },
+  where: string,
+  what: string,
+  select = 'pid',
+): Promise<unknown[]> {
+  for (let i = 0; i < 500; i++) {
+    const { rows } = await db.query(`select ${select} from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and ${where}`);
+    if (rows.length) return rows;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(what);
+}

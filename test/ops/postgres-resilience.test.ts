@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { Client, createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
-import { postgresUrl, skipUnless } from '../helpers/services.js';
+import { postgresUrl, skipUnless, untilBackend } from '../helpers/services.js';
 
 /**
  * PostgreSQL out of connections is the database being busy, not a bug: every answer is 503 UNAVAILABLE
@@ -144,16 +144,7 @@ describe('PostgreSQL: a connection that dies mid-transaction', async () => {
     return text;
   };
   /** Terminates whichever backend of the service sleeps (pg_sleep) once one does. */
-  const killTheSleeper = async () => {
-    for (let i = 0; i < 500; i++) {
-      const { rows } = await db.query(
-        "select pg_terminate_backend(pid) as killed from pg_stat_activity where datname = current_database() and wait_event = 'PgSleep' and pid <> pg_backend_pid()",
-      );
-      if (rows.length) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error('no backend slept');
-  };
+  const killTheSleeper = () => untilBackend(db, "wait_event = 'PgSleep'", 'no backend slept', 'pg_terminate_backend(pid) as killed');
 
   const stock = async () => Number((await db.query('select quantity from inventory where pet_id = $1', [petId])).rows[0].quantity);
   const ordersOf = async () => Number((await db.query('select count(*) as n from orders where pet_id = $1', [petId])).rows[0].n);

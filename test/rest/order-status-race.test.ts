@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { createAccount, createPet, startApp, type Client, type TestApp } from '../helpers/app.js';
-import { postgresUrl, skipUnless } from '../helpers/services.js';
+import { postgresUrl, skipUnless, untilBackend } from '../helpers/services.js';
 import { stockOf } from './support.js';
 
 /**
@@ -36,17 +36,8 @@ describe('REST orders racing a status change (PostgreSQL)', async () => {
     await dropDatabase(admin!, name);
   });
 
-  /** Until a backend of this database (not ours) waits for a row lock. */
-  async function someoneWaits() {
-    for (let i = 0; i < 500; i++) {
-      const { rows } = await db.query(
-        "select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()",
-      );
-      if (rows.length) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error('no order waited for the inventory row');
-  }
+  /** Until a backend of this database (not ours) waits for a lock: the order, for the inventory row. */
+  const someoneWaits = () => untilBackend(db, "wait_event_type = 'Lock'", 'no order waited for the inventory row');
 
   for (const withKey of [false, true]) {
     it(`when the pet is marked sold while an order${withKey ? ' with an idempotency key' : ''} waits for it, then the order is refused (409 PET_NOT_AVAILABLE) and the stock stays`, { skip }, async () => {
