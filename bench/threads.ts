@@ -4,7 +4,7 @@
  * main thread (user time) from the kernel's part (system time: socket writes, the log file) and from V8's and
  * libuv's helper threads, which a CPU profile of the main thread cannot.
  *
- *   npm run build && node dist/bench/threads.js [--only floor,rest-ids] [--warmup 3] [--duration 6] [--connections 10]
+ *   npm run build && node dist/bench/threads.js [--only floor,rest-ids] [--warmup 3] [--duration 6] [--connections 10] [--env NAME=VALUE …]
  *
  * Seeds the bench database, starts each server as `npm run bench` does (production mode, its start command's node
  * flags, the request log to a file), loads it with the 10-id REST read for `--warmup` seconds, then measures for
@@ -27,8 +27,11 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     duration: { type: 'string', default: '6' },
     connections: { type: 'string', default: '10' },
+    /** NAME=VALUE for the service's environment (repeatable): to weigh one layer, e.g. `--env LOG_LEVEL=warn`. */
+    env: { type: 'string', multiple: true, default: [] },
   },
 });
+const serviceEnv = Object.fromEntries(args.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 /** Each thread's user and system CPU so far, in ms (clock ticks of 10 ms), by "tid name". */
@@ -74,7 +77,7 @@ try {
     const server =
       name === 'floor'
         ? await start(name, 'dist/bench/ladder-server.js', { RUNG: 'floor', DATABASE: file, KEY: db.enterpriseKey }, work)
-        : await start(name, 'dist/src/main.js', { NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${file}`, BAN_THRESHOLD: '1000000' }, work);
+        : await start(name, 'dist/src/main.js', { NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${file}`, BAN_THRESHOLD: '1000000', ...serviceEnv }, work);
     try {
       await load(server.url, Number(args.warmup));
       const before = threadsCpu(server.child.pid!);
