@@ -1,39 +1,37 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { Client, createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
-import { postgresUrl, redisUrl, skipUnless } from '../helpers/services.js';
+import { onOwnPostgres, redisUrl } from '../helpers/services.js';
 
 /**
  * Several identical instances on one PostgreSQL database and one Redis (SPEC §10): no oversell,
  * idempotency across instances, the same data everywhere.
  */
 describe('scale-out: two instances on one PostgreSQL database and one Redis', async () => {
-  const pg = await postgresUrl();
   const redis = await redisUrl();
-  const skip = skipUnless(pg, 'PostgreSQL') || skipUnless(redis, 'Redis');
-  const name = `petstore_scale_${process.pid}_${randomBytes(3).toString('hex')}`;
   let a: TestApp;
   let b: TestApp;
 
-  before(async () => {
-    if (skip) return;
-    const url = await createDatabase(pg!, name);
-    const env = { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: `petstore-scale-${randomBytes(4).toString('hex')}` };
-    // Both start at once on the empty database: migrations and the first-start bootstrap run once.
-    const adminKey = `psk_${randomBytes(24).toString('base64url')}`;
-    [a, b] = await Promise.all([
-      startApp({ databaseUrl: url, env: { ...env, ADMIN_API_KEY: adminKey } }),
-      startApp({ databaseUrl: url, env: { ...env, ADMIN_API_KEY: adminKey } }),
-    ]);
-  });
-  after(async () => {
-    if (skip) return;
-    await a?.close();
-    await b?.close();
-    await dropDatabase(pg!, name);
-  });
+  const skip = await onOwnPostgres(
+    'scale',
+    {
+      setup: async (url) => {
+        const env = { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: `petstore-scale-${randomBytes(4).toString('hex')}` };
+        // Both start at once on the empty database: migrations and the first-start bootstrap run once.
+        const adminKey = `psk_${randomBytes(24).toString('base64url')}`;
+        [a, b] = await Promise.all([
+          startApp({ databaseUrl: url, env: { ...env, ADMIN_API_KEY: adminKey } }),
+          startApp({ databaseUrl: url, env: { ...env, ADMIN_API_KEY: adminKey } }),
+        ]);
+      },
+      teardown: async () => {
+        await a?.close();
+        await b?.close();
+      },
+    },
+    { Redis: redis },
+  );
 
   it('when both start at once on an empty database, then there is one staff account and its key works on both', { skip }, async () => {
     const [ra, rb] = await Promise.all([a.admin.get('/v1/accounts'), b.admin.get('/v1/accounts')]);

@@ -9,44 +9,42 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
-import { postgresUrl, redisUrl, skipUnless } from '../helpers/services.js';
+import { onOwnPostgres, redisUrl } from '../helpers/services.js';
 import { startService } from '../ops/support.js';
 import { eventually, startReceiver, subscribe, verified, wsClient, type Receiver } from './support.js';
 
 describe('webhooks: two instances on one PostgreSQL database', async () => {
-  const pg = await postgresUrl();
   const redis = await redisUrl();
-  const skip = skipUnless(pg, 'PostgreSQL') || skipUnless(redis, 'Redis');
-  const name = `petstore_hooks_${process.pid}_${randomBytes(3).toString('hex')}`;
   let a: TestApp;
   let b: TestApp;
   let receiver: Receiver;
 
-  before(async () => {
-    if (skip) return;
-    const url = await createDatabase(pg!, name);
-    const env = {
-      REDIS_URL: redis!,
-      RATE_LIMIT_KEY_PREFIX: `petstore-hooks-${randomBytes(4).toString('hex')}`,
-      ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      // Polls are a minute apart: what arrives here was woken by PostgreSQL NOTIFY at commit.
-      WEBHOOK_POLL_MS: '60000',
-      SUBSCRIPTION_POLL_MS: '60000',
-    };
-    a = await startApp({ databaseUrl: url, env });
-    b = await startApp({ databaseUrl: url, env });
-    receiver = await startReceiver();
-  });
-  after(async () => {
-    if (skip) return;
-    await a?.close();
-    await b?.close();
-    await receiver?.close();
-    await dropDatabase(pg!, name);
-  });
+  const skip = await onOwnPostgres(
+    'hooks',
+    {
+      setup: async (url) => {
+        const env = {
+          REDIS_URL: redis!,
+          RATE_LIMIT_KEY_PREFIX: `petstore-hooks-${randomBytes(4).toString('hex')}`,
+          ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
+          WEBHOOK_ALLOW_PRIVATE: 'true',
+          // Polls are a minute apart: what arrives here was woken by PostgreSQL NOTIFY at commit.
+          WEBHOOK_POLL_MS: '60000',
+          SUBSCRIPTION_POLL_MS: '60000',
+        };
+        a = await startApp({ databaseUrl: url, env });
+        b = await startApp({ databaseUrl: url, env });
+        receiver = await startReceiver();
+      },
+      teardown: async () => {
+        await a?.close();
+        await b?.close();
+        await receiver?.close();
+      },
+    },
+    { Redis: redis },
+  );
 
   it('when 40 events are committed across both instances, then a healthy receiver gets each exactly once, each attempt made by one instance', { skip }, async () => {
     const hook = (await a.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;

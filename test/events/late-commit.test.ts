@@ -9,8 +9,7 @@ import { describe, it, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startApp, type TestApp } from '../helpers/app.js';
-import { postgresUrl, skipUnless } from '../helpers/services.js';
-import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
+import { onOwnPostgres } from '../helpers/services.js';
 import { setTimeout } from 'node:timers/promises';
 import { EventsService, FEED_SETTLE_MS, recordEvent } from '../../src/domain/events.service.js';
 import type { EventPosition } from '../../src/domain/event-position.js';
@@ -19,24 +18,16 @@ import pgDriver from 'pg';
 import { eventually, startReceiver, subscribe, verified, wsClient } from './support.js';
 
 describe('events on PostgreSQL: transactions that commit in the other order', async () => {
-  const pg = await postgresUrl();
-  const skip = skipUnless(pg, 'PostgreSQL');
-  const name = `petstore_late_${process.pid}_${randomBytes(3).toString('hex')}`;
   let t: TestApp;
   let databaseUrl: string;
-  before(async () => {
+  const skip = await onOwnPostgres('late', {
     // Polls a minute apart: what reaches the stream or a webhook here comes from a wake-up or a held read's retry.
-    if (!skip) {
-      t = await startApp({
-        databaseUrl: (databaseUrl = await createDatabase(pg!, name)),
-        env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '60000', SUBSCRIPTION_POLL_MS: '60000' },
-      });
-    }
-  });
-  after(async () => {
-    if (skip) return;
-    await t?.close();
-    await dropDatabase(pg!, name);
+    setup: async (url) => {
+      t = await startApp({ databaseUrl: (databaseUrl = url), env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '60000', SUBSCRIPTION_POLL_MS: '60000' } });
+    },
+    teardown: async () => {
+      await t?.close();
+    },
   });
 
   const feed = async (after: number) => {

@@ -3,13 +3,12 @@
  * subscriptions on every instance, and the slots of an instance killed with SIGKILL come back once
  * their lease runs out (SUBSCRIPTION_LEASE_MS).
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Client as WsClient } from 'graphql-ws';
-import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { startApp, type TestApp } from '../helpers/app.js';
-import { postgresUrl, redisUrl, skipUnless } from '../helpers/services.js';
+import { onOwnPostgres, redisUrl } from '../helpers/services.js';
 import { freePort, sample, startService, type Service } from '../ops/support.js';
 import { eventually, subscribe, wsClient } from './support.js';
 
@@ -27,10 +26,7 @@ const attempt = (ws: WsClient) => subscribe(ws, query);
 const refusedCode = (sub: { errors: unknown[] }) => ((sub.errors[0] as any[] | undefined)?.[0]?.extensions?.code as string | undefined) ?? null;
 
 describe('subscription caps: two instances on PostgreSQL + Redis', async () => {
-  const pg = await postgresUrl();
   const redis = await redisUrl();
-  const skip = skipUnless(pg, 'PostgreSQL') || skipUnless(redis, 'Redis');
-  const name = `petstore_subcaps_${process.pid}_${randomBytes(3).toString('hex')}`;
   let database = '';
   let env: Record<string, string> = {};
   let a: TestApp;
@@ -47,27 +43,30 @@ describe('subscription caps: two instances on PostgreSQL + Redis', async () => {
     return res.body.apiKey.key as string;
   }
 
-  before(async () => {
-    if (skip) return;
-    database = await createDatabase(pg!, name);
-    env = {
-      REDIS_URL: redis!,
-      RATE_LIMIT_KEY_PREFIX: `petstore-subcaps-${randomBytes(4).toString('hex')}`,
-      ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
-      SUBSCRIPTION_LEASE_MS: String(LEASE_MS),
-      // Patient: a slot call timed out on a loaded machine would be counted in one instance's memory, and the cap would not hold across them.
-      REDIS_COMMAND_TIMEOUT_MS: '5000',
-    };
-    a = await startApp({ databaseUrl: database, env });
-    b = await startApp({ databaseUrl: database, env });
-  });
-  after(async () => {
-    if (skip) return;
-    for (const c of clients) await c.dispose();
-    await a?.close();
-    await b?.close();
-    await dropDatabase(pg!, name);
-  });
+  const skip = await onOwnPostgres(
+    'subcaps',
+    {
+      setup: async (url) => {
+        database = url;
+        env = {
+          REDIS_URL: redis!,
+          RATE_LIMIT_KEY_PREFIX: `petstore-subcaps-${randomBytes(4).toString('hex')}`,
+          ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
+          SUBSCRIPTION_LEASE_MS: String(LEASE_MS),
+          // Patient: a slot call timed out on a loaded machine would be counted in one instance's memory, and the cap would not hold across them.
+          REDIS_COMMAND_TIMEOUT_MS: '5000',
+        };
+        a = await startApp({ databaseUrl: database, env });
+        b = await startApp({ databaseUrl: database, env });
+      },
+      teardown: async () => {
+        for (const c of clients) await c.dispose();
+        await a?.close();
+        await b?.close();
+      },
+    },
+    { Redis: redis },
+  );
 
   it("when a free account holds its 2 subscriptions on instance A, then a third on instance B is PLAN_LIMIT_REACHED, and completing one on A frees a place on B", { skip }, async () => {
     const key = await freeAccount('Two places');

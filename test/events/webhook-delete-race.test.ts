@@ -4,33 +4,28 @@
  * waited for the delivery; the attempt's record held the delivery and waited for the endpoint to insert the retry),
  * PostgreSQL broke the tie after a second, and the DELETE answered 503.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { setTimeout } from 'node:timers/promises';
 import { startApp, type TestApp } from '../helpers/app.js';
-import { postgresUrl, skipUnless } from '../helpers/services.js';
-import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
+import { onOwnPostgres } from '../helpers/services.js';
 import { startReceiver, type Receiver } from './support.js';
 
 describe('webhooks on PostgreSQL: an endpoint deleted while an attempt fails', async () => {
-  const pg = await postgresUrl();
-  const skip = skipUnless(pg, 'PostgreSQL');
-  const name = `petstore_hookdel_${process.pid}_${randomBytes(3).toString('hex')}`;
   let t: TestApp;
   let receiver: Receiver;
-  before(async () => {
-    if (skip) return;
-    receiver = await startReceiver();
-    // Attempts are picked up at once and a failure schedules its retry (a new delivery row) in the same transaction.
-    t = await startApp({ databaseUrl: await createDatabase(pg!, name), env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '10', WEBHOOK_RETRY_SCALE: '0.001' } });
-  });
-  after(async () => {
-    if (skip) return;
-    await t?.close();
-    await receiver?.close();
-    await dropDatabase(pg!, name);
+  const skip = await onOwnPostgres('hookdel', {
+    setup: async (url) => {
+      receiver = await startReceiver();
+      // Attempts are picked up at once and a failure schedules its retry (a new delivery row) in the same transaction.
+      t = await startApp({ databaseUrl: url, env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '10', WEBHOOK_RETRY_SCALE: '0.001' } });
+    },
+    teardown: async () => {
+      await t?.close();
+      await receiver?.close();
+    },
   });
 
   it('when the receiver answers 500 and the endpoint is deleted at that moment, then the DELETE is 204 every time, never 503', { skip }, async () => {

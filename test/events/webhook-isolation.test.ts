@@ -10,8 +10,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
 import { assertError, walk } from '../rest/support.js';
-import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
-import { postgresUrl, redisUrl, skipUnless } from '../helpers/services.js';
+import { onOwnPostgres, redisUrl } from '../helpers/services.js';
 import { eventually, startHangingReceiver, startReceiver, verified, type HangingReceiver, type Receiver } from './support.js';
 
 async function customer(t: TestApp, name: string, plan = 'pro') {
@@ -203,37 +202,36 @@ describe('webhooks: redelivery', () => {
 });
 
 describe('webhooks: two instances on one PostgreSQL database share each endpoint queue', async () => {
-  const pg = await postgresUrl();
   const redis = await redisUrl();
-  const skip = skipUnless(pg, 'PostgreSQL') || skipUnless(redis, 'Redis');
-  const name = `petstore_isolation_${process.pid}_${randomBytes(3).toString('hex')}`;
   let a: TestApp;
   let b: TestApp;
   let hanging: HangingReceiver;
   let healthy: Receiver;
 
-  before(async () => {
-    if (skip) return;
-    const url = await createDatabase(pg!, name);
-    const env = {
-      ...HANGING_ENV,
-      REDIS_URL: redis!,
-      RATE_LIMIT_KEY_PREFIX: `petstore-isolation-${randomBytes(4).toString('hex')}`,
-      ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
-    };
-    a = await startApp({ databaseUrl: url, env });
-    b = await startApp({ databaseUrl: url, env });
-    hanging = await startHangingReceiver();
-    healthy = await startReceiver();
-  });
-  after(async () => {
-    if (skip) return;
-    await a?.close();
-    await b?.close();
-    await hanging?.close();
-    await healthy?.close();
-    await dropDatabase(pg!, name);
-  });
+  const skip = await onOwnPostgres(
+    'isolation',
+    {
+      setup: async (url) => {
+        const env = {
+          ...HANGING_ENV,
+          REDIS_URL: redis!,
+          RATE_LIMIT_KEY_PREFIX: `petstore-isolation-${randomBytes(4).toString('hex')}`,
+          ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
+        };
+        a = await startApp({ databaseUrl: url, env });
+        b = await startApp({ databaseUrl: url, env });
+        hanging = await startHangingReceiver();
+        healthy = await startReceiver();
+      },
+      teardown: async () => {
+        await a?.close();
+        await b?.close();
+        await hanging?.close();
+        await healthy?.close();
+      },
+    },
+    { Redis: redis },
+  );
 
   it("when a hanging endpoint has attempts due on both instances, then only one is in flight across them, and another account's deliveries arrive meanwhile", { skip }, async () => {
     const petId = await petInStock(a);

@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { Socket } from 'node:net';
+import { after, before } from 'node:test';
+import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 
 /**
  * Suites that need PostgreSQL or Redis skip on a bare laptop, but CI sets REQUIRE_SERVICES=1 and
@@ -54,4 +57,34 @@ export async function untilBackend(
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error(what);
+}
+
+/**
+ * A `describe` block on a PostgreSQL database of its own: registers the block's `before` and `after` hooks, which
+ * create the database (named after `label`) and run `setup` with its URL, then run `teardown` and drop the database.
+ * Returns node:test's skip option: the reason to skip when PostgreSQL, or any service in `needs` (name → its URL,
+ * from `redisUrl()` and the like), is unreachable on a machine that allows skipping; then neither hook does anything.
+ */
+export async function onOwnPostgres(
+  label: string,
+  hooks: { setup(url: string): Promise<void>; teardown?(): Promise<void> },
+  needs: Record<string, string | undefined> = {},
+): Promise<string | false> {
+  const admin = await postgresUrl();
+  const missing = Object.entries({ PostgreSQL: admin, ...needs }).find(([, url]) => !url);
+  const skip = missing ? skipUnless(undefined, missing[0]) : false;
+  const name = `petstore_${label}_${process.pid}_${randomBytes(3).toString('hex')}`;
+  before(async () => {
+    if (skip) return;
+    await hooks.setup(await createDatabase(admin!, name));
+  });
+  after(async () => {
+    if (skip) return;
+    try {
+      await hooks.teardown?.();
+    } finally {
+      await dropDatabase(admin!, name);
+    }
+  });
+  return skip;
 }

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { Client, createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
-import { postgresUrl, skipUnless, untilBackend } from '../helpers/services.js';
+import { onOwnPostgres, postgresUrl, skipUnless, untilBackend } from '../helpers/services.js';
 
 /**
  * PostgreSQL out of connections is the database being busy, not a bug: every answer is 503 UNAVAILABLE
@@ -84,9 +84,6 @@ describe('PostgreSQL refusals: out of connections', async () => {
  * watched (the statement each is about to send) only to pick the moment.
  */
 describe('PostgreSQL: a connection that dies mid-transaction', async () => {
-  const admin = await postgresUrl();
-  const skip = skipUnless(admin, 'PostgreSQL');
-  const name = `petstore_dying_${process.pid}_${randomBytes(3).toString('hex')}`;
   let t: TestApp;
   let db: pg.Client;
   let customer: Client;
@@ -97,43 +94,41 @@ describe('PostgreSQL: a connection that dies mid-transaction', async () => {
   let trap: { when: RegExp; then: (conn: Conn, text: string) => Promise<string> } | null = null;
   const watched = new WeakSet<object>();
 
-  before(async () => {
-    if (skip) return;
-    const url = await createDatabase(admin!, name);
-    t = await startApp({ databaseUrl: url });
-    db = new pg.Client({ connectionString: url });
-    await db.connect();
-    customer = (await createAccount(t)).client;
-    petId = (await createPet(t, { stock: 100 })).petId;
-    const knexClient = t.app.orm.em.getConnection().getKnex().client as unknown as { acquireConnection(): Promise<Conn> };
-    const acquire = knexClient.acquireConnection.bind(knexClient);
-    knexClient.acquireConnection = async () => {
-      const conn = await acquire();
-      if (!watched.has(conn)) {
-        watched.add(conn);
-        const query = conn.query.bind(conn);
-        conn.query = (...args: unknown[]) => {
-          const config = args[0] as string | { text: string };
-          const text = typeof config === 'string' ? config : config.text;
-          const armed = trap;
-          if (!armed || !armed.when.test(text)) return query(...args);
-          trap = null;
-          const changed = armed.then(conn, text).then((newText) => (typeof config === 'string' ? newText : { ...config, text: newText }));
-          if (typeof args[1] === 'function') {
-            void changed.then((c) => query(c, ...args.slice(1)));
-            return undefined;
-          }
-          return changed.then((c) => query(c, ...args.slice(1)));
-        };
-      }
-      return conn;
-    };
-  });
-  after(async () => {
-    if (skip) return;
-    await db?.end();
-    await t?.close();
-    await dropDatabase(admin!, name);
+  const skip = await onOwnPostgres('dying', {
+    setup: async (url) => {
+      t = await startApp({ databaseUrl: url });
+      db = new pg.Client({ connectionString: url });
+      await db.connect();
+      customer = (await createAccount(t)).client;
+      petId = (await createPet(t, { stock: 100 })).petId;
+      const knexClient = t.app.orm.em.getConnection().getKnex().client as unknown as { acquireConnection(): Promise<Conn> };
+      const acquire = knexClient.acquireConnection.bind(knexClient);
+      knexClient.acquireConnection = async () => {
+        const conn = await acquire();
+        if (!watched.has(conn)) {
+          watched.add(conn);
+          const query = conn.query.bind(conn);
+          conn.query = (...args: unknown[]) => {
+            const config = args[0] as string | { text: string };
+            const text = typeof config === 'string' ? config : config.text;
+            const armed = trap;
+            if (!armed || !armed.when.test(text)) return query(...args);
+            trap = null;
+            const changed = armed.then(conn, text).then((newText) => (typeof config === 'string' ? newText : { ...config, text: newText }));
+            if (typeof args[1] === 'function') {
+              void changed.then((c) => query(c, ...args.slice(1)));
+              return undefined;
+            }
+            return changed.then((c) => query(c, ...args.slice(1)));
+          };
+        }
+        return conn;
+      };
+    },
+    teardown: async () => {
+      await db?.end();
+      await t?.close();
+    },
   });
 
   /** Terminates the connection's backend and waits until the client has noticed (the statement then finds it dead). */

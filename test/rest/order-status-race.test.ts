@@ -1,10 +1,9 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { createAccount, createPet, startApp, type Client, type TestApp } from '../helpers/app.js';
-import { postgresUrl, skipUnless, untilBackend } from '../helpers/services.js';
+import { onOwnPostgres, untilBackend } from '../helpers/services.js';
 import { stockOf } from './support.js';
 
 /**
@@ -14,26 +13,20 @@ import { stockOf } from './support.js';
  * is now: a pet just marked sold is not sold again, and its stock stays.
  */
 describe('REST orders racing a status change (PostgreSQL)', async () => {
-  const admin = await postgresUrl();
-  const skip = skipUnless(admin, 'PostgreSQL');
-  const name = `petstore_race_${process.pid}_${randomBytes(3).toString('hex')}`;
   let t: TestApp;
   let db: pg.Client;
   let customer: Client;
-
-  before(async () => {
-    if (skip) return;
-    const url = await createDatabase(admin!, name);
-    t = await startApp({ databaseUrl: url });
-    db = new pg.Client({ connectionString: url });
-    await db.connect();
-    customer = (await createAccount(t)).client;
-  });
-  after(async () => {
-    if (skip) return;
-    await db?.end();
-    await t?.close();
-    await dropDatabase(admin!, name);
+  const skip = await onOwnPostgres('race', {
+    async setup(url) {
+      t = await startApp({ databaseUrl: url });
+      db = new pg.Client({ connectionString: url });
+      await db.connect();
+      customer = (await createAccount(t)).client;
+    },
+    async teardown() {
+      await db?.end();
+      await t?.close();
+    },
   });
 
   /** Until a backend of this database (not ours) waits for a lock: the order, for the inventory row. */
