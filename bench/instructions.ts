@@ -3,6 +3,7 @@
  * neighbours on a shared host, for A/B comparisons of one lever (the wall clock and even CPU time do).
  *
  *   npm run build && node dist/bench/instructions.js [--only floor,rest-ids,rest-ids@against] [--requests 2000] [--warmup 6000] [--batches 1] [--against DIR]
+ *     [--env NAME=VALUE …]   (KEEP=1 keeps the run's directory and callgrind's dumps in it)
  *
  * Seeds the bench database, starts each server under `valgrind --tool=callgrind --instr-atstart=no`
  * (nothing is counted while it starts and warms up), sends `--warmup` requests, switches counting on
@@ -34,8 +35,11 @@ const { values: args } = parseArgs({
     against: { type: 'string' },
     /** Repeat the measured batch this many times on the same server (one figure per batch). */
     batches: { type: 'string', default: '1' },
+    /** NAME=VALUE for the service's environment (repeatable): to weigh one layer, e.g. `--env LOG_LEVEL=warn`. */
+    env: { type: 'string', multiple: true, default: [] },
   },
 });
+const serviceEnvExtra = Object.fromEntries(args.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const REQUESTS = Number(args.requests);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
@@ -159,7 +163,7 @@ async function main() {
       copyFileSync(db.file, file);
       return file;
     };
-    const serviceEnv = (name: string) => ({ NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${copy(name)}`, BAN_THRESHOLD: '1000000' });
+    const serviceEnv = (name: string) => ({ NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${copy(name)}`, BAN_THRESHOLD: '1000000', ...serviceEnvExtra });
     const ids = args.only.split(',');
     // F answers the service's bytes: taken from a by-ids answer of the service itself, as bench/run.ts does.
     const bodyFile = join(work, 'body.json');
