@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
-import { REST_IDS_PATH } from './scenarios.js';
+import { envOption, REST_IDS_PATH } from './scenarios.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -35,11 +35,11 @@ const { values: args } = parseArgs({
     against: { type: 'string' },
     /** Repeat the measured batch this many times on the same server (one figure per batch). */
     batches: { type: 'string', default: '1' },
-    /** NAME=VALUE for the service's environment (repeatable): to weigh one layer, e.g. `--env LOG_LEVEL=warn`. */
+    /** NAME=VALUE for the service's environment (repeatable), e.g. `--env LOG_LEVEL=warn`. */
     env: { type: 'string', multiple: true, default: [] },
   },
 });
-const serviceEnvExtra = Object.fromEntries(args.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+const serviceEnvExtra = envOption(args.env);
 const REQUESTS = Number(args.requests);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);

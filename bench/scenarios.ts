@@ -228,3 +228,14 @@ export function startNodeArgs(root: string): string[] {
   const match = /^node((?: --\S+)*) scripts\/start\.mjs$/.exec(scripts?.start ?? '');
   return match ? match[1]!.split(' ').filter(Boolean) : [];
 }
+
+/** `--env NAME=VALUE` options (repeatable) as an environment for the service: to weigh one layer by switching it off. */
+export function envOption(pairs: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const at = pair.indexOf('=');
+      if (at <= 0) throw new Error(`--env ${pair}: expected NAME=VALUE`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+  );
+}

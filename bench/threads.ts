@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
-import { REST_IDS_PATH, startNodeArgs } from './scenarios.js';
+import { envOption, REST_IDS_PATH, startNodeArgs } from './scenarios.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -27,11 +27,11 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     duration: { type: 'string', default: '6' },
     connections: { type: 'string', default: '10' },
-    /** NAME=VALUE for the service's environment (repeatable): to weigh one layer, e.g. `--env LOG_LEVEL=warn`. */
+    /** NAME=VALUE for the service's environment (repeatable), e.g. `--env LOG_LEVEL=warn`. */
     env: { type: 'string', multiple: true, default: [] },
   },
 });
-const serviceEnv = Object.fromEntries(args.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+const serviceEnv = envOption(args.env);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 /** Each thread's user and system CPU so far, in ms (clock ticks of 10 ms), by "tid name". */
