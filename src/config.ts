@@ -90,6 +90,7 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FLUSH_MS: int(0, 10_000).default('100'),
   DATABASE_URL: databaseUrl.default('sqlite:./data/petstore.db'),
   DB_POOL_MAX: int(1, 200).default('10'),
   DB_STATEMENT_TIMEOUT_MS: int(0, 600_000).default('10000'),
@@ -164,6 +165,8 @@ export interface Config {
   host: string;
   env: 'development' | 'production' | 'test';
   logLevel: string;
+  /** Log lines go out in batches of up to 4 KB, each line at most this long after it was logged (0: every line at once). */
+  logFlushMs: number;
   database: { kind: 'sqlite'; path: string; url: string } | { kind: 'postgresql'; url: string };
   dbPoolMax: number;
   dbStatementTimeoutMs: number;
@@ -245,6 +248,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     env: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
+    logFlushMs: e.LOG_FLUSH_MS,
     database: e.DATABASE_URL.startsWith('sqlite:')
       ? { kind: 'sqlite', path: e.DATABASE_URL.slice('sqlite:'.length) || './data/petstore.db', url: e.DATABASE_URL }
       : { kind: 'postgresql', url: e.DATABASE_URL },

@@ -57,19 +57,68 @@ function isoTime(): string {
 }
 
 /** The logger `createApp` uses unless given one; `destination` lets tests capture the lines. */
-export function createLogger(config: Pick<Config, 'logLevel' | 'env'>, destination?: DestinationStream): Logger {
+export function createLogger(config: Pick<Config, 'logLevel' | 'env' | 'logFlushMs'>, destination?: DestinationStream): Logger {
   const options = loggerOptions(config);
   if (destination) return pino(options, destination);
   if (config.env === 'development' && process.stdout.isTTY && prettyAvailable()) {
     return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true } } });
   }
-  // pino's own stdout destination (sonic-boom): each write runs on libuv's thread pool, and the lines logged
-  // while one is under way go out together in the next (about one write per five request lines under load);
-  // pino writes what is left when the process exits. A synchronous destination batching 4 KB per write
-  // (a third as many writes, half the thread-pool wake-ups) measured no cheaper per request (2026-11-27,
-  // PERFORMANCE-LOG.md), and would have lost up to its flush delay of lines to a SIGKILL.
-  return pino(options);
+  // pino's own stdout destination (sonic-boom) writes on libuv's thread pool, never blocking this thread on a
+  // slow reader of the pipe; pino writes what is left when the process exits.
+  return config.logFlushMs > 0 ? pino(options, batchedStdout(config.logFlushMs)) : pino(options);
 }
+
+/** Lines are gathered up to this many bytes per write: pino's recommended buffer for throughput. */
+const LOG_BATCH_BYTES = 4096;
+
+/** The message of the one line per request (src/observability/request-observer.ts): the lines that go out in batches. */
+export const REQUEST_LINE = 'request';
+
+/**
+ * stdout in batches (`minLength`: pino's "asynchronous logging"): request lines go out one write per 4 KB instead
+ * of one per line. A line written by itself costs a round trip through libuv's thread pool: with one client at a
+ * time, the batches take 18% off a REST read's CPU (docs/PERFORMANCE-LOG.md). So that no line waits for the next
+ * 4 KB, a timer armed only while lines wait (an idle service wakes for nothing) writes them at most `flushMs` after
+ * they were logged, and looks once more a period later for lines held back by a write then under way. Every other
+ * line (start, shutdown, warnings, errors) is written at once, with what waits before it. Lost to a SIGKILL or a
+ * power cut: at most those `flushMs` of request lines (pino writes the rest at a normal exit, a crash's included).
+ */
+function batchedStdout(flushMs: number): DestinationStream {
+  // One per process and delay: every logger writing to stdout shares it, so lines keep their order.
+  const known = batchedByDelay.get(flushMs);
+  if (known) return known;
+  const stream = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES });
+  let timer: NodeJS.Timeout | undefined;
+  let logged = false;
+  const flush = () => {
+    try {
+      stream.flush();
+    } catch {
+      // The stream is closed (the process is exiting): nothing is left to write to.
+    }
+  };
+  const tick = () => {
+    flush();
+    // Lines logged since the last tick: look again in a period; none: this was the second look, stop.
+    timer = logged ? setTimeout(tick, flushMs).unref() : undefined;
+    logged = false;
+  };
+  const batched = {
+    // pino tells the destination each line's message (`lastMsg`) before writing it.
+    [pino.symbols.needsMetadataGsym]: true,
+    lastMsg: undefined as string | undefined,
+    write(line: string) {
+      stream.write(line);
+      // A write under way holds the line back until it ends: the timer still comes for it.
+      if (batched.lastMsg !== REQUEST_LINE) flush();
+      logged = true;
+      timer ??= setTimeout(tick, flushMs).unref();
+    },
+  };
+  batchedByDelay.set(flushMs, batched);
+  return batched;
+}
+const batchedByDelay = new Map<number, DestinationStream>();
 
 function prettyAvailable(): boolean {
   try {

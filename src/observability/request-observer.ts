@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { AppState } from '../http/context.js';
 import type { Metrics } from './metrics.js';
 import { activeSpan, logIds, type Span } from './tracing.js';
+import { REQUEST_LINE } from './logger.js';
 
 /** Paths outside both facades that get their own label; anything else is `other` (never the raw path). */
 const META_PATHS = new Map([
@@ -56,9 +57,9 @@ export function observeRequests({ logger: appLogger, metrics }: { logger: Logger
       };
       // Only with tracing on: the untraced line keeps its shape.
       if (span) Object.assign(line, describeSpan(span, ctx, state));
-      if (status >= 500) logger.warn(line, 'request');
-      else if (QUIET_PATHS.has(ctx.path)) logger.debug(line, 'request');
-      else logger.info(line, 'request');
+      if (status >= 500) logger.warn(line, REQUEST_LINE);
+      else if (QUIET_PATHS.has(ctx.path)) logger.debug(line, REQUEST_LINE);
+      else logger.info(line, REQUEST_LINE);
     }
   };
 }

@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, createAccount, type TestApp } from '../helpers/app.js';
-import { LogCapture } from './support.js';
+import { LogCapture, startService, type Service } from './support.js';
 
 describe('ops: request logs', () => {
   let t: TestApp;
@@ -71,5 +71,49 @@ describe('ops: request logs', () => {
     assert.equal(probe.headers['x-api-key'], '[redacted]');
     assert.equal(probe.account.key, '[redacted]');
     assert.ok(!logs.text.includes(t.adminKey));
+  });
+});
+
+/**
+ * The service's own stdout, as an operator reads it: request lines go out in batches (one write per 4 KB instead of
+ * one per line), each at most LOG_FLUSH_MS after it was logged, and none is lost at a graceful exit.
+ */
+describe('ops: request log lines on stdout, in batches', () => {
+  const services: Service[] = [];
+  after(() => {
+    for (const s of services) {
+      s.child.kill('SIGKILL');
+      s.cleanup();
+    }
+  });
+  const linesOf = (s: Service, requestId: string) => s.stdout().split('\n').filter((l) => l.includes(`"requestId":"${requestId}"`));
+
+  it('when one request is answered and nothing follows, then its line is held back, and written within LOG_FLUSH_MS', async () => {
+    const s = await startService({ LOG_FLUSH_MS: '1500' });
+    services.push(s);
+    // The start line's timer has run out (its tick and its second look): the request's line arms a fresh one.
+    await new Promise((r) => setTimeout(r, 3300));
+    const res = await fetch(`${s.url}/v1/categories`, { headers: { 'x-api-key': s.key, 'x-request-id': 'batched-alone' } });
+    assert.equal(res.status, 200);
+    const answered = Date.now();
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(linesOf(s, 'batched-alone').length, 0, 'the line was written at once, not batched');
+    while (linesOf(s, 'batched-alone').length === 0 && Date.now() - answered < 6000) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(linesOf(s, 'batched-alone').length, 1, 'the line never reached stdout');
+    assert.ok(Date.now() - answered >= 1000, 'the line came before its flush delay');
+  });
+
+  it('when the service is stopped (SIGTERM) right after answering, then its start line came at once and every request line is in its output', async () => {
+    // A delay longer than the test: only the exit can write the request lines. Other lines go out at once: the
+    // start line, which startService waits for (at most 10 s), is one.
+    const s = await startService({ LOG_FLUSH_MS: '10000' });
+    services.push(s);
+    for (let i = 0; i < 40; i++) {
+      const res = await fetch(`${s.url}/v1/categories`, { headers: { 'x-api-key': s.key, 'x-request-id': `batched-exit-${i}` } });
+      assert.equal(res.status, 200);
+    }
+    s.child.kill('SIGTERM');
+    assert.equal(await s.exited, 0, s.output());
+    for (let i = 0; i < 40; i++) assert.equal(linesOf(s, `batched-exit-${i}`).length, 1, `no line for request ${i}`);
   });
 });

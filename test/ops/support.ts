@@ -163,8 +163,11 @@ export interface Service {
   /** What it wrote to stdout, and to stderr, each alone. */
   stdout: () => string;
   stderr: () => string;
-  /** Resolves with the first JSON log line whose msg starts with `msg`. */
-  logLine(msg: string): Promise<Record<string, any>>;
+  /**
+   * Resolves with the first JSON log line whose msg starts with `msg` (and that `where` accepts), waiting for it:
+   * lines go out in batches, up to LOG_FLUSH_MS after they were logged. Fails after 10 s or when the process exits.
+   */
+  logLine(msg: string, where?: (record: Record<string, any>) => boolean): Promise<Record<string, any>>;
   exited: Promise<number | null>;
   cleanup(): void;
 }
@@ -205,14 +208,16 @@ export async function startService(env: Record<string, string>, options: Service
   child.stdout!.on('data', (d) => ((out += d), (stdout += d)));
   child.stderr!.on('data', (d) => ((out += d), (stderr += d)));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const logLine = async (msg: string) => {
+  const logLine = async (msg: string, where: (record: Record<string, any>) => boolean = () => true) => {
+    const deadline = Date.now() + 10_000;
     for (;;) {
       for (const line of out.split('\n')) {
         if (!line.startsWith('{')) continue;
         const record = JSON.parse(line);
-        if (typeof record.msg === 'string' && record.msg.startsWith(msg)) return record;
+        if (typeof record.msg === 'string' && record.msg.startsWith(msg) && where(record)) return record;
       }
       if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}):\n${out}`);
+      if (Date.now() > deadline) throw new Error(`no log line "${msg}" in 10 s:\n${out.slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   };
