@@ -32,6 +32,9 @@
  *                                      # before/after: every memory scenario also runs on that build
  *   npm run bench -- --against . --against-env GRAPHQL_EXECUTOR=graphql-js --only gql-ids
  *                                      # the same build with another setting (here the GraphQL executor)
+ *   npm run bench -- --only floor-1,rest-ids-1 --against . --against-env LOG_FLUSH_MS=0
+ *                                      # one client at a time (no two requests share a turn of the event loop),
+ *                                      # here with the request log written line by line as the other side
  *   npm run bench -- --node "$(npx -y node@24 -p process.execPath)"
  *                                      # every server on another node binary (the load generator stays on this one)
  *
@@ -195,7 +198,7 @@ async function fire(service: Service, scenario: Scenario, key: string, seconds: 
   const cpuBefore = cpuMs(service.child.pid!);
   const result = await autocannon({
     url: service.url,
-    connections: CONNECTIONS,
+    connections: scenario.connections ?? CONNECTIONS,
     duration: seconds,
     headers: { 'X-API-Key': key },
     requests: scenario.requests,

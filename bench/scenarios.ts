@@ -28,6 +28,8 @@ export interface Scenario {
   /** The status every response should have. */
   expect: number;
   requests: autocannon.Request[];
+  /** Clients at once, when not the run's `--connections`: one client shows what a request costs when none share a turn of the event loop. */
+  connections?: number;
 }
 
 /** Ten pets spread over the table: `GET /v1/pets?ids=…` and `pets(filter: {ids})`. */
@@ -71,6 +73,8 @@ const SCENARIOS_BASE: Scenario[] = [
   restIds('gate', 'gate', '+ key in a Map, rate-limiter-flexible memory, 5 headers'),
   restIds('floor', 'floor', 'F: + the 10-id read as one cached libsql prepared statement'),
   restIds('memory', 'rest-ids', 'REST GET /v1/pets?ids=(10 ids)'),
+  { ...restIds('floor', 'floor-1', 'F, one client at a time'), connections: 1 },
+  { ...restIds('memory', 'rest-ids-1', 'REST GET /v1/pets?ids=(10 ids), one client at a time'), connections: 1 },
   {
     id: 'gql-ids',
     label: 'GraphQL pets(filter:{ids}) (10 ids)',
@@ -193,6 +197,7 @@ export interface RatioSpec {
 export const RATIOS: RatioSpec[] = [
   { label: 'REST / F, the stack floor (by ids)', numerator: 'rest-ids', denominator: 'floor', target: 0.8 },
   { label: 'GraphQL by ids / F', numerator: 'gql-ids', denominator: 'floor', target: null },
+  { label: 'REST / F (by ids), one client at a time', numerator: 'rest-ids-1', denominator: 'floor-1', target: null },
   { label: 'Koa + router / L0', numerator: 'koa', denominator: 'l0', target: null },
   { label: '+ gate / L0', numerator: 'gate', denominator: 'l0', target: null },
   { label: 'F / L0', numerator: 'floor', denominator: 'l0', target: null },
