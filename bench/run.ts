@@ -54,7 +54,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
-import { LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, startNodeArgs, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
+import { envOption, LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, startNodeArgs, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
 import { measureBesideHangingWebhook } from './hostile-webhooks.js';
@@ -89,12 +89,7 @@ const { values: args } = parseArgs({
   },
 });
 const ROUNDS = Number(args.rounds);
-const againstEnv = Object.fromEntries(
-  args['against-env']
-    .split(',')
-    .filter(Boolean)
-    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-);
+const againstEnv = envOption(args['against-env'].split(',').filter(Boolean));
 const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);

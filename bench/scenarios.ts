@@ -234,7 +234,7 @@ export function startNodeArgs(root: string): string[] {
   return match ? match[1]!.split(' ').filter(Boolean) : [];
 }
 
-/** `--env NAME=VALUE` options (repeatable) as an environment for the service: to weigh one layer by switching it off. */
+/** `NAME=VALUE` pairs (`--env`, repeatable; `--against-env`, comma-separated) as an environment for a service. */
 export function envOption(pairs: readonly string[]): Record<string, string> {
   return Object.fromEntries(
     pairs.map((pair) => {

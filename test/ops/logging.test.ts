@@ -105,9 +105,11 @@ describe('ops: request log lines on stdout, in batches', () => {
 
   it('when the service is stopped (SIGTERM) right after answering, then its start line came at once and every request line is in its output', async () => {
     // A delay longer than the test: only the exit can write the request lines. Other lines go out at once: the
-    // start line, which startService waits for (at most 10 s), is one.
+    // start line is one (batched, it would reach stdout 10 s after it was logged).
     const s = await startService({ LOG_FLUSH_MS: '10000' });
     services.push(s);
+    const started = await s.logLine('petstore listening');
+    assert.ok(Date.now() - Date.parse(started.time) < 5000, `the start line reached stdout ${Date.now() - Date.parse(started.time)} ms after it was logged`);
     for (let i = 0; i < 40; i++) {
       const res = await fetch(`${s.url}/v1/categories`, { headers: { 'x-api-key': s.key, 'x-request-id': `batched-exit-${i}` } });
       assert.equal(res.status, 200);

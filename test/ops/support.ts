@@ -165,7 +165,7 @@ export interface Service {
   stderr: () => string;
   /**
    * Resolves with the first JSON log line whose msg starts with `msg` (and that `where` accepts), waiting for it:
-   * lines go out in batches, up to LOG_FLUSH_MS after they were logged. Fails after 10 s or when the process exits.
+   * lines go out in batches, up to LOG_FLUSH_MS after they were logged. Fails after 30 s (a start on a loaded machine) or when the process exits.
    */
   logLine(msg: string, where?: (record: Record<string, any>) => boolean): Promise<Record<string, any>>;
   exited: Promise<number | null>;
@@ -209,7 +209,7 @@ export async function startService(env: Record<string, string>, options: Service
   child.stderr!.on('data', (d) => ((out += d), (stderr += d)));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const logLine = async (msg: string, where: (record: Record<string, any>) => boolean = () => true) => {
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 30_000;
     for (;;) {
       for (const line of out.split('\n')) {
         if (!line.startsWith('{')) continue;
@@ -217,7 +217,7 @@ export async function startService(env: Record<string, string>, options: Service
         if (typeof record.msg === 'string' && record.msg.startsWith(msg) && where(record)) return record;
       }
       if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}):\n${out}`);
-      if (Date.now() > deadline) throw new Error(`no log line "${msg}" in 10 s:\n${out.slice(-3000)}`);
+      if (Date.now() > deadline) throw new Error(`no log line "${msg}" in 30 s:\n${out.slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   };

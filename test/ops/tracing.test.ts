@@ -164,6 +164,7 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
     assert.match(String(insert.attributes['db.query.text']), /\?|\$\d/, 'the statement text keeps its placeholders');
 
     const logged = await s.logLine('request', (r) => r.msg === 'request' && r.requestId === requestId);
+    assert.ok(logged, 'the request was logged');
     assert.equal(logged.trace_id, server.traceId);
     assert.equal(logged.span_id, server.spanId);
   });
