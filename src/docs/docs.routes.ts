@@ -11,6 +11,7 @@ import { gzipSync } from 'node:zlib';
 import type { Context, Middleware, Next } from 'koa';
 import { projectPath } from '../project-path.js';
 import { HttpError } from '../http/errors.js';
+import { setHeader } from '../http/headers.js';
 
 export interface DocsOptions {
   /** Where the browser fetches the document from. */
@@ -87,12 +88,12 @@ export function pageWithAssets(path: string, what: string, page: Buffer, assets:
 export function serveAsset(ctx: Context, asset: Asset) {
   asset.body ??= readFileSync(asset.file);
   setSecurityHeaders(ctx);
-  ctx.set('Cache-Control', 'public, max-age=3600');
-  ctx.set('Vary', 'Accept-Encoding');
+  setHeader(ctx, 'Cache-Control', 'public, max-age=3600');
+  setHeader(ctx, 'Vary', 'Accept-Encoding');
   ctx.type = asset.type;
   if (!asset.type.startsWith('image/') && ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
     asset.gzipped ??= gzipSync(asset.body);
-    ctx.set('Content-Encoding', 'gzip');
+    setHeader(ctx, 'Content-Encoding', 'gzip');
     ctx.body = asset.gzipped;
   } else ctx.body = asset.body;
 }
@@ -100,7 +101,7 @@ export function serveAsset(ctx: Context, asset: Asset) {
 /** A page of ours: never cached, under the same policy as its assets. */
 export function servePage(ctx: Context, page: Buffer) {
   setSecurityHeaders(ctx);
-  ctx.set('Cache-Control', 'no-cache');
+  setHeader(ctx, 'Cache-Control', 'no-cache');
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = page;
 }
@@ -113,9 +114,9 @@ export function requireRead(ctx: Context, what: string) {
 }
 
 export function setSecurityHeaders(ctx: Context) {
-  ctx.set('Content-Security-Policy', DOCS_CONTENT_SECURITY_POLICY);
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Referrer-Policy', 'no-referrer');
+  setHeader(ctx, 'Content-Security-Policy', DOCS_CONTENT_SECURITY_POLICY);
+  setHeader(ctx, 'X-Content-Type-Options', 'nosniff');
+  setHeader(ctx, 'Referrer-Policy', 'no-referrer');
 }
 
 export function escapeHtml(text: string): string {

@@ -2,6 +2,7 @@ import type { Context, Middleware, Next } from 'koa';
 import type { Logger } from 'pino';
 import { facadeOf, type AppState, type Facade } from './context.js';
 import { toErrorBody, type ErrorBody } from './errors.js';
+import { setHeaders } from './headers.js';
 
 /** How a facade shapes an error body; REST's (and the meta routes') is the error body itself. */
 export type ErrorRenderers = Partial<Record<Facade, (body: ErrorBody) => unknown>>;
@@ -20,7 +21,7 @@ export function errorEnvelope({ logger, renderers = {} }: { logger: Logger; rend
       const { body, headers, expected } = toErrorBody(error, state.requestId);
       state.errorCode = body.code;
       if (!expected) logger.error({ err: error, requestId: state.requestId, route: state.route }, 'unexpected error');
-      ctx.set(headers);
+      setHeaders(ctx, headers);
       ctx.status = body.status;
       const render = renderers[state.facade ?? facadeOf(ctx.path)];
       ctx.body = render ? render(body) : body;

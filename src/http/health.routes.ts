@@ -1,4 +1,5 @@
 import type { Context, Middleware, Next } from 'koa';
+import { setHeader } from './headers.js';
 
 export interface HealthSources {
   /** Whether the database answers a trivial query (and, on SQLite after a full disk, could write again): `databaseReady`. */
@@ -35,7 +36,7 @@ export function healthRoutes(sources: HealthSources): Middleware {
     }
     if (ctx.path === '/metrics' && sources.metrics) {
       const { contentType, body } = await sources.metrics.render();
-      ctx.set('Cache-Control', 'no-store');
+      setHeader(ctx, 'Cache-Control', 'no-store');
       ctx.type = contentType;
       ctx.body = body;
       return;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
 import type { AppState } from './context.js';
+import { setHeader } from './headers.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -10,7 +11,7 @@ export function requestId(): Middleware {
     const state = ctx.state as AppState;
     const given = ctx.get('x-request-id');
     state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
-    ctx.set('X-Request-Id', state.requestId);
+    setHeader(ctx, 'X-Request-Id', state.requestId);
     return next();
   };
 }

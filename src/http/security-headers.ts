@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Middleware, Next } from 'koa';
 import helmet, { type HelmetOptions } from 'helmet';
 import { facadeOf } from './context.js';
+import { setHeaders } from './headers.js';
 
 /**
  * The headers helmet sets for `options`. They depend on no request, so they are computed once, by
@@ -41,7 +42,7 @@ export function securityHeaders(): Middleware {
   const landingPage = headersOf({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
   return (ctx: Context, next: Next) => {
     const facade = facadeOf(ctx.path);
-    ctx.set(facade === 'rest' ? api : facade === 'graphql' ? (ctx.path === '/graphql' && ctx.method === 'GET' ? landingPage : api) : page);
+    setHeaders(ctx, facade === 'rest' ? api : facade === 'graphql' ? (ctx.path === '/graphql' && ctx.method === 'GET' ? landingPage : api) : page);
     return next();
   };
 }

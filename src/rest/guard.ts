@@ -4,6 +4,7 @@ import type { AppState } from '../http/context.js';
 import { rateLimitHeaders, restCost, type RateLimitGate } from '../rate-limit/index.js';
 import type { CompiledOperation } from './openapi.js';
 import type { RestGuard } from './router.js';
+import { setHeaders } from '../http/headers.js';
 
 /**
  * Once for every /v1 request, routed or not: a keyed caller is charged the operation's cost (a 304
@@ -14,7 +15,7 @@ import type { RestGuard } from './router.js';
 export function restGuard(gate: Pick<RateLimitGate, 'charge' | 'anonymous'>): RestGuard {
   return async (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean }) => {
     const state = ctx.state as AppState;
-    ctx.set(await rateLimitHeaders(gate, state, ctx.ip, restCost(op), { consume: !answer?.notModified }));
+    setHeaders(ctx, await rateLimitHeaders(gate, state, ctx.ip, restCost(op), { consume: !answer?.notModified }));
     if (state.actor) return;
     const refusal = op ? keyRefusal(state.authFailure, !op.public) : undefined;
     if (refusal) throw refusal;

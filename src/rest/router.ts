@@ -8,6 +8,7 @@ import { readJsonBody } from '../http/body.js';
 import type { AppState } from '../http/context.js';
 import { compileOperations, toDetails, type CompiledOperation, type OpenApiDocument } from './openapi.js';
 import { answerTag, matches } from './conditional.js';
+import { setHeader, setHeaders } from '../http/headers.js';
 
 export interface RestInput {
   params: Record<string, any>;
@@ -54,8 +55,13 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
   const missing = ops.filter((op) => !handlers[op.operationId]).map((op) => op.operationId);
   if (missing.length) throw new Error(`No REST handler for: ${missing.join(', ')}`);
 
-  const router = new Router({ prefix: '/v1' });
+  // One router per first path segment (`pets`, `store`, …): a request is matched against its segment's few routes
+  // instead of every route of the API (@koa/router tests each route's pattern in turn, about 1.5 µs for all 48).
+  const routers = new Map<string, Router>();
   for (const op of ops) {
+    const segment = segmentOf(`/v1${op.path}`);
+    let router = routers.get(segment);
+    if (!router) routers.set(segment, (router = new Router({ prefix: '/v1' })));
     const koaPath = op.path.replace(/\{(\w+)\}/g, ':$1');
     const handler = handlers[op.operationId]!;
     const route = `${op.method.toUpperCase()} /v1${op.path}`;
@@ -63,7 +69,7 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
     router.register(koaPath, [op.method.toUpperCase()], async (ctx: Context) => {
       const state = ctx.state as AppState;
       state.route = route;
-      if (deprecation) ctx.set(deprecation((ctx as Context & { params: Record<string, string> }).params));
+      if (deprecation) setHeaders(ctx, deprecation((ctx as Context & { params: Record<string, string> }).params));
       const run = async () =>
         handler(await validateRequest(ctx, op), {
           domain: state.domain,
@@ -94,14 +100,15 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
     });
   }
 
-  const templates = ops.map((op) => ({ method: op.method.toUpperCase(), pattern: new RegExp(`^/v1${op.path.replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
-  const routes = router.routes();
+  // Without regard to case, as the routes match: a path routed for GET answers 405, not 404, to DELETE.
+  const templates = ops.map((op) => ({ method: op.method.toUpperCase(), pattern: new RegExp(`^/v1${op.path.replace(/\{\w+\}/g, '[^/]+')}/?$`, 'i') }));
+  const routesBySegment = new Map([...routers].map(([segment, router]) => [segment, router.routes()]));
 
   // Mounted on /v1 by the request walk: every request here is REST's.
   return async (ctx: Context) => {
     (ctx.state as AppState).facade = 'rest';
-    await routes(ctx as Parameters<typeof routes>[0], async () => {
-      // Not routed: 405 when the path exists with other methods, else 404.
+    // Not routed: 405 when the path exists with other methods, else 404.
+    const notRouted = async () => {
       await guard(ctx, null);
       const allowed = templates.filter((t) => t.pattern.test(ctx.path)).map((t) => t.method);
       if (allowed.length) {
@@ -109,8 +116,19 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
         throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; use ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
       }
       throw notFound(ctx, 'See /v1/openapi.json for the operations.');
-    });
+    };
+    const routes = routesBySegment.get(segmentOf(ctx.path));
+    await (routes ? routes(ctx as Parameters<typeof routes>[0], notRouted) : notRouted());
   };
+}
+
+/**
+ * The first segment of a path under /v1 (`/v1/pets/7` → `pets`), in lower case: @koa/router matches paths
+ * without regard to case, so `/v1/PETS` is routed as `/v1/pets` is.
+ */
+function segmentOf(path: string): string {
+  const end = path.indexOf('/', 4);
+  return (end === -1 ? path.slice(4) : path.slice(4, end)).toLowerCase();
 }
 
 async function validateRequest(ctx: Context, op: CompiledOperation): Promise<RestInput> {
@@ -197,7 +215,7 @@ function tagged(ctx: Context, result: RestResult): { text: string; etag: string 
  * when `If-None-Match` names it.
  */
 function send(ctx: Context, result: RestResult, ifNoneMatch: string, answer = tagged(ctx, result)): void {
-  if (result.headers) ctx.set(result.headers);
+  if (result.headers) setHeaders(ctx, result.headers);
   ctx.status = result.status ?? 200;
   if (result.body === undefined) return;
   if (!answer) {
@@ -205,8 +223,11 @@ function send(ctx: Context, result: RestResult, ifNoneMatch: string, answer = ta
     return;
   }
   // Each answer depends on the caller's key: no shared cache may keep it, a client's own revalidates.
-  if (result.headers?.['Cache-Control'] === undefined) ctx.set({ ETag: answer.etag, 'Cache-Control': 'private, no-cache' });
-  else ctx.set('ETag', answer.etag);
+  if (result.headers?.['Cache-Control'] === undefined) {
+    setHeader(ctx, 'ETag', answer.etag);
+    setHeader(ctx, 'Cache-Control', 'private, no-cache');
+  }
+  else setHeader(ctx, 'ETag', answer.etag);
   if (ctx.status === 200 && ifNoneMatch && matches(ifNoneMatch, answer.etag)) {
     ctx.status = 304;
     return;

@@ -333,6 +333,16 @@ describe('REST bad inputs: documented code, nothing changed', () => {
     assert.deepEqual(res.headers.get('allow')?.split(/,\s*/).sort(), ['GET', 'HEAD', 'POST']);
   });
 
+  it('when a documented path is written in other letter case or with a trailing slash, then it is routed as the documented one', async () => {
+    // The router is split by first segment (src/rest/router.ts); @koa/router matches without regard to case.
+    for (const path of [`/v1/PETS?ids=${petId}`, `/v1/Pets/?ids=${petId}`, `/v1/STORE/inventory/${petId}`, `/v1/store/Inventory/${petId}/`]) {
+      const res = await t.admin.get(path, { skipContract: true });
+      assert.equal(res.status, 200, path);
+    }
+    const res = await t.admin.delete('/v1/PETS', { skipContract: true });
+    assertError(res, 405, 'METHOD_NOT_ALLOWED');
+  });
+
   it('when the client sends an X-Request-Id, then an error echoes it; a malformed one is replaced', async () => {
     const res = await t.admin.get('/v1/pets/abc', { headers: { 'x-request-id': 'client-trace-42' } });
     assertError(res, 400, 'VALIDATION_FAILED');

@@ -16,6 +16,7 @@ import { freshLoadersPerMutationField } from './loaders.plugin.js';
 import { operationExecutor } from './jit.executor.js';
 import { landingPage } from './landing-page.js';
 import { buildGraphQLSchema } from '../schema/schema.builder.js';
+import { setHeader, setHeaders } from '../../http/headers.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -56,7 +57,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
   const refuse = (ctx: Context, state: AppState, refused: readonly unknown[]) => {
     const { errors, headers, status } = formatErrors(refused, state.requestId, logger);
     state.errorCode = errors[0]?.extensions?.code as string | undefined;
-    ctx.set(headers);
+    setHeaders(ctx, headers);
     ctx.status = status;
     ctx.type = answerType(ctx);
     ctx.body = `${JSON.stringify({ errors })}\n`;
@@ -68,7 +69,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
       throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
     }
     if (prefersHtml(ctx)) {
-      ctx.set('Content-Type', 'text/html');
+      setHeader(ctx, 'Content-Type', 'text/html');
       ctx.body = await page();
       return;
     }
@@ -77,11 +78,11 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     const prepared = await preparation.prepare(request, caller, ctx.method === 'GET' ? 'http-get' : 'http');
     if (prepared.operationName) context.observed.operationName = prepared.operationName;
     if (prepared.label) context.observed.operation = prepared.label;
-    if (prepared.headers) ctx.set(prepared.headers);
+    if (prepared.headers) setHeaders(ctx, prepared.headers);
     if (isRefusal(prepared)) return refuse(ctx, state, prepared.refused);
     const result = await executor.run(prepared, context);
     const formatted = result.errors?.length ? formatErrors(result.errors, state.requestId, logger) : undefined;
-    if (formatted) ctx.set(formatted.headers);
+    if (formatted) setHeaders(ctx, formatted.headers);
     ctx.status = 200;
     ctx.type = answerType(ctx);
     // An executed operation answers 200 with its data, its errors and its cost.
@@ -94,18 +95,18 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     state.facade = 'graphql';
     state.route = ctx.path === GRAPHQL_PATH ? `${ctx.method} ${GRAPHQL_PATH}` : undefined;
     // Results depend on the key: never stored by a cache.
-    ctx.set('Cache-Control', 'no-store');
+    setHeader(ctx, 'Cache-Control', 'no-store');
     const context = new RequestContext(state, ctx.ip);
     try {
       await answer(ctx, state, context);
       // Every answer under /graphql carries the rate-limit headers (the preparation's charge, or a free read).
-      if (!ctx.response.get('X-RateLimit-Limit')) ctx.set(await freeHeaders(state, ctx.ip));
+      if (!ctx.response.get('X-RateLimit-Limit')) setHeaders(ctx, await freeHeaders(state, ctx.ip));
     } catch (error) {
       // A refusal thrown anywhere in the lane (another path or method, a request refused as it is read: 400, 413,
       // 415; a store that cannot answer) answers like the preparation's refusals, in the negotiated media type; an
       // unexpected error goes to the error envelope (logged, INTERNAL, in the GraphQL shape: `toGraphQLErrorBody`).
       // Either way the rate-limit headers come first (a store that cannot answer gives its own headers instead).
-      if (!ctx.response.get('X-RateLimit-Limit')) ctx.set(await freeHeaders(state, ctx.ip).catch((e: unknown) => describeError(e)?.headers ?? {}));
+      if (!ctx.response.get('X-RateLimit-Limit')) setHeaders(ctx, await freeHeaders(state, ctx.ip).catch((e: unknown) => describeError(e)?.headers ?? {}));
       if (!describeError(error)) throw error;
       refuse(ctx, state, [error]);
     } finally {
