@@ -11,15 +11,14 @@
  * `--duration` seconds. Servers: `floor` (F, bench/ladder-server.ts) and `rest-ids` (the service). Like every CPU
  * figure on a shared host, it moves with the neighbours: start from a quiet machine and compare within one run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, copyFileSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
-import { envOption, REST_IDS_PATH, startNodeArgs } from './scenarios.js';
+import { envOption, REST_IDS_PATH } from './scenarios.js';
+import { benchServer } from './start-server.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -46,25 +45,6 @@ function threadsCpu(pid: number): Map<string, { user: number; system: number }> 
   return out;
 }
 
-async function start(name: string, script: string, env: Record<string, string>, work: string): Promise<{ child: ChildProcess; url: string }> {
-  const logFile = join(work, `${name}.log`);
-  const fd = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...startNodeArgs(projectPath('.')), projectPath(script)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const out = readFileSync(logFile, 'utf8');
-    const api = /Petstore API on (http:\/\/[^\s]+)\/v1/.exec(out);
-    const port = /listening (\d+)/.exec(out);
-    if (api || port) return { child, url: api ? api[1]! : `http://127.0.0.1:${port![1]}` };
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill();
-      throw new Error(`${name} did not start:\n${out.slice(-3000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 const work = mkdtempSync(join(tmpdir(), 'petstore-threads-'));
 try {
   const db = await seedBenchDatabase(join(work, 'seed.db'));
@@ -74,10 +54,7 @@ try {
   for (const name of args.only.split(',')) {
     const file = join(work, `${name}.db`);
     copyFileSync(db.file, file);
-    const server =
-      name === 'floor'
-        ? await start(name, 'dist/bench/ladder-server.js', { RUNG: 'floor', DATABASE: file, KEY: db.enterpriseKey }, work)
-        : await start(name, 'dist/src/main.js', { NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${file}`, BAN_THRESHOLD: '1000000', ...serviceEnv }, work);
+    const server = await benchServer(name, file, db.enterpriseKey, work, serviceEnv);
     try {
       await load(server.url, Number(args.warmup));
       const before = threadsCpu(server.child.pid!);

@@ -1,0 +1,90 @@
+/**
+ * Bytes allocated per request, by function: what each request leaves for the garbage collector. Where a CPU
+ * profile shows where time goes, this shows the allocations that cost GC time and cache misses later, in code the
+ * profile charges nothing to.
+ *
+ *   npm run build && node dist/bench/allocations.js [--only floor,rest-ids] [--warmup 3] [--duration 5] [--connections 8] [--top 25] [--env NAME=VALUE …]
+ *
+ * Seeds the bench database, starts each server as the bench does (bench/start-server.ts) with
+ * bench/allocation-sampler.ts loaded, loads it with the 10-id REST read for `--warmup` seconds, then samples V8's
+ * allocations (one sample per 4 KB on average, collected objects included) for `--duration` seconds of the same
+ * load, and prints the bytes per request in all and of the `--top` functions that allocated most themselves.
+ * Allocation counts do not move with the neighbours as CPU time does.
+ */
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { projectPath } from '../src/project-path.js';
+import { seedBenchDatabase } from './seed.js';
+import { envOption, REST_IDS_PATH } from './scenarios.js';
+import { benchServer } from './start-server.js';
+
+const { values: args } = parseArgs({
+  options: {
+    only: { type: 'string', default: 'floor,rest-ids' },
+    warmup: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '8' },
+    top: { type: 'string', default: '25' },
+    env: { type: 'string', multiple: true, default: [] },
+  },
+});
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+interface ProfileNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: ProfileNode[];
+}
+
+/** Self bytes by function (`name file:line`, paths shortened to the package or the project file). */
+function bytesByFunction(head: ProfileNode): Map<string, number> {
+  const out = new Map<string, number>();
+  const root = `${projectPath('.')}/`;
+  const walk = (node: ProfileNode) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const file = url.replace(/^file:\/\//, '').replace(`${root}node_modules/`, '').replace(root, '');
+    const name = `${functionName || '(anonymous)'}${file ? ` ${file}:${lineNumber + 1}` : ''}`;
+    out.set(name, (out.get(name) ?? 0) + node.selfSize);
+    node.children.forEach(walk);
+  };
+  walk(head);
+  return out;
+}
+
+const sampler = projectPath('dist/bench/allocation-sampler.js');
+const work = mkdtempSync(join(tmpdir(), 'petstore-allocations-'));
+try {
+  const db = await seedBenchDatabase(join(work, 'seed.db'));
+  const load = (url: string, seconds: number) =>
+    autocannon({ url: url + REST_IDS_PATH, connections: Number(args.connections), duration: seconds, headers: { 'X-API-Key': db.enterpriseKey } });
+  log(`Bytes allocated per request (${args.duration} s sampled after ${args.warmup} s of warm-up, ${args.connections} connections, node ${process.version})`);
+  for (const name of args.only.split(',')) {
+    const file = join(work, `${name}.db`);
+    copyFileSync(db.file, file);
+    const profileFile = join(work, `${name}.heapprofile`);
+    const env = { ...envOption(args.env), ALLOCATION_PROFILE: profileFile };
+    const server = await benchServer(name, file, db.enterpriseKey, work, env, ['--import', sampler]);
+    try {
+      await load(server.url, Number(args.warmup));
+      server.child.kill('SIGUSR2');
+      const result = await load(server.url, Number(args.duration));
+      server.child.kill('SIGUSR2');
+      const deadline = Date.now() + 10_000;
+      while (!existsSync(profileFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const ok = (result as unknown as Record<string, number>)['2xx'] ?? 0;
+      if (ok !== result.requests.total) throw new Error(`${name}: ${result.requests.total - ok} of ${result.requests.total} answers were not 2xx`);
+      const bytes = bytesByFunction((JSON.parse(readFileSync(profileFile, 'utf8')) as { head: ProfileNode }).head);
+      const perRequest = (b: number) => Math.round(b / ok);
+      const total = [...bytes.values()].reduce((a, b) => a + b, 0);
+      log(`  ${name}: ${ok} requests, ${perRequest(total)} bytes per request`);
+      for (const [fn, b] of [...bytes].sort((x, y) => y[1] - x[1]).slice(0, Number(args.top))) log(`    ${String(perRequest(b)).padStart(7)}  ${fn}`);
+    } finally {
+      server.child.kill('SIGTERM');
+    }
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
