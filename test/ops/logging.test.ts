@@ -1,5 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { startApp, createAccount, type TestApp } from '../helpers/app.js';
 import { LogCapture, startService, type Service } from './support.js';
 
@@ -117,5 +118,21 @@ describe('ops: request log lines on stdout, in batches', () => {
     s.child.kill('SIGTERM');
     assert.equal(await s.exited, 0, s.output());
     for (let i = 0; i < 40; i++) assert.equal(linesOf(s, `batched-exit-${i}`).length, 1, `no line for request ${i}`);
+  });
+
+  it('when the process ends (process.exit, or an uncaught error) with request lines still waiting in their batch, then they are written', () => {
+    // The app's own logger in a process of its own: nothing but request lines is logged, so only the exit writes them.
+    const logger = new URL('../../src/observability/logger.js', import.meta.url).href;
+    for (const end of ['process.exit(0)', 'setImmediate(() => { throw new Error("crash") })']) {
+      const script = [
+        `const { createLogger, REQUEST_LINE } = await import(${JSON.stringify(logger)});`,
+        `const log = createLogger({ logLevel: 'info', env: 'production', logFlushMs: 10000 });`,
+        `for (let n = 0; n < 3; n++) log.info({ n }, REQUEST_LINE);`,
+        end,
+      ].join('\n');
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+      const lines = run.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; n: number });
+      assert.deepEqual(lines.filter((l) => l.msg === 'request').map((l) => l.n), [0, 1, 2], `${end}: ${run.stdout}${run.stderr}`);
+    }
   });
 });
