@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
+import { announcedUrl } from './start-server.js';
 import { envOption, REST_IDS_PATH } from './scenarios.js';
 
 const { values: args } = parseArgs({
@@ -65,18 +66,7 @@ async function start(name: string, script: string, env: Record<string, string>, 
     { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] },
   );
   closeSync(fd);
-  const deadline = Date.now() + 600_000;
-  for (;;) {
-    const out = readFileSync(logFile, 'utf8');
-    const api = /Petstore API on (http:\/\/[^\s]+)\/v1/.exec(out);
-    const port = /listening (\d+)/.exec(out);
-    if (api || port) return { child, url: api ? api[1]! : `http://127.0.0.1:${port![1]}`, outFile, host: env.HOST ?? '' };
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill();
-      throw new Error(`${name} did not start:\n${out.slice(-3000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  return { child, url: await announcedUrl(name, child, logFile, 600_000), outFile, host: env.HOST ?? '' };
 }
 
 /** Sends `amount` requests; returns how many were answered 2xx (a slow server under valgrind may lose a few to timeouts). */

@@ -54,6 +54,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
+import { announcedUrl } from './start-server.js';
 import { envOption, LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, startNodeArgs, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
@@ -156,20 +157,7 @@ async function start(name: ServiceName, script: string, env: Record<string, stri
   });
   closeSync(fd);
   started.add(child);
-  let exited: number | null | undefined;
-  child.once('exit', (code) => (exited = code));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const out = readFileSync(logFile, 'utf8');
-    const api = /Petstore API on (http:\/\/[^\s]+)\/v1/.exec(out);
-    const l0 = /listening (\d+)/.exec(out);
-    if (api || l0) return { name, child, url: api ? api[1]! : `http://127.0.0.1:${l0![1]}` };
-    if (exited !== undefined || Date.now() > deadline) {
-      child.kill();
-      throw new Error(`${name} ${exited !== undefined ? `exited (${exited})` : 'did not listen within 60 s'}:\n${out.slice(-4000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return { name, child, url: await announcedUrl(name, child, logFile, 60_000) };
 }
 
 /** An OTLP/HTTP receiver for the traced service: reads every export and answers 200, keeping nothing. */

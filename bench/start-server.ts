@@ -1,6 +1,7 @@
 /**
  * Starts a server of the bench tools as `npm run bench` starts it: its start command's node flags (plus `nodeArgs`),
- * output to a log file in `work`, resolved with its URL once it prints it. Used by threads.ts and allocations.ts.
+ * output to a log file in `work`, resolved with its URL once it prints it. Used by threads.ts and allocations.ts;
+ * run.ts and instructions.ts start theirs their own way (another node, valgrind) and wait with `announcedUrl`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
@@ -13,15 +14,21 @@ export async function startServer(name: string, script: string, env: Record<stri
   const fd = openSync(logFile, 'w');
   const child = spawn(process.execPath, [...startNodeArgs(projectPath('.')), ...nodeArgs, projectPath(script)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
-  const deadline = Date.now() + 60_000;
+  return { child, url: await announcedUrl(name, child, logFile, 60_000) };
+}
+
+/** The URL a starting server prints to `logFile` (the service's "Petstore API on …", the ladder's "listening PORT"). */
+export async function announcedUrl(name: string, child: ChildProcess, logFile: string, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const out = readFileSync(logFile, 'utf8');
     const api = /Petstore API on (http:\/\/[^\s]+)\/v1/.exec(out);
     const port = /listening (\d+)/.exec(out);
-    if (api || port) return { child, url: api ? api[1]! : `http://127.0.0.1:${port![1]}` };
-    if (child.exitCode !== null || Date.now() > deadline) {
+    if (api || port) return api ? api[1]! : `http://127.0.0.1:${port![1]}`;
+    const exited = child.exitCode ?? child.signalCode;
+    if (exited !== null || Date.now() > deadline) {
       child.kill();
-      throw new Error(`${name} did not start:\n${out.slice(-3000)}`);
+      throw new Error(`${name} ${exited !== null ? `exited (${exited})` : `did not listen within ${timeoutMs / 1000} s`}:\n${out.slice(-4000)}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
