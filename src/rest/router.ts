@@ -100,19 +100,17 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
     });
   }
 
-  // Without regard to case, as the routes match: a path routed for GET answers 405, not 404, to DELETE.
-  const templates = ops.map((op) => ({ method: op.method.toUpperCase(), pattern: new RegExp(`^/v1${op.path.replace(/\{\w+\}/g, '[^/]+')}/?$`, 'i') }));
   const routesBySegment = new Map([...routers].map(([segment, router]) => [segment, router.routes()]));
 
   // Mounted on /v1 by the request walk: every request here is REST's.
   return async (ctx: Context) => {
     (ctx.state as AppState).facade = 'rest';
-    // Not routed: 405 when the path exists with other methods, else 404.
+    // Not routed: 405 when the path exists with other methods, else 404. The router leaves the routes whose path
+    // matched on `ctx.matched` (what its own `allowedMethods()` reads), so a 405 matches paths exactly as routing does.
     const notRouted = async () => {
       await guard(ctx, null);
-      const allowed = templates.filter((t) => t.pattern.test(ctx.path)).map((t) => t.method);
+      const allowed = allowedMethods((ctx as Context & { matched?: Array<{ methods: string[] }> }).matched);
       if (allowed.length) {
-        if (allowed.includes('GET')) allowed.push('HEAD');
         throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; use ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
       }
       throw notFound(ctx, 'See /v1/openapi.json for the operations.');
@@ -120,6 +118,14 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
     const routes = routesBySegment.get(segmentOf(ctx.path));
     await (routes ? routes(ctx as Parameters<typeof routes>[0], notRouted) : notRouted());
   };
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** The methods of routes whose path matched (@koa/router gives a GET route HEAD too), in a fixed order. */
+function allowedMethods(matched: Array<{ methods: string[] }> = []): string[] {
+  const methods = new Set(matched.flatMap((layer) => layer.methods));
+  return METHODS.filter((method) => methods.has(method));
 }
 
 /**
@@ -223,11 +229,8 @@ function send(ctx: Context, result: RestResult, ifNoneMatch: string, answer = ta
     return;
   }
   // Each answer depends on the caller's key: no shared cache may keep it, a client's own revalidates.
-  if (result.headers?.['Cache-Control'] === undefined) {
-    setHeader(ctx, 'ETag', answer.etag);
-    setHeader(ctx, 'Cache-Control', 'private, no-cache');
-  }
-  else setHeader(ctx, 'ETag', answer.etag);
+  setHeader(ctx, 'ETag', answer.etag);
+  if (result.headers?.['Cache-Control'] === undefined) setHeader(ctx, 'Cache-Control', 'private, no-cache');
   if (ctx.status === 200 && ifNoneMatch && matches(ifNoneMatch, answer.etag)) {
     ctx.status = 304;
     return;

@@ -123,7 +123,10 @@ describe('ops: request log lines on stdout, in batches', () => {
   it('when the process ends (process.exit, or an uncaught error) with request lines still waiting in their batch, then they are written', () => {
     // The app's own logger in a process of its own: nothing but request lines is logged, so only the exit writes them.
     const logger = new URL('../../src/observability/logger.js', import.meta.url).href;
-    for (const end of ['process.exit(0)', 'setImmediate(() => { throw new Error("crash") })']) {
+    for (const [end, status] of [
+      ['process.exit(0)', 0],
+      ['setImmediate(() => { throw new Error("crash") })', 1],
+    ] as const) {
       const script = [
         `const { createLogger, REQUEST_LINE } = await import(${JSON.stringify(logger)});`,
         `const log = createLogger({ logLevel: 'info', env: 'production', logFlushMs: 10000 });`,
@@ -132,6 +135,8 @@ describe('ops: request log lines on stdout, in batches', () => {
       ].join('\n');
       const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
       const lines = run.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; n: number });
+      assert.equal(run.status, status, `${end} did not end the process as it should: ${run.stderr}`);
+      if (status === 1) assert.match(run.stderr, /crash/);
       assert.deepEqual(lines.filter((l) => l.msg === 'request').map((l) => l.n), [0, 1, 2], `${end}: ${run.stdout}${run.stderr}`);
     }
   });

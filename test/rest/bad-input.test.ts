@@ -335,12 +335,25 @@ describe('REST bad inputs: documented code, nothing changed', () => {
 
   it('when a documented path is written in other letter case or with a trailing slash, then it is routed as the documented one', async () => {
     // The router is split by first segment (src/rest/router.ts); @koa/router matches without regard to case.
-    for (const path of [`/v1/PETS?ids=${petId}`, `/v1/Pets/?ids=${petId}`, `/v1/STORE/inventory/${petId}`, `/v1/store/Inventory/${petId}/`]) {
+    const pets = await t.admin.get(`/v1/pets?ids=${petId}`);
+    const stock = await t.admin.get(`/v1/store/inventory/${petId}`);
+    for (const [path, documented] of [
+      [`/v1/PETS?ids=${petId}`, pets],
+      [`/v1/Pets/?ids=${petId}`, pets],
+      [`/v1/STORE/inventory/${petId}`, stock],
+      [`/v1/store/Inventory/${petId}/`, stock],
+    ] as const) {
       const res = await t.admin.get(path, { skipContract: true });
       assert.equal(res.status, 200, path);
+      assert.deepEqual(res.body, documented.body, path);
     }
+    // A 405 is decided by the same matching as routing: any case, the documented methods in Allow.
     const res = await t.admin.delete('/v1/PETS', { skipContract: true });
     assertError(res, 405, 'METHOD_NOT_ALLOWED');
+    assert.equal(res.headers.get('allow'), 'GET, HEAD, POST');
+    // A `.` in a documented path is a dot, not "any character".
+    assertError(await t.admin.post('/v1/openapiXjson', {}, { skipContract: true }), 404, 'NOT_FOUND');
+    assertError(await t.admin.post('/v1/openapi.json', {}, { skipContract: true }), 405, 'METHOD_NOT_ALLOWED');
   });
 
   it('when the client sends an X-Request-Id, then an error echoes it; a malformed one is replaced', async () => {
