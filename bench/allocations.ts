@@ -13,7 +13,8 @@
  */
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
@@ -28,6 +29,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '8' },
     top: { type: 'string', default: '25' },
+    /** NAME=VALUE for the service's environment (repeatable), e.g. `--env LOG_LEVEL=warn`; F gets none. */
     env: { type: 'string', multiple: true, default: [] },
   },
 });
@@ -42,10 +44,12 @@ interface ProfileNode {
 /** Self bytes by function (`name file:line`, paths shortened to the package or the project file). */
 function bytesByFunction(head: ProfileNode): Map<string, number> {
   const out = new Map<string, number>();
-  const root = `${projectPath('.')}/`;
+  const root = projectPath('.');
   const walk = (node: ProfileNode) => {
     const { functionName, url, lineNumber } = node.callFrame;
-    const file = url.replace(/^file:\/\//, '').replace(`${root}node_modules/`, '').replace(root, '');
+    const path = url.startsWith('file:') ? fileURLToPath(url) : url;
+    const inProject = path.startsWith(`${root}/`) ? relative(root, path) : path;
+    const file = inProject.startsWith('node_modules/') ? inProject.slice('node_modules/'.length) : inProject;
     const name = `${functionName || '(anonymous)'}${file ? ` ${file}:${lineNumber + 1}` : ''}`;
     out.set(name, (out.get(name) ?? 0) + node.selfSize);
     node.children.forEach(walk);
@@ -65,15 +69,26 @@ try {
     const file = join(work, `${name}.db`);
     copyFileSync(db.file, file);
     const profileFile = join(work, `${name}.heapprofile`);
-    const env = { ...envOption(args.env), ALLOCATION_PROFILE: profileFile };
-    const server = await benchServer(name, file, db.enterpriseKey, work, env, ['--import', sampler]);
+    const server = await benchServer(name, file, db.enterpriseKey, work, {
+      serviceEnv: envOption(args.env),
+      env: { ALLOCATION_PROFILE: profileFile },
+      nodeArgs: ['--import', sampler],
+    });
+    const logged = (line: string) => readFileSync(join(work, `${name}.log`), 'utf8').includes(line);
+    const waitFor = async (what: string, done: () => boolean) => {
+      const deadline = Date.now() + 10_000;
+      while (!done()) {
+        if (Date.now() > deadline) throw new Error(`${name}: ${what} within 10 s (bench/allocation-sampler.ts; its log: ${join(work, `${name}.log`)})`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
     try {
       await load(server.url, Number(args.warmup));
       server.child.kill('SIGUSR2');
+      await waitFor('allocation sampling did not start', () => logged('allocation sampling started'));
       const result = await load(server.url, Number(args.duration));
       server.child.kill('SIGUSR2');
-      const deadline = Date.now() + 10_000;
-      while (!existsSync(profileFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await waitFor('no allocation profile was written', () => existsSync(profileFile));
       const ok = (result as unknown as Record<string, number>)['2xx'] ?? 0;
       if (ok !== result.requests.total) throw new Error(`${name}: ${result.requests.total - ok} of ${result.requests.total} answers were not 2xx`);
       const bytes = bytesByFunction((JSON.parse(readFileSync(profileFile, 'utf8')) as { head: ProfileNode }).head);

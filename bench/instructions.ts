@@ -25,7 +25,7 @@ import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
 import { announcedUrl } from './start-server.js';
-import { envOption, REST_IDS_PATH } from './scenarios.js';
+import { envOption, REST_IDS_PATH, startNodeArgs } from './scenarios.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -172,10 +172,10 @@ async function main() {
       if (id === 'floor') {
         server = await start(id, projectPath('dist/bench/ladder-server.js'), { RUNG: 'floor', BODY_FILE: bodyFile, KEY: db.enterpriseKey, DATABASE: copy(id) }, work);
       } else if (id === 'rest-ids') {
-        server = await start(id, projectPath('dist/src/main.js'), serviceEnv(id), work, ['--max-semi-space-size=8']);
+        server = await start(id, projectPath('dist/src/main.js'), serviceEnv(id), work, startNodeArgs(projectPath('.')));
       } else if ((id === 'rest-ids@against' && args.against) || id.startsWith('/')) {
         const root = resolve(id.startsWith('/') ? id : args.against!);
-        server = await start(id.replace(/\W+/g, '_'), join(root, 'dist/src/main.js'), serviceEnv(id.replace(/\W+/g, '_')), work, ['--max-semi-space-size=8']);
+        server = await start(id.replace(/\W+/g, '_'), join(root, 'dist/src/main.js'), serviceEnv(id.replace(/\W+/g, '_')), work, startNodeArgs(root));
       } else throw new Error(`unknown server ${id}`);
       children.push(server.child);
       const figures = await measure(id, server, db.enterpriseKey);

@@ -36,10 +36,17 @@ export async function announcedUrl(name: string, child: ChildProcess, logFile: s
 
 /**
  * The two servers the tools compare, on a copy of the bench database: `floor` (F, bench/ladder-server.ts) or the
- * service (any other name). `env` is added to either's environment (F ignores what it does not read).
+ * service (any other name). `serviceEnv` is added to the service's environment only (a layer switched off, say);
+ * `env` to either's (what a tool itself needs in both).
  */
-export function benchServer(name: string, file: string, key: string, work: string, env: Record<string, string>, nodeArgs: string[] = []) {
+export function benchServer(
+  name: string,
+  file: string,
+  key: string,
+  work: string,
+  { serviceEnv = {}, env = {}, nodeArgs = [] }: { serviceEnv?: Record<string, string>; env?: Record<string, string>; nodeArgs?: string[] } = {},
+) {
   return name === 'floor'
-    ? startServer(name, 'dist/bench/ladder-server.js', { RUNG: 'floor', DATABASE: file, KEY: key, ...env }, work, nodeArgs)
-    : startServer(name, 'dist/src/main.js', { NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${file}`, BAN_THRESHOLD: '1000000', ...env }, work, nodeArgs);
+    ? startServer(name, 'dist/bench/ladder-server.js', { ...env, RUNG: 'floor', DATABASE: file, KEY: key }, work, nodeArgs)
+    : startServer(name, 'dist/src/main.js', { NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${file}`, BAN_THRESHOLD: '1000000', ...serviceEnv, ...env }, work, nodeArgs);
 }
