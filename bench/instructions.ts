@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
-import { announcedUrl } from './start-server.js';
+import { announcedUrl, benchServiceEnv } from './start-server.js';
 import { envOption, REST_IDS_PATH, startNodeArgs } from './scenarios.js';
 
 const { values: args } = parseArgs({
@@ -153,7 +153,7 @@ async function main() {
       copyFileSync(db.file, file);
       return file;
     };
-    const serviceEnv = (name: string) => ({ NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${copy(name)}`, BAN_THRESHOLD: '1000000', ...serviceEnvExtra });
+    const serviceEnv = (name: string) => ({ ...benchServiceEnv(copy(name)), ...serviceEnvExtra });
     const ids = args.only.split(',');
     // F answers the service's bytes: taken from a by-ids answer of the service itself, as bench/run.ts does.
     const bodyFile = join(work, 'body.json');

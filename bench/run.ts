@@ -54,7 +54,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
-import { announcedUrl } from './start-server.js';
+import { announcedUrl, benchServiceEnv } from './start-server.js';
 import { envOption, LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, startNodeArgs, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
@@ -235,12 +235,8 @@ async function main() {
     };
 
     const serviceEnv = (name: string): Record<string, string> => ({
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATABASE_URL: `sqlite:${copy(name)}`,
       // The 429 scenario measures the RATE_LIMITED refusal, not the cheaper ban that follows 10 of them.
-      BAN_THRESHOLD: '1000000',
+      ...benchServiceEnv(copy(name)),
       // The --events receiver listens on 127.0.0.1; the poll settings, if given, are the operator's.
       ...(args.events ? { WEBHOOK_ALLOW_PRIVATE: 'true' } : {}),
       ...Object.fromEntries(['WEBHOOK_POLL_MS', 'SUBSCRIPTION_POLL_MS'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),

@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectPath } from '../src/project-path.js';
-import { startNodeArgs } from './scenarios.js';
+import autocannon from 'autocannon';
+import { REST_IDS_PATH, startNodeArgs } from './scenarios.js';
 
 export async function startServer(name: string, script: string, env: Record<string, string>, work: string, nodeArgs: string[] = []): Promise<{ child: ChildProcess; url: string }> {
   const logFile = join(work, `${name}.log`);
@@ -48,5 +49,21 @@ export function benchServer(
 ) {
   return name === 'floor'
     ? startServer(name, 'dist/bench/ladder-server.js', { ...env, RUNG: 'floor', DATABASE: file, KEY: key }, work, nodeArgs)
-    : startServer(name, 'dist/src/main.js', { NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${file}`, BAN_THRESHOLD: '1000000', ...serviceEnv, ...env }, work, nodeArgs);
+    : startServer(name, 'dist/src/main.js', { ...benchServiceEnv(file), ...serviceEnv, ...env }, work, nodeArgs);
+}
+
+/**
+ * The service's environment in every bench tool: production mode, a port of its own, the database file given, and
+ * bans out of the way (a refused request is measured as RATE_LIMITED, not as the cheaper ban that follows).
+ */
+export function benchServiceEnv(databaseFile: string): Record<string, string> {
+  return { NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${databaseFile}`, BAN_THRESHOLD: '1000000' };
+}
+
+/** `seconds` of the 10-id REST read at `connections` clients; the number of answers, every one of them a 2xx or it throws. */
+export async function loadRestIds(name: string, url: string, key: string, connections: number, seconds: number): Promise<number> {
+  const result = await autocannon({ url: url + REST_IDS_PATH, connections, duration: seconds, headers: { 'X-API-Key': key } });
+  const ok = (result as unknown as Record<string, number>)['2xx'] ?? 0;
+  if (ok !== result.requests.total) throw new Error(`${name}: ${result.requests.total - ok} of ${result.requests.total} answers were not 2xx`);
+  return ok;
 }
