@@ -42,18 +42,49 @@ export function loggerOptions(config: Pick<Config, 'logLevel'>): LoggerOptions {
 }
 
 /**
- * pino's `isoTime` (`,"time":"2026-…Z"`), formatted once per millisecond: a busy service logs several
- * lines per millisecond, and `toISOString` is a tenth of a request line's cost.
+ * pino's `isoTime` (`,"time":"2026-…Z"`), formatted once per second and completed with the milliseconds: a busy
+ * service logs several lines per millisecond, and `toISOString` was a tenth of a request line's cost.
  */
 let lastMs = 0;
 let lastTime = '';
+let lastSecond = -1;
+let secondPrefix = '';
 function isoTime(): string {
   const now = Date.now();
   if (now !== lastMs) {
     lastMs = now;
-    lastTime = `,"time":"${new Date(now).toISOString()}"`;
+    const second = Math.floor(now / 1000);
+    if (second !== lastSecond) {
+      lastSecond = second;
+      // `,"time":"2026-11-27T20:10:43.`: everything up to the milliseconds.
+      secondPrefix = `,"time":"${new Date(second * 1000).toISOString().slice(0, 20)}`;
+    }
+    const ms = now - second * 1000;
+    lastTime = `${secondPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z"`;
   }
   return lastTime;
+}
+
+type FlatLine = Record<string, string | number | boolean | undefined>;
+
+/**
+ * A child of `logger` for lines whose object is flat (strings, numbers, booleans, absent values) and holds no
+ * credential: the one line per request. pino still decides the level, stamps the time, adds the bindings and writes
+ * to the destination; only the object is serialised by one `JSON.stringify` instead of pino's key-by-key loop
+ * (each key and value escaped and concatenated on its own: half of the line's ~4.5 KB of allocation), and the
+ * redaction pass is skipped. The line is what pino writes for the same object: `{"level":…,"time":…,<bindings>,
+ * <the object's keys>,"msg":…}`.
+ */
+export function flatLineLogger(logger: Logger): Logger {
+  const child = logger.child({}, { redact: { paths: [] } });
+  const { asJsonSym, lsCacheSym, chindingsSym, endSym } = pino.symbols;
+  type Internals = Record<symbol, unknown>;
+  (child as unknown as Internals)[asJsonSym] = function asJson(this: Internals, obj: FlatLine, msg: string, level: number, time: string) {
+    const fields = JSON.stringify(obj);
+    const levelStart = (this[lsCacheSym] as Record<number, string>)[level]!;
+    return `${levelStart}${time}${this[chindingsSym] as string}${fields.length > 2 ? `,${fields.slice(1, -1)}` : ''},"msg":${JSON.stringify(msg)}${this[endSym] as string}`;
+  };
+  return child;
 }
 
 /** The logger `createApp` uses unless given one; `destination` lets tests capture the lines. */

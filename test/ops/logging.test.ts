@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { startApp, createAccount, type TestApp } from '../helpers/app.js';
 import { LogCapture, startService, type Service } from './support.js';
+import { pino } from 'pino';
+import { flatLineLogger, loggerOptions } from '../../src/observability/logger.js';
 
 describe('ops: request logs', () => {
   let t: TestApp;
@@ -72,6 +74,27 @@ describe('ops: request logs', () => {
     assert.equal(probe.headers['x-api-key'], '[redacted]');
     assert.equal(probe.account.key, '[redacted]');
     assert.ok(!logs.text.includes(t.adminKey));
+  });
+
+  it('when the request line is written, then it is the line pino writes for the same fields, its time the moment in ISO 8601 to the millisecond', () => {
+    const written: string[] = [];
+    const root = pino(loggerOptions({ logLevel: 'info' }), { write: (line: string) => void written.push(line) });
+    // Quotes, a backslash, a control character, non-ASCII, an absent field, a number that JSON has no word for.
+    const fields = { requestId: 'a"b\\c\u0001é😀', method: 'GET', route: undefined, status: 200, durationMs: 1.25, accountId: 3, odd: Number.NaN };
+    const before = Date.now();
+    root.child({}, { redact: { paths: [] } }).info(fields, 'request');
+    flatLineLogger(root).info(fields, 'request');
+    flatLineLogger(root).info({}, 'request');
+    const after = Date.now();
+    const [byPino, byFlat, empty] = written.map((line) => ({ line, time: /"time":"([^"]*)"/.exec(line)![1]!, record: JSON.parse(line) }));
+    assert.equal(byFlat!.line.replace(byFlat!.time, ''), byPino!.line.replace(byPino!.time, ''));
+    assert.deepEqual(Object.keys(byFlat!.record), ['level', 'time', 'service', 'requestId', 'method', 'status', 'durationMs', 'accountId', 'odd', 'msg']);
+    assert.equal(empty!.line, `{"level":30,"time":"${empty!.time}","service":"petstore","msg":"request"}\n`);
+    for (const { time } of [byPino!, byFlat!, empty!]) {
+      assert.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.equal(new Date(time).toISOString(), time);
+      assert.ok(Date.parse(time) >= before && Date.parse(time) <= after, `${time} is not between ${before} and ${after}`);
+    }
   });
 });
 
