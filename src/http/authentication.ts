@@ -47,12 +47,21 @@ export class ApiKeyAuthenticator {
 
   /** `id`: the key's hash, when the caller already has it. */
   async authenticate(rawKey: string, id = hashApiKey(rawKey)): Promise<Actor | null> {
+    const known = this.known(id);
+    if (known !== undefined) return known;
     const now = Date.now();
-    const hit = this.cache.get(id);
-    if (hit && hit.expires > now) return hit.actor;
     const actor = wellFormed(rawKey) ? await this.keys.authenticate(rawKey) : null;
     this.cache.set(id, { actor, expires: now + this.ttlMs });
     return actor;
+  }
+
+  /**
+   * The caller of the key whose hash is `id` as this instance knew it a moment ago (null: unknown or revoked), or
+   * undefined when it has to be looked up. Whatever the address, a known key's answer is this (`callerOf`).
+   */
+  known(id: string): Actor | null | undefined {
+    const hit = this.cache.get(id);
+    return hit && hit.expires > Date.now() ? hit.actor : undefined;
   }
 
   /**
@@ -128,44 +137,57 @@ export class ApiKeyAuthenticator {
  * (public operations and introspection need no key), and charges the per-address limiter.
  */
 export function authentication({ authenticator, gate, domain }: { authenticator: ApiKeyAuthenticator; gate: Pick<RateLimitGate, 'isAddressBlocked'>; domain: () => Domain }): Middleware {
-  return async (ctx: Context, next: Next) => {
+  const settle = (state: AppState, actor: Actor | null) => {
+    if (actor) state.actor = actor;
+    else state.authFailure = 'INVALID_API_KEY';
+  };
+  const lookUp = async (ctx: Context, state: AppState, key: string, id: string, next: Next) => {
+    try {
+      settle(state, await callerOf(authenticator, gate, ctx.ip, key, id));
+    } catch (error) {
+      // The database could not say (out of connections, restarting): the facade refuses with 503 and
+      // the rate-limit headers of the address, like any request without a checked key.
+      if (describeError(error)?.code !== 'UNAVAILABLE') throw error;
+      state.authFailure = 'UNAVAILABLE';
+    }
+    return next();
+  };
+  return (ctx: Context, next: Next) => {
     const state = ctx.state as AppState;
     // Cheap to make: the services fork their EntityManager only when one first needs it. (A lazy
     // getter defined per request cost ~3 µs: defineProperty moves the state object off its fast shape.)
     state.domain = domain();
     const key = ctx.get('x-api-key');
-    if (!key) state.authFailure = 'UNAUTHENTICATED';
-    // An address over the failed-authentication limit: an unknown key is refused (429) without a
-    // database lookup; a valid key is served as usual.
-    else {
-      try {
-        const actor = await callerOf(authenticator, gate, ctx.ip, key, keyHash(ctx.req.socket, key));
-        if (actor) state.actor = actor;
-        else state.authFailure = 'INVALID_API_KEY';
-      } catch (error) {
-        // The database could not say (out of connections, restarting): the facade refuses with 503 and
-        // the rate-limit headers of the address, like any request without a checked key.
-        if (describeError(error)?.code !== 'UNAVAILABLE') throw error;
-        state.authFailure = 'UNAVAILABLE';
-      }
+    if (!key) {
+      state.authFailure = 'UNAUTHENTICATED';
+      return next();
     }
-    await next();
+    const id = keyHash(ctx.req.socket, key);
+    // A key known a moment ago is answered at once, as `callerOf` answers it; any other goes through `callerOf`
+    // (from an address over the failed-authentication limit, an unknown key is refused without a database lookup).
+    const known = authenticator.known(id);
+    if (known === undefined) return lookUp(ctx, state, key, id, next);
+    settle(state, known);
+    return next();
   };
 }
 
 /**
  * The one rule for a presented key, at every door (REST and GraphQL above, the WebSocket in
- * src/graphql/server/subscriptions.server.ts): from an address over the failed-authentication limit, a key
- * that cannot be valid is refused without a lookup (a key made a moment ago can: see `mayBeValid`);
- * otherwise the key is looked up. Null: unknown or revoked.
+ * src/graphql/server/subscriptions.server.ts): a key this instance knew a moment ago is answered as it was
+ * (`known`, which the HTTP door also reads by itself to answer without a wait); from an address over the
+ * failed-authentication limit, a key that cannot be valid is refused without a lookup (a key made a moment
+ * ago can: see `mayBeValid`); otherwise the key is looked up. Null: unknown or revoked.
  */
 export async function callerOf(
-  authenticator: Pick<ApiKeyAuthenticator, 'authenticate' | 'mayBeValid'>,
+  authenticator: Pick<ApiKeyAuthenticator, 'authenticate' | 'mayBeValid' | 'known'>,
   gate: Pick<RateLimitGate, 'isAddressBlocked'>,
   address: string,
   key: string,
   id = hashApiKey(key),
 ): Promise<Actor | null> {
+  const known = authenticator.known(id);
+  if (known !== undefined) return known;
   if (gate.isAddressBlocked(address) && !(await authenticator.mayBeValid(key, id))) return null;
   return authenticator.authenticate(key, id);
 }

@@ -70,14 +70,12 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
       const state = ctx.state as AppState;
       state.route = route;
       if (deprecation) setHeaders(ctx, deprecation((ctx as Context & { params: Record<string, string> }).params));
-      const run = async () =>
-        handler(await validateRequest(ctx, op), {
-          domain: state.domain,
-          actor: state.actor as Actor,
-          // Parsed only when a handler needs it (a list's next-page Link header).
-          url: () => requestUrl(ctx),
-          op,
-        });
+      const run = async () => {
+        const input = validateRequest(ctx, op);
+        if (op.hasBody) input.body = await validateBody(ctx, op);
+        // `url` is parsed only when a handler needs it (a list's next-page Link header).
+        return handler(input, { domain: state.domain, actor: state.actor as Actor, url: () => requestUrl(ctx), op });
+      };
       const ifNoneMatch = op.method === 'get' ? ctx.get('if-none-match') : '';
       if (!ifNoneMatch || !state.actor) {
         await guard(ctx, op);
@@ -137,7 +135,8 @@ function segmentOf(path: string): string {
   return (end === -1 ? path.slice(4) : path.slice(4, end)).toLowerCase();
 }
 
-async function validateRequest(ctx: Context, op: CompiledOperation): Promise<RestInput> {
+/** The request's parameters and headers, checked against the document (its body, if the operation takes one, by `validateBody`). */
+function validateRequest(ctx: Context, op: CompiledOperation): RestInput {
   const params = { ...(ctx as Context & { params: Record<string, string> }).params };
   const badPathIds = notDecimal(params, op.integerParameters.path);
   if (badPathIds.length) throw validationFailed('A path parameter is invalid.', badPathIds);
@@ -156,22 +155,25 @@ async function validateRequest(ctx: Context, op: CompiledOperation): Promise<Res
   if (!op.validateHeaders(headers)) {
     throw validationFailed('A header is invalid.', toDetails(op.validateHeaders.errors, ''));
   }
-  let body: unknown;
-  if (op.hasBody) {
-    // Text is checked as sent: the document bounds names after trimming, which the domain does (and
-    // checks), so both facades accept and refuse the same text.
-    body = await readJsonBody(ctx);
-    if (body === undefined && op.bodyRequired) {
-      throw validationFailed('This operation needs a JSON request body.', [{ path: 'body', message: 'is required' }]);
-    }
-    if (body !== undefined && !op.validateBody!(body)) {
-      throw validationFailed('The request body is invalid.', toDetails(op.validateBody!.errors, ''));
-    }
-  } else if (ctx.request.length) {
-    // Operations without a documented body ignore none silently: a body here is a client mistake.
-    throw validationFailed('This operation takes no request body.', [{ path: 'body', message: 'is not allowed' }]);
+  // Operations without a documented body ignore none silently: a body here is a client mistake.
+  if (!op.hasBody && ctx.request.length) throw validationFailed('This operation takes no request body.', [{ path: 'body', message: 'is not allowed' }]);
+  return { params, query, headers, body: undefined };
+}
+
+/**
+ * The body of an operation that takes one, read and checked against the document. Text is checked as sent: the
+ * document bounds names after trimming, which the domain does (and checks), so both facades accept and refuse the
+ * same text.
+ */
+async function validateBody(ctx: Context, op: CompiledOperation): Promise<unknown> {
+  const body = await readJsonBody(ctx);
+  if (body === undefined && op.bodyRequired) {
+    throw validationFailed('This operation needs a JSON request body.', [{ path: 'body', message: 'is required' }]);
   }
-  return { params, query, headers, body };
+  if (body !== undefined && !op.validateBody!(body)) {
+    throw validationFailed('The request body is invalid.', toDetails(op.validateBody!.errors, ''));
+  }
+  return body;
 }
 
 const NO_DETAILS: Array<{ path: string; message: string }> = [];

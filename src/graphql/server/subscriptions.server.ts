@@ -46,7 +46,7 @@ export interface SubscriptionServerOptions {
   /** Where the plan caps' slots are counted (this process, or Redis for every instance). */
   slots: SubscriptionSlots;
   /** The API key cache of the HTTP pipeline (src/http/authentication.ts). */
-  authenticator: Pick<ApiKeyAuthenticator, 'authenticate' | 'mayBeValid'>;
+  authenticator: Pick<ApiKeyAuthenticator, 'authenticate' | 'mayBeValid' | 'known'>;
   /** The client's address, as the HTTP pipeline computes it (TRUST_PROXY). */
   clientAddress(request: IncomingMessage): string;
   logger: Logger;
