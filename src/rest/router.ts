@@ -70,11 +70,13 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
       const state = ctx.state as AppState;
       state.route = route;
       if (deprecation) setHeaders(ctx, deprecation((ctx as Context & { params: Record<string, string> }).params));
-      const run = async () => {
+      // The request checked, then handled; a refusal of the parameters is thrown at once, a body's once it is read.
+      const run = (): Promise<RestResult> => {
         const input = validateRequest(ctx, op);
-        if (op.hasBody) input.body = await validateBody(ctx, op);
         // `url` is parsed only when a handler needs it (a list's next-page Link header).
-        return handler(input, { domain: state.domain, actor: state.actor as Actor, url: () => requestUrl(ctx), op });
+        const call: RestCall = { domain: state.domain, actor: state.actor as Actor, url: () => requestUrl(ctx), op };
+        if (!op.hasBody) return handler(input, call);
+        return validateBody(ctx, op).then((body) => handler({ ...input, body }, call));
       };
       const ifNoneMatch = op.method === 'get' ? ctx.get('if-none-match') : '';
       if (!ifNoneMatch || !state.actor) {
@@ -101,7 +103,7 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
   const routesBySegment = new Map([...routers].map(([segment, router]) => [segment, router.routes()]));
 
   // Mounted on /v1 by the request walk: every request here is REST's.
-  return async (ctx: Context) => {
+  return (ctx: Context) => {
     (ctx.state as AppState).facade = 'rest';
     // Not routed: 405 when the path exists with other methods, else 404. The router leaves the routes whose path
     // matched on `ctx.matched` (what its own `allowedMethods()` reads), so a 405 matches paths exactly as routing does.
@@ -114,7 +116,7 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
       throw notFound(ctx, 'See /v1/openapi.json for the operations.');
     };
     const routes = routesBySegment.get(segmentOf(ctx.path));
-    await (routes ? routes(ctx as Parameters<typeof routes>[0], notRouted) : notRouted());
+    return routes ? routes(ctx as Parameters<typeof routes>[0], notRouted) : notRouted();
   };
 }
 
@@ -143,7 +145,7 @@ function validateRequest(ctx: Context, op: CompiledOperation): RestInput {
   if (!op.validateParams(params)) {
     throw validationFailed('A path parameter is invalid.', toDetails(op.validateParams.errors, ''));
   }
-  const query = flattenQuery(ctx.query);
+  const query = parseQuery(ctx.querystring);
   const badQueryIntegers = notDecimal(query, op.integerParameters.query);
   if (badQueryIntegers.length) throw validationFailed('A query parameter is invalid.', badQueryIntegers);
   if (!op.validateQuery(query)) {
@@ -187,15 +189,21 @@ function notDecimal(values: Record<string, unknown>, names: string[]): Array<{ p
     .map((name) => ({ path: name, message: 'must be an integer written in decimal digits' }));
 }
 
-/** Repeated query parameters are refused rather than guessed at. */
-function flattenQuery(query: Record<string, string | string[] | undefined>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k in query) {
-    const v = query[k];
-    if (Array.isArray(v)) throw validationFailed(`The query parameter ${k} is given more than once.`, [{ path: k, message: 'must be given once' }]);
-    out[k] = v;
-  }
-  return out;
+/**
+ * The query string's parameters by name, decoded as Koa's `ctx.query` decodes them (WHATWG `URLSearchParams`), read
+ * in one pass (Koa's defines each property and then the object was copied). A repeated parameter is refused rather
+ * than guessed at.
+ */
+function parseQuery(querystring: string): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  if (!querystring) return query;
+  const seen = new Set<string>();
+  new URLSearchParams(querystring).forEach((value, name) => {
+    if (seen.has(name)) throw validationFailed(`The query parameter ${name} is given more than once.`, [{ path: name, message: 'must be given once' }]);
+    seen.add(name);
+    query[name] = value;
+  });
+  return query;
 }
 
 /** The absolute URL of the request; a Host header that is not a valid host falls back to localhost. */
