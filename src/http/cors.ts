@@ -1,6 +1,7 @@
 import type { Context, Middleware, Next } from 'koa';
 import cors from '@koa/cors';
 import { RATE_LIMIT_HEADER_NAMES } from '../rate-limit/headers.js';
+import { setHeader } from './headers.js';
 
 /** Headers a browser may read on an API response (CORS): the rate-limit headers and the HTTP edge's own. */
 export const EXPOSED_HEADERS = [
@@ -35,7 +36,9 @@ export function corsPolicy(origins: readonly string[]): Middleware {
   });
   return (ctx: Context, next: Next) => {
     if (allowed(ctx.get('origin'))) return withCors(ctx, next);
-    ctx.vary('Origin');
+    // As `ctx.vary('Origin')` gives it, without parsing a Vary that nothing has set yet.
+    if (ctx.res.hasHeader('vary')) ctx.vary('Origin');
+    else setHeader(ctx, 'vary', 'Origin');
     return next();
   };
 }

@@ -11,7 +11,7 @@ export function requestId(): Middleware {
     const state = ctx.state as AppState;
     const given = ctx.get('x-request-id');
     state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
-    setHeader(ctx, 'X-Request-Id', state.requestId);
+    setHeader(ctx, 'x-request-id', state.requestId);
     return next();
   };
 }

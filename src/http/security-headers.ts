@@ -14,7 +14,8 @@ function headersOf(options: HelmetOptions): Record<string, string> {
   let done = false;
   helmet(options)({} as IncomingMessage, response as unknown as ServerResponse, () => (done = true));
   if (!done || Object.keys(headers).length === 0) throw new Error('helmet did not set its headers synchronously');
-  return headers;
+  // In lower case, as every header the service sets itself (src/http/headers.ts).
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 }
 
 /**

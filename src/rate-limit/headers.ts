@@ -31,25 +31,25 @@ export function nearestExhaustion(windows: WindowState[]): WindowState {
 /** Every header the gate sets, keyed or not (for CORS). */
 export const RATE_LIMIT_HEADER_NAMES = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-RateLimit-Resource', 'RateLimit-Policy', 'RateLimit'] as const;
 
-/** The headers of a keyed response, describing `shown` among the account's `windows`. */
+/** The headers of a keyed response, describing `shown` among the account's `windows` (names in lower case: src/http/headers.ts). */
 export function keyedHeaders(windows: WindowState[], shown: WindowState, now = Date.now()): Record<string, string> {
   const remaining = remainingOf(shown);
   return {
-    'X-RateLimit-Limit': String(shown.limit),
-    'X-RateLimit-Remaining': String(remaining),
-    'X-RateLimit-Reset': String(Math.ceil(shown.resetAt / 1000)),
-    'X-RateLimit-Resource': shown.resource,
-    'RateLimit-Policy': windows.map((w) => `"${w.resource}";q=${w.limit};w=${w.windowSeconds}`).join(', '),
-    RateLimit: `"${shown.resource}";r=${remaining};t=${secondsUntil(shown.resetAt, now)}`,
+    'x-ratelimit-limit': String(shown.limit),
+    'x-ratelimit-remaining': String(remaining),
+    'x-ratelimit-reset': String(Math.ceil(shown.resetAt / 1000)),
+    'x-ratelimit-resource': shown.resource,
+    'ratelimit-policy': windows.map((w) => `"${w.resource}";q=${w.limit};w=${w.windowSeconds}`).join(', '),
+    ratelimit: `"${shown.resource}";r=${remaining};t=${secondsUntil(shown.resetAt, now)}`,
   };
 }
 
 /** The headers of a request without a valid key: the per-address authentication limiter. */
 export function addressHeaders(limit: number, used: number, resetAt: number): Record<string, string> {
   return {
-    'X-RateLimit-Limit': String(limit),
-    'X-RateLimit-Remaining': String(Math.max(0, limit - used)),
-    'X-RateLimit-Reset': String(Math.ceil(resetAt / 1000)),
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': String(Math.max(0, limit - used)),
+    'x-ratelimit-reset': String(Math.ceil(resetAt / 1000)),
   };
 }
 

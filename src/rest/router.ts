@@ -239,12 +239,13 @@ function send(ctx: Context, result: RestResult, ifNoneMatch: string, answer = ta
     return;
   }
   // Each answer depends on the caller's key: no shared cache may keep it, a client's own revalidates.
-  setHeader(ctx, 'ETag', answer.etag);
-  if (result.headers?.['Cache-Control'] === undefined) setHeader(ctx, 'Cache-Control', 'private, no-cache');
+  setHeader(ctx, 'etag', answer.etag);
+  if (result.headers?.['Cache-Control'] === undefined) setHeader(ctx, 'cache-control', 'private, no-cache');
   if (ctx.status === 200 && ifNoneMatch && matches(ifNoneMatch, answer.etag)) {
     ctx.status = 304;
     return;
   }
-  if (typeof result.body !== 'string') ctx.type = 'application/json; charset=utf-8';
+  // Set as it is (Koa's `ctx.type` looks the type up); Koa then sets no type of its own for the text.
+  if (typeof result.body !== 'string') setHeader(ctx, 'content-type', 'application/json; charset=utf-8');
   ctx.body = answer.text;
 }

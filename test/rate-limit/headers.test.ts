@@ -22,18 +22,18 @@ describe('rate-limit headers', () => {
   it('when headers are built, then they carry the IETF fields and Unix-second reset of the window shown', () => {
     const windows = [minute(3, 41_200), day(120)];
     assert.deepEqual(keyedHeaders(windows, windows[0]!, NOW), {
-      'X-RateLimit-Limit': '60',
-      'X-RateLimit-Remaining': '57',
-      'X-RateLimit-Reset': String(Math.ceil((NOW + 41_200) / 1000)),
-      'X-RateLimit-Resource': 'minute',
-      'RateLimit-Policy': '"minute";q=60;w=60, "day";q=1000;w=86400',
-      RateLimit: '"minute";r=57;t=42',
+      'x-ratelimit-limit': '60',
+      'x-ratelimit-remaining': '57',
+      'x-ratelimit-reset': String(Math.ceil((NOW + 41_200) / 1000)),
+      'x-ratelimit-resource': 'minute',
+      'ratelimit-policy': '"minute";q=60;w=60, "day";q=1000;w=86400',
+      ratelimit: '"minute";r=57;t=42',
     });
   });
 
   it('when a window is over its limit (limits lowered), then Remaining is 0, never negative', () => {
     const windows = [minute(75), day(75)];
-    assert.equal(keyedHeaders(windows, windows[0]!, NOW)['X-RateLimit-Remaining'], '0');
+    assert.equal(keyedHeaders(windows, windows[0]!, NOW)['x-ratelimit-remaining'], '0');
   });
 
   it('when the wait is a fraction of a second or already over, then it is rounded up to at least 1 second', () => {
