@@ -89,7 +89,8 @@ export function serveAsset(ctx: Context, asset: Asset) {
   asset.body ??= readFileSync(asset.file);
   setSecurityHeaders(ctx);
   setHeader(ctx, 'Cache-Control', 'public, max-age=3600');
-  setHeader(ctx, 'Vary', 'Accept-Encoding');
+  // Added to what is there (CORS's `Vary: Origin`): a shared cache must keep one copy per origin too.
+  ctx.vary('Accept-Encoding');
   ctx.type = asset.type;
   if (!asset.type.startsWith('image/') && ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
     asset.gzipped ??= gzipSync(asset.body);

@@ -77,8 +77,15 @@ type FlatLine = Record<string, string | number | boolean | undefined>;
  */
 export function flatLineLogger(logger: Logger): Logger {
   const child = logger.child({}, { redact: { paths: [] } });
-  const { asJsonSym, lsCacheSym, chindingsSym, endSym } = pino.symbols;
+  const { asJsonSym, lsCacheSym, chindingsSym, endSym, messageKeySym, nestedKeySym, formattersSym, serializersSym } = pino.symbols;
   type Internals = Record<symbol, unknown>;
+  // What this `asJson` leaves out of pino's: another message key, a nested key, a `formatters.log`, serializers
+  // (but pino's default one for `err`, which the line never holds). A logger with any of them is refused at start.
+  const internals = child as unknown as Internals;
+  const serializers = Object.keys(internals[serializersSym] as object).filter((key) => key !== 'err');
+  if (internals[messageKeySym] !== 'msg' || internals[nestedKeySym] || (internals[formattersSym] as { log?: unknown }).log || serializers.length) {
+    throw new Error('flatLineLogger: the logger has options its line would leave out (messageKey, nestedKey, formatters.log or serializers)');
+  }
   (child as unknown as Internals)[asJsonSym] = function asJson(this: Internals, obj: FlatLine, msg: string, level: number, time: string) {
     const fields = JSON.stringify(obj);
     const levelStart = (this[lsCacheSym] as Record<number, string>)[level]!;

@@ -215,6 +215,12 @@ function requestUrl(ctx: Context): URL {
   }
 }
 
+/** A header of a handler's answer, whatever the case its name is written in (`name` in lower case). */
+function headerOf(result: RestResult, name: string): string | undefined {
+  for (const key in result.headers) if (key.toLowerCase() === name) return result.headers[key];
+  return undefined;
+}
+
 /** The answer's bytes as they will be sent: JSON for data, a document's own text as it is. */
 const serialise = (result: RestResult): string | undefined =>
   result.body === undefined ? undefined : typeof result.body === 'string' ? result.body : JSON.stringify(result.body);
@@ -223,7 +229,7 @@ const serialise = (result: RestResult): string | undefined =>
 function tagged(ctx: Context, result: RestResult): { text: string; etag: string } | undefined {
   if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || result.body === undefined) return undefined;
   const text = serialise(result)!;
-  return { text, etag: answerTag(text, result.headers?.Link) };
+  return { text, etag: answerTag(text, headerOf(result, 'link')) };
 }
 
 /**
@@ -240,7 +246,7 @@ function send(ctx: Context, result: RestResult, ifNoneMatch: string, answer = ta
   }
   // Each answer depends on the caller's key: no shared cache may keep it, a client's own revalidates.
   setHeader(ctx, 'etag', answer.etag);
-  if (result.headers?.['Cache-Control'] === undefined) setHeader(ctx, 'cache-control', 'private, no-cache');
+  if (!ctx.res.hasHeader('cache-control')) setHeader(ctx, 'cache-control', 'private, no-cache');
   if (ctx.status === 200 && ifNoneMatch && matches(ifNoneMatch, answer.etag)) {
     ctx.status = 304;
     return;

@@ -36,6 +36,9 @@ describe('contract: /docs over HTTP (no browser)', () => {
       const type = res.headers.get('content-type') ?? '';
       assert.match(type, ref.endsWith('.js') ? /^text\/javascript/ : ref.endsWith('.css') ? /^text\/css/ : /^image\/png/, ref);
       assert.ok((await res.arrayBuffer()).byteLength > 0, ref);
+      // Cached by shared caches for an hour: one copy per encoding and per origin (CORS), so both are named.
+      const vary = (res.headers.get('vary') ?? '').split(',').map((name) => name.trim().toLowerCase());
+      assert.deepEqual(vary.sort(), ['accept-encoding', 'origin'], ref);
     }
   });
 

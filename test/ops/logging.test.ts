@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before, after, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { startApp, createAccount, type TestApp } from '../helpers/app.js';
@@ -95,6 +95,30 @@ describe('ops: request logs', () => {
       assert.equal(new Date(time).toISOString(), time);
       assert.ok(Date.parse(time) >= before && Date.parse(time) <= after, `${time} is not between ${before} and ${after}`);
     }
+  });
+
+  it('when lines are written a few milliseconds into a second and across a second, then the time keeps its three digits of milliseconds', () => {
+    const written: string[] = [];
+    const logger = flatLineLogger(pino(loggerOptions({ logLevel: 'info' }), { write: (line: string) => void written.push(line) }));
+    const moments = ['2026-11-27T20:10:43.007Z', '2026-11-27T20:10:43.042Z', '2026-11-27T20:10:43.999Z', '2026-11-27T20:10:44.000Z', '2026-11-27T20:10:44.120Z'];
+    mock.timers.enable({ apis: ['Date'], now: Date.parse(moments[0]!) });
+    try {
+      for (const moment of moments) {
+        mock.timers.setTime(Date.parse(moment));
+        logger.info({ status: 200 }, 'request');
+      }
+    } finally {
+      mock.timers.reset();
+    }
+    assert.deepEqual(
+      written.map((line) => JSON.parse(line).time),
+      moments,
+    );
+  });
+
+  it('when the request logger is made from a logger whose lines it would not write alike (another message key), then it is refused at start', () => {
+    const other = pino({ ...loggerOptions({ logLevel: 'info' }), messageKey: 'message' }, { write: () => undefined });
+    assert.throws(() => flatLineLogger(other), /messageKey/);
   });
 });
 
