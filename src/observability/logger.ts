@@ -86,7 +86,7 @@ export function flatLineLogger(logger: Logger): Logger {
   if (internals[messageKeySym] !== 'msg' || internals[nestedKeySym] || (internals[formattersSym] as { log?: unknown }).log || serializers.length) {
     throw new Error('flatLineLogger: the logger has options its line would leave out (messageKey, nestedKey, formatters.log or serializers)');
   }
-  (child as unknown as Internals)[asJsonSym] = function asJson(this: Internals, obj: FlatLine, msg: string, level: number, time: string) {
+  internals[asJsonSym] = function asJson(this: Internals, obj: FlatLine, msg: string, level: number, time: string) {
     const fields = JSON.stringify(obj);
     const levelStart = (this[lsCacheSym] as Record<number, string>)[level]!;
     return `${levelStart}${time}${this[chindingsSym] as string}${fields.length > 2 ? `,${fields.slice(1, -1)}` : ''},"msg":${JSON.stringify(msg)}${this[endSym] as string}`;
