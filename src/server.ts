@@ -47,11 +47,22 @@ export interface Refusals {
 
 type ServerConfig = Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'shutdownGraceMs'>;
 
+/**
+ * A socket as Node's HTTP server leaves it: the answer it is writing now (`_httpMessage`, set from the moment a
+ * request's headers are read until its answer has finished, as Node's own `closeIdleConnections` reads it) and, while
+ * it speaks HTTP, its parser (an upgraded WebSocket has none).
+ */
+type HttpSocket = Socket & { _httpMessage?: ServerResponse | null; parser?: unknown };
+
 export function createHttpServer(handler: RequestListener, config: ServerConfig, logger: Logger, refusals: Refusals): HttpServer {
   let listening = false;
-  const inFlight = new Set<ServerResponse>();
-  /** Per open connection: how many requests it carries now, and since when it has carried none. */
-  const connections = new Map<Socket, { busy: number; idleSince: number }>();
+  /**
+   * The open connections. What each one carries is read from the socket when the drain needs it, so a request costs
+   * no bookkeeping of its own (no listener, no set: about 1% of a REST read's CPU).
+   */
+  const connections = new Set<HttpSocket>();
+  /** During a drain: since when each socket has been seen carrying no request, and how much it had read then. */
+  const idleSeen = new Map<HttpSocket, { since: number; bytesRead: number }>();
   let draining = false;
   let closing: Promise<void> | undefined;
 
@@ -67,31 +78,27 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
       keepAliveTimeout: 65_000,
     },
     (req: IncomingMessage, res: ServerResponse) => {
-      inFlight.add(res);
-      const connection = connections.get(req.socket);
-      if (connection) connection.busy++;
-      res.once('close', () => {
-        inFlight.delete(res);
-        if (connection) {
-          connection.busy--;
-          connection.idleSince = Date.now();
-        }
-      });
       // During a drain a keep-alive client gets its answer and is told to go elsewhere for the next one.
       if (draining) res.setHeader('Connection', 'close');
       handler(req, res);
     },
   );
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
-  server.on('connection', (socket: Socket) => {
-    connections.set(socket, { busy: 0, idleSince: Date.now() });
-    socket.once('close', () => connections.delete(socket));
+  server.on('connection', (socket: HttpSocket) => {
+    connections.add(socket);
+    socket.once('close', () => {
+      connections.delete(socket);
+      idleSeen.delete(socket);
+    });
   });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, refusals, logger));
 
+  /** The answers under way: one per connection carrying a request. */
+  const inFlight = () => [...connections].flatMap((socket) => (socket._httpMessage ? [socket._httpMessage] : []));
+
   /** The grace period is over: what has no answer yet is refused, then every connection closes. */
   async function refuseLeftovers() {
-    const unanswered = [...inFlight].filter((res) => !res.headersSent && !res.writableEnded);
+    const unanswered = inFlight().filter((res) => !res.headersSent && !res.writableEnded);
     await Promise.all(
       unanswered.map(
         (res) =>
@@ -109,13 +116,21 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
   }
 
   /**
-   * Closes the HTTP sockets that have carried no request for the idle grace (a request on a socket keeps
-   * it open). A socket upgraded to a WebSocket has no HTTP parser any more: the subscription server closes those.
+   * Closes the HTTP sockets that have carried no request and read nothing for the idle grace, as seen by this sweep
+   * and the ones before it (a request on a socket keeps it open, and starts its grace again). A socket upgraded to a
+   * WebSocket has no HTTP parser any more: the subscription server closes those.
    */
   function closeIdleSockets(graceMs: number) {
     const now = Date.now();
-    for (const [socket, state] of connections) {
-      if (state.busy === 0 && now - state.idleSince >= graceMs && (socket as Socket & { parser?: unknown }).parser) socket.destroy();
+    for (const socket of connections) {
+      const seen = idleSeen.get(socket);
+      if (socket._httpMessage || !socket.parser) {
+        idleSeen.delete(socket);
+      } else if (!seen || seen.bytesRead !== socket.bytesRead) {
+        idleSeen.set(socket, { since: now, bytesRead: socket.bytesRead });
+      } else if (now - seen.since >= graceMs) {
+        socket.destroy();
+      }
     }
   }
 
@@ -138,8 +153,10 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
       if (!listening) return Promise.resolve();
       closing ??= new Promise<void>((resolve) => {
         draining = true;
-        for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+        for (const res of inFlight()) if (!res.headersSent) res.setHeader('Connection', 'close');
         const idleGraceMs = Math.min(IDLE_GRACE_MS, Math.floor(config.shutdownGraceMs / 2));
+        // The sockets idle now start their grace now (how long one was idle before is not kept).
+        closeIdleSockets(idleGraceMs);
         const sweep = setInterval(() => closeIdleSockets(idleGraceMs), Math.max(10, Math.floor(idleGraceMs / 4)));
         sweep.unref();
         const timer = setTimeout(() => void refuseLeftovers(), config.shutdownGraceMs);
