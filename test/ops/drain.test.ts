@@ -97,6 +97,31 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
     }
   });
 
+  it('when a client is still sending its request during the drain, then its socket is not closed as idle, and the request is answered with Connection: close', async () => {
+    const s = await startService({ SHUTDOWN_GRACE_MS: '60000' });
+    const conn = await RawConnection.open(s.url);
+    try {
+      s.child.kill('SIGTERM');
+      await s.logLine('shutdown: readiness 503');
+      // The request line and its headers trickle in over 2.4 s, more than twice the idle grace of a second.
+      conn.send('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      for (let i = 0; i < 4; i++) {
+        await new Promise((r) => setTimeout(r, 600));
+        assert.ok(!conn.socket.destroyed && !conn.error, `the socket was closed while its request was arriving (after ${(i + 1) * 600} ms)`);
+        conn.send(`X-Slow-${i}: ${i}\r\n`);
+      }
+      conn.send('\r\n');
+      const answer = await conn.response();
+      assert.equal(answer.status, 200, answer.body);
+      assert.equal(answer.headers.connection, 'close');
+      assert.equal(await s.exited, 0, s.output());
+    } finally {
+      conn.socket.destroy();
+      s.child.kill('SIGKILL');
+      s.cleanup();
+    }
+  });
+
   it('when a WebSocket client never answers the close frame, then SIGTERM still starts the HTTP drain within about a second', async () => {
     const s = await startService({ SHUTDOWN_GRACE_MS: '2000' });
     const socket = connect(Number(new URL(s.url).port), '127.0.0.1');
