@@ -49,8 +49,8 @@ type ServerConfig = Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'keep
 
 /**
  * A socket as Node's HTTP server leaves it: the answer it is writing now (`_httpMessage`, set from the moment a
- * request's headers are read until its answer has finished, as Node's own `closeIdleConnections` reads it) and, while
- * it speaks HTTP, its parser (an upgraded WebSocket has none).
+ * request's headers are read until its answer has finished, as Node's own `closeIdleConnections` reads it; of requests
+ * pipelined on one connection, the first's) and, while it speaks HTTP, its parser (an upgraded WebSocket has none).
  */
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null; parser?: unknown };
 
@@ -58,7 +58,9 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
   let listening = false;
   /**
    * The open connections. What each one carries is read from the socket when the drain needs it, so a request costs
-   * no bookkeeping of its own (no listener, no set: about 1% of a REST read's CPU).
+   * no bookkeeping of its own (no listener, no set: 8k instructions, about 1.3% of a REST read's). An answer to a
+   * request pipelined behind another before the signal is not seen here: it goes out without `Connection: close`,
+   * and its connection then closes as any idle one does.
    */
   const connections = new Set<HttpSocket>();
   /** During a drain: since when each socket has been seen carrying no request, and how much it had read then. */

@@ -86,7 +86,7 @@ interface MemoryLimiterInternals {
 function withPenaltyNow(limiter: InstanceType<typeof RateLimiterMemory>): Counter {
   const internals = limiter as unknown as MemoryLimiterInternals;
   const storage = internals._memoryStorage;
-  if (typeof storage?.incrby !== 'function') return limiter;
+  if (typeof storage?.incrby !== 'function' || typeof internals.getKey !== 'function') return limiter;
   const incrby = storage.incrby.bind(storage);
   return Object.assign(limiter, {
     penaltyNow(key: string, points: number): RateLimiterRes {

@@ -101,15 +101,17 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
     const s = await startService({ SHUTDOWN_GRACE_MS: '60000' });
     const conn = await RawConnection.open(s.url);
     try {
-      s.child.kill('SIGTERM');
-      await s.logLine('shutdown: readiness 503');
-      // The request line and its headers trickle in over 2.4 s, more than twice the idle grace of a second.
+      // The request line and its headers trickle in over 2.5 s, more than twice the idle grace of a second, a piece
+      // every 250 ms (a quarter of the grace: a slow machine has room to be late).
       conn.send('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-      for (let i = 0; i < 4; i++) {
-        await new Promise((r) => setTimeout(r, 600));
-        assert.ok(!conn.socket.destroyed && !conn.error, `the socket was closed while its request was arriving (after ${(i + 1) * 600} ms)`);
+      s.child.kill('SIGTERM');
+      const drained = s.logLine('shutdown: readiness 503');
+      for (let i = 0; i < 10; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        assert.ok(!conn.socket.destroyed && !conn.error, `the socket was closed while its request was arriving (after ${(i + 1) * 250} ms)`);
         conn.send(`X-Slow-${i}: ${i}\r\n`);
       }
+      await drained;
       conn.send('\r\n');
       const answer = await conn.response();
       assert.equal(answer.status, 200, answer.body);
