@@ -4,7 +4,7 @@ import type { Context, Middleware, Next } from 'koa';
 import type { Actor, Domain } from '../domain/index.js';
 import { hashApiKey, KEY_PREFIX } from '../domain/accounts.service.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
-import type { AppState } from './context.js';
+import { requestHeader, type AppState } from './context.js';
 import { describeError, HttpError } from './errors.js';
 
 const CACHE_LIMIT = 10_000;
@@ -143,7 +143,7 @@ export function authentication({ authenticator, gate, domain }: { authenticator:
   };
   const lookUp = async (ctx: Context, state: AppState, key: string, id: string, next: Next) => {
     try {
-      settle(state, await callerOf(authenticator, gate, ctx.ip, key, id));
+      settle(state, await callerOf(authenticator, gate, ctx.request.ip, key, id));
     } catch (error) {
       // The database could not say (out of connections, restarting): the facade refuses with 503 and
       // the rate-limit headers of the address, like any request without a checked key.
@@ -157,7 +157,7 @@ export function authentication({ authenticator, gate, domain }: { authenticator:
     // Cheap to make: the services fork their EntityManager only when one first needs it. (A lazy
     // getter defined per request cost ~3 µs: defineProperty moves the state object off its fast shape.)
     state.domain = domain();
-    const key = ctx.get('x-api-key');
+    const key = requestHeader(ctx, 'x-api-key');
     if (!key) {
       state.authFailure = 'UNAUTHENTICATED';
       return next();

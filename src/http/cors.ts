@@ -2,6 +2,7 @@ import type { Context, Middleware, Next } from 'koa';
 import cors from '@koa/cors';
 import { RATE_LIMIT_HEADER_NAMES } from '../rate-limit/headers.js';
 import { setHeader } from './headers.js';
+import { requestHeader } from './context.js';
 
 /** Headers a browser may read on an API response (CORS): the rate-limit headers and the HTTP edge's own. */
 export const EXPOSED_HEADERS = [
@@ -26,7 +27,7 @@ export function corsPolicy(origins: readonly string[]): Middleware {
   const allowed = (origin: string) => origin !== '' && (any || origins.includes(origin));
   const withCors = cors({
     origin: (ctx: Context) => {
-      const origin = ctx.get('origin');
+      const origin = requestHeader(ctx, 'origin');
       return allowed(origin) ? origin : '';
     },
     exposeHeaders: EXPOSED_HEADERS,
@@ -35,7 +36,7 @@ export function corsPolicy(origins: readonly string[]): Middleware {
     maxAge: 600,
   });
   return (ctx: Context, next: Next) => {
-    if (allowed(ctx.get('origin'))) return withCors(ctx, next);
+    if (allowed(requestHeader(ctx, 'origin'))) return withCors(ctx, next);
     // As `ctx.vary('Origin')` gives it, without parsing a Vary that nothing has set yet.
     if (ctx.res.hasHeader('vary')) ctx.vary('Origin');
     else setHeader(ctx, 'vary', 'Origin');

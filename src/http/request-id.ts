@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
-import type { AppState } from './context.js';
+import { requestHeader, type AppState } from './context.js';
 import { setHeader } from './headers.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -9,7 +9,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function requestId(): Middleware {
   return (ctx: Context, next: Next) => {
     const state = ctx.state as AppState;
-    const given = ctx.get('x-request-id');
+    const given = requestHeader(ctx, 'x-request-id');
     state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
     setHeader(ctx, 'x-request-id', state.requestId);
     return next();

@@ -31,7 +31,7 @@ export function requestWalk(edge: Step[], routes: Route[], otherwise: Step): { m
   const end = otherwise.middleware;
   const table = routes.map((r) => ({ paths: r.paths, run: chain(r.steps.map((s) => s.middleware), end) }));
   const select = (path: string) => table.find((r) => r.paths.some((p) => path === p || (path.startsWith(p) && path[p.length] === '/')));
-  const dispatch: Middleware = (ctx: Context, next: Next) => (select(ctx.path)?.run ?? end)(ctx, next);
+  const dispatch: Middleware = (ctx: Context, next: Next) => (select(ctx.request.path)?.run ?? end)(ctx, next);
   return {
     middleware: chain(
       edge.map((s) => s.middleware),

@@ -42,8 +42,9 @@ export function securityHeaders(): Middleware {
   });
   const landingPage = headersOf({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
   return (ctx: Context, next: Next) => {
-    const facade = facadeOf(ctx.path);
-    setHeaders(ctx, facade === 'rest' ? api : facade === 'graphql' ? (ctx.path === '/graphql' && ctx.method === 'GET' ? landingPage : api) : page);
+    const path = ctx.request.path;
+    const facade = facadeOf(path);
+    setHeaders(ctx, facade === 'rest' ? api : facade === 'graphql' ? (path === '/graphql' && ctx.req.method === 'GET' ? landingPage : api) : page);
     return next();
   };
 }

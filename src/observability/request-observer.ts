@@ -39,13 +39,13 @@ export function observeRequests({ logger: appLogger, metrics }: { logger: Logger
     } finally {
       const seconds = (performance.now() - started) / 1000;
       const state = ctx.state as Partial<AppState>;
-      const status = failed ? 500 : ctx.status;
+      const status = failed ? 500 : ctx.response.status;
       const facade = state.facade ?? 'meta';
       metrics?.observeRequest({ facade, operation: operationLabel(ctx, state), status }, seconds);
       const line = {
         requestId: state.requestId,
-        method: ctx.method,
-        path: ctx.path,
+        method: ctx.req.method,
+        path: ctx.request.path,
         route: state.route,
         facade,
         operationName: state.operationName?.slice(0, 100),
@@ -58,7 +58,7 @@ export function observeRequests({ logger: appLogger, metrics }: { logger: Logger
       // Only with tracing on: the untraced line keeps its shape.
       if (span) Object.assign(line, describeSpan(span, ctx, state));
       if (status >= 500) logger.warn(line, REQUEST_LINE);
-      else if (QUIET_PATHS.has(ctx.path)) logger.debug(line, REQUEST_LINE);
+      else if (QUIET_PATHS.has(line.path)) logger.debug(line, REQUEST_LINE);
       else logger.info(line, REQUEST_LINE);
     }
   };

@@ -5,7 +5,7 @@ import type { Actor, Domain } from '../domain/index.js';
 import { HttpError } from '../http/errors.js';
 import { notFound } from '../http/not-found.js';
 import { readJsonBody } from '../http/body.js';
-import type { AppState } from '../http/context.js';
+import { requestHeader, type AppState } from '../http/context.js';
 import { compileOperations, toDetails, type CompiledOperation, type OpenApiDocument } from './openapi.js';
 import { answerTag, matches } from './conditional.js';
 import { setHeader, setHeaders } from '../http/headers.js';
@@ -78,7 +78,7 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
         if (!op.hasBody) return handler(input, call);
         return validateBody(ctx, op).then((body) => handler({ ...input, body }, call));
       };
-      const ifNoneMatch = op.method === 'get' ? ctx.get('if-none-match') : '';
+      const ifNoneMatch = op.method === 'get' ? requestHeader(ctx, 'if-none-match') : '';
       if (!ifNoneMatch || !state.actor) {
         await guard(ctx, op);
         return send(ctx, await run(), ifNoneMatch);
@@ -115,7 +115,7 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
       }
       throw notFound(ctx, 'See /v1/openapi.json for the operations.');
     };
-    const routes = routesBySegment.get(segmentOf(ctx.path));
+    const routes = routesBySegment.get(segmentOf(ctx.request.path));
     return routes ? routes(ctx as Parameters<typeof routes>[0], notRouted) : notRouted();
   };
 }
@@ -145,7 +145,7 @@ function validateRequest(ctx: Context, op: CompiledOperation): RestInput {
   if (!op.validateParams(params)) {
     throw validationFailed('A path parameter is invalid.', toDetails(op.validateParams.errors, ''));
   }
-  const query = parseQuery(ctx.querystring);
+  const query = parseQuery(ctx.request.querystring);
   const badQueryIntegers = notDecimal(query, op.integerParameters.query);
   if (badQueryIntegers.length) throw validationFailed('A query parameter is invalid.', badQueryIntegers);
   if (!op.validateQuery(query)) {
@@ -153,7 +153,8 @@ function validateRequest(ctx: Context, op: CompiledOperation): RestInput {
   }
   // Only the documented headers are checked (the schema allows any other) and handed on: a copy of them alone.
   const headers: Record<string, unknown> = {};
-  for (const name of op.headerParameters) if (ctx.headers[name] !== undefined) headers[name] = ctx.headers[name];
+  const given = ctx.req.headers;
+  for (const name of op.headerParameters) if (given[name] !== undefined) headers[name] = given[name];
   if (!op.validateHeaders(headers)) {
     throw validationFailed('A header is invalid.', toDetails(op.validateHeaders.errors, ''));
   }
@@ -227,7 +228,8 @@ const serialise = (result: RestResult): string | undefined =>
 
 /** A GET's answer with a body, as it will be sent, and its strong ETag. */
 function tagged(ctx: Context, result: RestResult): { text: string; etag: string } | undefined {
-  if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || result.body === undefined) return undefined;
+  const method = ctx.req.method;
+  if ((method !== 'GET' && method !== 'HEAD') || result.body === undefined) return undefined;
   const text = serialise(result)!;
   return { text, etag: answerTag(text, headerOf(result, 'link')) };
 }
@@ -238,20 +240,21 @@ function tagged(ctx: Context, result: RestResult): { text: string; etag: string 
  */
 function send(ctx: Context, result: RestResult, ifNoneMatch: string, answer = tagged(ctx, result)): void {
   if (result.headers) setHeaders(ctx, result.headers);
-  ctx.status = result.status ?? 200;
+  const response = ctx.response;
+  response.status = result.status ?? 200;
   if (result.body === undefined) return;
   if (!answer) {
-    ctx.body = result.body;
+    response.body = result.body;
     return;
   }
   // Each answer depends on the caller's key: no shared cache may keep it, a client's own revalidates.
   setHeader(ctx, 'etag', answer.etag);
   if (!ctx.res.hasHeader('cache-control')) setHeader(ctx, 'cache-control', 'private, no-cache');
-  if (ctx.status === 200 && ifNoneMatch && matches(ifNoneMatch, answer.etag)) {
-    ctx.status = 304;
+  if (response.status === 200 && ifNoneMatch && matches(ifNoneMatch, answer.etag)) {
+    response.status = 304;
     return;
   }
   // Set as it is (Koa's `ctx.type` looks the type up); Koa then sets no type of its own for the text.
   if (typeof result.body !== 'string') setHeader(ctx, 'content-type', 'application/json; charset=utf-8');
-  ctx.body = answer.text;
+  response.body = answer.text;
 }

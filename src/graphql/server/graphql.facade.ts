@@ -58,24 +58,24 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     const { errors, headers, status } = formatErrors(refused, state.requestId, logger);
     state.errorCode = errors[0]?.extensions?.code as string | undefined;
     setHeaders(ctx, headers);
-    ctx.status = status;
-    ctx.type = answerType(ctx);
-    ctx.body = `${JSON.stringify({ errors })}\n`;
+    ctx.response.status = status;
+    ctx.response.type = answerType(ctx);
+    ctx.response.body = `${JSON.stringify({ errors })}\n`;
   };
 
   const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
-    if (ctx.path !== GRAPHQL_PATH) throw notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`);
-    if (ctx.method !== 'GET' && ctx.method !== 'POST') {
-      throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
+    if (ctx.request.path !== GRAPHQL_PATH) throw notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`);
+    if (ctx.req.method !== 'GET' && ctx.req.method !== 'POST') {
+      throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.req.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
     }
     if (prefersHtml(ctx)) {
       setHeader(ctx, 'Content-Type', 'text/html');
-      ctx.body = await page();
+      ctx.response.body = await page();
       return;
     }
     const request = await readGraphQLRequest(ctx);
     const caller: Caller = context.actor ? { actor: context.actor } : { address: context.clientAddress, authFailure: context.authFailure };
-    const prepared = await preparation.prepare(request, caller, ctx.method === 'GET' ? 'http-get' : 'http');
+    const prepared = await preparation.prepare(request, caller, ctx.req.method === 'GET' ? 'http-get' : 'http');
     if (prepared.operationName) context.observed.operationName = prepared.operationName;
     if (prepared.label) context.observed.operation = prepared.label;
     if (prepared.headers) setHeaders(ctx, prepared.headers);
@@ -83,30 +83,30 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     const result = await executor.run(prepared, context);
     const formatted = result.errors?.length ? formatErrors(result.errors, state.requestId, logger) : undefined;
     if (formatted) setHeaders(ctx, formatted.headers);
-    ctx.status = 200;
-    ctx.type = answerType(ctx);
+    ctx.response.status = 200;
+    ctx.response.type = answerType(ctx);
     // An executed operation answers 200 with its data, its errors and its cost.
-    ctx.body = `${JSON.stringify({ errors: formatted?.errors, data: result.data, extensions: { ...result.extensions, cost: prepared.cost } })}\n`;
+    ctx.response.body = `${JSON.stringify({ errors: formatted?.errors, data: result.data, extensions: { ...result.extensions, cost: prepared.cost } })}\n`;
   };
 
   // Mounted on /graphql by the request walk: every request here is GraphQL's.
   const middleware: Middleware = async (ctx: Context) => {
     const state = ctx.state as AppState;
     state.facade = 'graphql';
-    state.route = ctx.path === GRAPHQL_PATH ? `${ctx.method} ${GRAPHQL_PATH}` : undefined;
+    state.route = ctx.request.path === GRAPHQL_PATH ? `${ctx.req.method} ${GRAPHQL_PATH}` : undefined;
     // Results depend on the key: never stored by a cache.
     setHeader(ctx, 'Cache-Control', 'no-store');
-    const context = new RequestContext(state, ctx.ip);
+    const context = new RequestContext(state, ctx.request.ip);
     try {
       await answer(ctx, state, context);
       // Every answer under /graphql carries the rate-limit headers (the preparation's charge, or a free read).
-      if (!ctx.response.get('X-RateLimit-Limit')) setHeaders(ctx, await freeHeaders(state, ctx.ip));
+      if (!ctx.response.get('X-RateLimit-Limit')) setHeaders(ctx, await freeHeaders(state, ctx.request.ip));
     } catch (error) {
       // A refusal thrown anywhere in the lane (another path or method, a request refused as it is read: 400, 413,
       // 415; a store that cannot answer) answers like the preparation's refusals, in the negotiated media type; an
       // unexpected error goes to the error envelope (logged, INTERNAL, in the GraphQL shape: `toGraphQLErrorBody`).
       // Either way the rate-limit headers come first (a store that cannot answer gives its own headers instead).
-      if (!ctx.response.get('X-RateLimit-Limit')) setHeaders(ctx, await freeHeaders(state, ctx.ip).catch((e: unknown) => describeError(e)?.headers ?? {}));
+      if (!ctx.response.get('X-RateLimit-Limit')) setHeaders(ctx, await freeHeaders(state, ctx.request.ip).catch((e: unknown) => describeError(e)?.headers ?? {}));
       if (!describeError(error)) throw error;
       refuse(ctx, state, [error]);
     } finally {

@@ -6,6 +6,7 @@
  * `extensions`, a POST body that is one JSON object, and no persisted queries.
  */
 import type { Context } from 'koa';
+import { requestHeader } from '../../http/context.js';
 import { validationFailed } from '../../domain/errors.js';
 import { readJsonBody } from '../../http/body.js';
 import { HttpError } from '../../http/errors.js';
@@ -17,19 +18,19 @@ const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8'
 
 /** A request with one of these types (or none) is a "simple" cross-site request a browser sends without a preflight. */
 const SIMPLE_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain'];
-const PREFLIGHT_HEADERS = ['x-apollo-operation-name', 'apollo-require-preflight'];
+const PREFLIGHT_HEADERS: Lowercase<string>[] = ['x-apollo-operation-name', 'apollo-require-preflight'];
 
 const essenceOf = (type: string) => type.split(';')[0]!.trim().toLowerCase();
 
 /** Whether a GET asks for a page (a browser): then it gets the landing page, whatever else it carries. */
 export function prefersHtml(ctx: Context): boolean {
-  return ctx.method === 'GET' && !!ctx.get('accept') && ctx.accepts('application/json', 'application/graphql-response+json', 'text/html') === 'text/html';
+  return ctx.req.method === 'GET' && !!requestHeader(ctx, 'accept') && ctx.request.accepts('application/json', 'application/graphql-response+json', 'text/html') === 'text/html';
 }
 
 /** The answer's media type: `application/graphql-response+json` when the client prefers it, JSON otherwise. */
 export function answerType(ctx: Context): string {
-  if (!ctx.get('accept')) return JSON_TYPE;
-  return ctx.accepts('application/json', 'application/graphql-response+json') === 'application/graphql-response+json' ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
+  if (!requestHeader(ctx, 'accept')) return JSON_TYPE;
+  return ctx.request.accepts('application/json', 'application/graphql-response+json') === 'application/graphql-response+json' ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
 }
 
 /**
@@ -37,9 +38,9 @@ export function answerType(ctx: Context): string {
  * or a simple one) must carry a header only a script can set.
  */
 function preventCsrf(ctx: Context): void {
-  const type = ctx.get('content-type');
+  const type = requestHeader(ctx, 'content-type');
   if (type && !SIMPLE_TYPES.includes(essenceOf(type))) return;
-  if (PREFLIGHT_HEADERS.some((name) => ctx.get(name) !== '')) return;
+  if (PREFLIGHT_HEADERS.some((name) => requestHeader(ctx, name) !== '')) return;
   throw validationFailed(
     `This operation has been blocked as a potential Cross-Site Request Forgery (CSRF). Please either specify a 'content-type' header (with a type that is not one of ${SIMPLE_TYPES.join(', ')}) or provide a non-empty value for one of the following headers: ${PREFLIGHT_HEADERS.join(', ')}\n`,
   );
@@ -82,7 +83,7 @@ function checkPostBody(body: unknown): void {
  */
 export async function readGraphQLRequest(ctx: Context): Promise<Record<string, unknown>> {
   let request: Record<string, unknown>;
-  if (ctx.method === 'POST') {
+  if (ctx.req.method === 'POST') {
     // An Accept that takes no JSON is disregarded (GraphQL over HTTP allows it): JSON it is.
     // A body that is not JSON is 415, as on REST; refused before anything runs, which also stops
     // the text/plain "simple requests" that CSRF relies on.
@@ -92,11 +93,11 @@ export async function readGraphQLRequest(ctx: Context): Promise<Record<string, u
     request = body as Record<string, unknown>;
   } else {
     preventCsrf(ctx);
-    const type = ctx.get('content-type');
+    const type = requestHeader(ctx, 'content-type');
     if (type && essenceOf(type) !== 'application/json') {
       throw new HttpError('UNSUPPORTED_MEDIA_TYPE', 'GET requests may not have a content-type header other than application/json.');
     }
-    const params = new URLSearchParams(ctx.querystring);
+    const params = new URLSearchParams(ctx.request.querystring);
     request = {
       query: searchParam(params, 'query'),
       operationName: searchParam(params, 'operationName'),
