@@ -1,6 +1,7 @@
 import getRawBody from 'raw-body';
 import type { Context } from 'koa';
 import { HttpError } from './errors.js';
+import { requestHeader } from './context.js';
 import { validationFailed } from '../domain/errors.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -15,16 +16,16 @@ const isJson = (type: string | undefined) => !!type && /^application\/([a-z.+-]*
  */
 export async function readJsonBody(ctx: Context, { requireJsonType = true } = {}): Promise<unknown> {
   const length = ctx.request.length;
-  const chunked = ctx.get('transfer-encoding') !== '';
+  const chunked = requestHeader(ctx, 'transfer-encoding') !== '';
   if (!chunked && !length) return undefined;
   if (length && length > MAX_BODY_BYTES) throw tooLarge();
-  const type = ctx.get('content-type');
+  const type = requestHeader(ctx, 'content-type');
   if (!isJson(type)) {
     if (!requireJsonType) return undefined;
     throw new HttpError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as JSON with Content-Type: application/json.');
   }
   // A compressed body is not read as JSON bytes (it would fail as invalid UTF-8): say what to do instead.
-  const encoding = ctx.get('content-encoding').trim().toLowerCase();
+  const encoding = requestHeader(ctx, 'content-encoding').trim().toLowerCase();
   if (encoding && encoding !== 'identity') {
     throw new HttpError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding.slice(0, 40)} is not supported; send the JSON body uncompressed.`);
   }

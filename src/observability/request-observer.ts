@@ -79,7 +79,7 @@ function describeSpan(span: Span, ctx: Context, state: Partial<AppState>) {
   const route = state.route?.replace(/^[A-Z]+ /, '');
   if (route) {
     span.setAttribute('http.route', route);
-    span.updateName(`${ctx.method} ${route}`);
+    span.updateName(`${ctx.req.method} ${route}`);
   }
   if (state.facade === 'graphql') {
     const [type, root] = state.operation?.split(' ') ?? [];

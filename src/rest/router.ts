@@ -210,7 +210,7 @@ function parseQuery(querystring: string): Record<string, unknown> {
 /** The absolute URL of the request; a Host header that is not a valid host falls back to localhost. */
 function requestUrl(ctx: Context): URL {
   try {
-    return new URL(ctx.originalUrl, `${ctx.protocol}://${ctx.host}`);
+    return new URL(ctx.originalUrl, `${ctx.request.protocol}://${ctx.request.host}`);
   } catch {
     return new URL(ctx.originalUrl, 'http://localhost');
   }
