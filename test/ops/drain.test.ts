@@ -101,8 +101,12 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
     const s = await startService({ SHUTDOWN_GRACE_MS: '60000' });
     const conn = await RawConnection.open(s.url);
     try {
-      // The request line and its headers trickle in over 2.5 s, more than twice the idle grace of a second, a piece
-      // every 250 ms (a quarter of the grace: a slow machine has room to be late).
+      // One answer first: the process is serving, its signal handlers in place, before the signal is sent.
+      conn.send('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      assert.equal((await conn.response()).headers.connection, 'keep-alive');
+      conn.discard();
+      // The next request line and its headers trickle in over 2.5 s, more than twice the idle grace of a second, a
+      // piece every 250 ms (a quarter of the grace: a slow machine has room to be late).
       conn.send('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
       s.child.kill('SIGTERM');
       const drained = s.logLine('shutdown: readiness 503');
