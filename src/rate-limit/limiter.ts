@@ -99,15 +99,14 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       // A request that is not to consume reads the windows and is judged as if it had been charged. With the memory
       // store (no ban to ask a shared store about), both windows are counted at once, without a promise.
       const banCheck = bans.check(actor.keyId);
-      const counted =
+      const [banUntil, minute, day] =
         consume && banCheck === null && limiter.minute.penaltyNow && limiter.day.penaltyNow
-          ? ([null, limiter.minute.penaltyNow(account, cost), limiter.day.penaltyNow(account, cost)] as const)
+          ? [null, limiter.minute.penaltyNow(account, cost), limiter.day.penaltyNow(account, cost)]
           : await Promise.all([
               banCheck,
               consume ? limiter.minute.penalty(account, cost) : limiter.minute.get(account),
               consume ? limiter.day.penalty(account, cost) : limiter.day.get(account),
             ]);
-      const [banUntil, minute, day] = counted;
       const now = Date.now();
       const windows = windowsOf(actor, minute, day, now);
       if (!consume) for (const w of windows) w.used += cost;
