@@ -46,6 +46,30 @@ describe('domain: catalogue', () => {
     assert.equal((await f.domain().pets.getPet(pet.id)).status, 'sold');
   });
 
+  it('when one list after another gives other filters and other numbers of ids, then each gets exactly its own pets', async () => {
+    const dogs = await f.domain().categories.createCategory(f.staff, { name: 'Shapes: dogs' });
+    const owls = await f.domain().categories.createCategory(f.staff, { name: 'Shapes: owls' });
+    const rex = await f.domain().pets.createPet(f.staff, { name: 'Shape Rex', categoryId: dogs.id });
+    const fido = await f.domain().pets.createPet(f.staff, { name: 'Shape Fido', categoryId: dogs.id, status: 'pending' });
+    const hoot = await f.domain().pets.createPet(f.staff, { name: 'Shape Hoot', categoryId: owls.id });
+    const names = async (filter: Parameters<ReturnType<typeof f.domain>['pets']['listPets']>[0], limit?: number) =>
+      (await f.domain().pets.listPets(filter, { limit })).items.map((p) => p.name);
+    const all = [rex.id, fido.id, hoot.id];
+    // Each shape (which filters, how many ids) is its own statement: a read must never run another shape's.
+    assert.deepEqual(await names({ ids: all }), ['Shape Rex', 'Shape Fido', 'Shape Hoot']);
+    assert.deepEqual(await names({ ids: [hoot.id, rex.id] }), ['Shape Rex', 'Shape Hoot']);
+    assert.deepEqual(await names({ ids: all, status: 'pending' }), ['Shape Fido']);
+    assert.deepEqual(await names({ ids: all, categoryId: owls.id }), ['Shape Hoot']);
+    assert.deepEqual(await names({ ids: all, name: 'fido' }), ['Shape Fido']);
+    assert.deepEqual(await names({ ids: all, categoryId: dogs.id, status: 'available', name: 'REX' }), ['Shape Rex']);
+    assert.deepEqual(await names({ categoryId: dogs.id }), ['Shape Rex', 'Shape Fido']);
+    const first = await f.domain().pets.listPets({ ids: all }, { limit: 2 });
+    assert.deepEqual(first.items.map((p) => p.name), ['Shape Rex', 'Shape Fido']);
+    const next = await f.domain().pets.listPets({ ids: all }, { limit: 2, cursor: first.nextCursor });
+    assert.deepEqual([next.items.map((p) => p.name), next.nextCursor], [['Shape Hoot'], null]);
+    assert.deepEqual(await names({ ids: [fido.id] }), ['Shape Fido']);
+  });
+
   it('when pets are filtered by a name substring, then the match is case-insensitive and pages follow the cursor', async () => {
     const category = await f.domain().categories.createCategory(f.staff, { name: 'Rabbits' });
     for (const name of ['Bunny One', 'bunny two', 'Carrot']) await f.domain().pets.createPet(f.staff, { name, categoryId: category.id });

@@ -39,8 +39,8 @@ describe('REST read path', () => {
     const statements = sql.stop();
     assert.equal(forks, 0, 'no EntityManager forked');
     assert.deepEqual(statements, [
-      'select id, name, category_id, status from pets where id > ? and id in (?, ?) order by id asc limit ?',
-      'select id, name, category_id, status from pets where id > ? and id in (?, ?) order by id asc limit ?',
+      'select id, name, category_id, status from pets where id in (?, ?) order by id asc limit ?',
+      'select id, name, category_id, status from pets where id in (?, ?) order by id asc limit ?',
     ]);
   });
 });
