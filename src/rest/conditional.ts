@@ -10,17 +10,19 @@ import { hash } from 'node:crypto';
  * needs a resource the caller may see: a missing or forbidden one answers its 404 or 403 as always.
  */
 
-/** Changes with the answers' shapes (a deploy that changes a representation must not answer 304 to an old tag). */
+/** Leads every tag, and changes with the answers' shapes (a deploy that changes a representation must not answer 304 to an old tag). */
 const REPRESENTATION = '2';
+const TAG_START = `"${REPRESENTATION}`;
 
 /**
- * The strong tag of an answer: a SHA-1 of its bytes and next-page link (160 bits, quoted). A tag only
- * has to change when the answer does (nobody gains by forging a collision with their own answer), and
- * SHA-1 hashes a read's body in about two thirds of SHA-256's instructions.
+ * The strong tag of an answer: the representation's version, then a SHA-1 (160 bits, base64url) of its next-page
+ * link, if any, and its bytes, quoted. A tag only has to change when the answer does (nobody gains by forging a
+ * collision with their own answer), and SHA-1 hashes a read's body in about two thirds of SHA-256's instructions.
+ * An answer without a link is hashed as it is, not copied behind a prefix first (a JSON body never begins with a
+ * link's `<`, so the two forms cannot meet).
  */
 export function answerTag(body: string, link: string | undefined): string {
-  const text = link === undefined ? `${REPRESENTATION}\n\n${body}` : `${REPRESENTATION}\n${link}\n${body}`;
-  return `"${hash('sha1', text, 'base64url')}"`;
+  return `${TAG_START}${hash('sha1', link === undefined ? body : `${link}\n${body}`, 'base64url')}"`;
 }
 
 /** Whether `If-None-Match` names `etag` (weak comparison, as RFC 9110 asks for this header; `*` matches any). */
