@@ -2,6 +2,7 @@
  * The app's pino logger: JSON lines on stdout, secrets redacted, pretty-printed only for a developer
  * at a terminal (NODE_ENV=development and stdout a TTY, and pino-pretty installed: it is a dev dependency).
  */
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { Config } from '../config.js';
@@ -113,48 +114,78 @@ const LOG_BATCH_BYTES = 4096;
 export const REQUEST_LINE = 'request';
 
 /**
- * stdout in batches (`minLength`: pino's "asynchronous logging"): request lines go out one write per 4 KB instead
- * of one per line. A line written by itself costs a round trip through libuv's thread pool: with one client at a
- * time, the batches take 18% off a REST read's CPU (docs/PERFORMANCE-LOG.md). So that no line waits for the next
- * 4 KB, a timer armed only while lines wait (an idle service wakes for nothing) writes them at most `flushMs` after
- * they were logged, and looks once more a period later for lines held back by a write then under way. Every other
- * line (start, shutdown, warnings, errors) is written at once, with what waits before it. Lost to a SIGKILL or a
- * power cut: at most those `flushMs` of request lines (pino writes the rest at a normal exit, a crash's included).
+ * stdout in batches: request lines go out one write per ~4 KB instead of one per line. A line written by itself
+ * costs a round trip through libuv's thread pool: with one client at a time, the batches take 18% off a REST read's
+ * CPU (docs/PERFORMANCE-LOG.md). The batch is gathered here and handed to pino's asynchronous destination (sonic-boom)
+ * whole: sonic-boom's own batching (`minLength`) measures the bytes of everything it holds again at each line, which
+ * flattened and scanned a growing 4 KB string sixteen times per batch. So that no line waits for the next 4 KB, a
+ * timer armed only while lines wait (an idle service wakes for nothing) hands them over at most `flushMs` after they
+ * were logged. Every other line (start, shutdown, warnings, errors) is handed over at once, with what waits before it.
+ * Lost to a SIGKILL or a power cut: at most those `flushMs` of request lines (the rest is written at a normal exit, a
+ * crash's included).
  */
 function batchedStdout(flushMs: number): DestinationStream {
   // One per process and delay: every logger writing to stdout shares it, so lines keep their order.
   const known = batchedByDelay.get(flushMs);
   if (known) return known;
-  const stream = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES });
+  const stream = pino.destination({ dest: 1, sync: false });
+  let batch = '';
   let timer: NodeJS.Timeout | undefined;
   let logged = false;
-  const flush = () => {
+  const handOver = () => {
+    if (batch === '') return;
+    const lines = batch;
+    batch = '';
     try {
-      stream.flush();
+      stream.write(lines);
     } catch {
       // The stream is closed (the process is exiting): nothing is left to write to.
     }
   };
   const tick = () => {
-    flush();
+    handOver();
     // Lines logged since the last tick: look again in a period; none: this was the second look, stop.
     timer = logged ? setTimeout(tick, flushMs).unref() : undefined;
     logged = false;
   };
+  // At exit (process.exit, an uncaught error, the end of a graceful shutdown), after what sonic-boom holds.
+  process.on('exit', () => {
+    if (batch === '') return;
+    try {
+      stream.flushSync();
+    } catch {
+      // Closed, or not open yet: the batch is still written below.
+    }
+    writeSync(batch);
+    batch = '';
+  });
   const batched = {
     // pino tells the destination each line's message (`lastMsg`) before writing it.
     [pino.symbols.needsMetadataGsym]: true,
     lastMsg: undefined as string | undefined,
     write(line: string) {
-      stream.write(line);
-      // A write under way holds the line back until it ends: the timer still comes for it.
-      if (batched.lastMsg !== REQUEST_LINE) flush();
+      batch += line;
+      if (batched.lastMsg !== REQUEST_LINE || batch.length >= LOG_BATCH_BYTES) handOver();
       logged = true;
       timer ??= setTimeout(tick, flushMs).unref();
     },
   };
   batchedByDelay.set(flushMs, batched);
   return batched;
+}
+
+/** Writes `text` to stdout before returning, however full the pipe (a process that is exiting has no later turn). */
+function writeSync(text: string): void {
+  let bytes = Buffer.from(text);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (bytes.length > 0) {
+    try {
+      bytes = bytes.subarray(fs.writeSync(1, bytes));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return;
+      Atomics.wait(pause, 0, 0, 10);
+    }
+  }
 }
 const batchedByDelay = new Map<number, DestinationStream>();
 
