@@ -13,16 +13,18 @@ import { hash } from 'node:crypto';
 /** Leads every tag, and changes with the answers' shapes (a deploy that changes a representation must not answer 304 to an old tag). */
 const REPRESENTATION = '2';
 const TAG_START = `"${REPRESENTATION}`;
+/** Leads a tag whose digest covers a next-page link too: the two forms of tag never meet, whatever the body. */
+const LINKED_TAG_START = `"${REPRESENTATION}L`;
 
 /**
- * The strong tag of an answer: the representation's version, then a SHA-1 (160 bits, base64url) of its next-page
- * link, if any, and its bytes, quoted. A tag only has to change when the answer does (nobody gains by forging a
- * collision with their own answer), and SHA-1 hashes a read's body in about two thirds of SHA-256's instructions.
- * An answer without a link is hashed as it is, not copied behind a prefix first (a JSON body never begins with a
- * link's `<`, so the two forms cannot meet).
+ * The strong tag of an answer: the representation's version, then a SHA-1 (160 bits, base64url) of its bytes (an
+ * answer with a next page: `L`, then the SHA-1 of its link, a newline and its bytes), quoted. A tag only has to change
+ * when the answer does (nobody gains by forging a collision with their own answer), and SHA-1 hashes a read's body in
+ * about two thirds of SHA-256's instructions. The body is hashed as it is, not copied behind a prefix first.
  */
 export function answerTag(body: string, link: string | undefined): string {
-  return `${TAG_START}${hash('sha1', link === undefined ? body : `${link}\n${body}`, 'base64url')}"`;
+  if (link === undefined) return `${TAG_START}${hash('sha1', body, 'base64url')}"`;
+  return `${LINKED_TAG_START}${hash('sha1', `${link}\n${body}`, 'base64url')}"`;
 }
 
 /** Whether `If-None-Match` names `etag` (weak comparison, as RFC 9110 asks for this header; `*` matches any). */
