@@ -165,7 +165,7 @@ export interface Config {
   host: string;
   env: 'development' | 'production' | 'test';
   logLevel: string;
-  /** Log lines go out in batches of up to 4 KB, each line at most this long after it was logged (0: every line at once). */
+  /** Log lines go out in batches of about 16 KB, each line at most this long after it was logged (0: every line at once). */
   logFlushMs: number;
   database: { kind: 'sqlite'; path: string; url: string } | { kind: 'postgresql'; url: string };
   dbPoolMax: number;

@@ -167,6 +167,24 @@ describe('ops: request log lines on stdout, in batches', () => {
     for (let i = 0; i < 40; i++) assert.equal(linesOf(s, `batched-exit-${i}`).length, 1, `no line for request ${i}`);
   });
 
+  it('when a request line is a warning (an answer of 5xx), then it is written at once, with the lines waiting before it', () => {
+    // Request lines at info wait for their batch; a 5xx's line is a warning, which an operator waits for. The process is
+    // then killed (no exit hook runs): only what was handed over at once is on stdout.
+    const logger = new URL('../../src/observability/logger.js', import.meta.url).href;
+    const script = [
+      `const { createLogger, REQUEST_LINE } = await import(${JSON.stringify(logger)});`,
+      `const log = createLogger({ logLevel: 'info', env: 'production', logFlushMs: 10000 });`,
+      `log.info({ n: 0, status: 200 }, REQUEST_LINE);`,
+      `log.warn({ n: 1, status: 503 }, REQUEST_LINE);`,
+      `log.info({ n: 2, status: 200 }, REQUEST_LINE);`,
+      `setTimeout(() => process.kill(process.pid, 'SIGKILL'), 1000);`,
+    ].join('\n');
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    const lines = run.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { n: number });
+    assert.equal(run.signal, 'SIGKILL', run.stderr);
+    assert.deepEqual(lines.map((l) => l.n), [0, 1], `the warning and the line before it, not the one after: ${run.stdout}${run.stderr}`);
+  });
+
   it('when the process ends (process.exit, or an uncaught error) with request lines still waiting in their batch, then they are written', () => {
     // The app's own logger in a process of its own: nothing but request lines is logged, so only the exit writes them.
     const logger = new URL('../../src/observability/logger.js', import.meta.url).href;
