@@ -107,7 +107,6 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'env' | 'logFlush
   return config.logFlushMs > 0 ? pino(options, batchedStdout(config.logFlushMs)) : pino(options);
 }
 
-/** Lines are gathered up to this many bytes per write: pino's recommended buffer for throughput. */
 /** Request lines are handed over ~16 KB at a time: sonic-boom's largest single write (`maxWrite`). */
 const LOG_BATCH_BYTES = 16_384;
 /** pino's level of a warning: a request line at it or above (a 5xx's) is written at once. */
@@ -156,7 +155,7 @@ function batchedStdout(flushMs: number): DestinationStream {
     } catch {
       // Closed, or not open yet: the batch is still written below.
     }
-    if (batch !== '') writeSync(batch);
+    if (batch !== '') writeAtExit(batch);
     batch = '';
   });
   const batched = {
@@ -181,7 +180,7 @@ function batchedStdout(flushMs: number): DestinationStream {
 const EXIT_WRITE_MS = 2000;
 
 /** Writes `text` to stdout before returning (an exiting process has no later turn), waiting at most EXIT_WRITE_MS for a full pipe. */
-function writeSync(text: string): void {
+function writeAtExit(text: string): void {
   let bytes = Buffer.from(text);
   const pause = new Int32Array(new SharedArrayBuffer(4));
   const deadline = Date.now() + EXIT_WRITE_MS;
