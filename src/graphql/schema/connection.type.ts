@@ -56,18 +56,49 @@ export class PageArgs {
   after?: string | null;
 }
 
-/** A domain page as a Relay connection; cursors are the same keyset cursors REST puts in `Link`. */
+/**
+ * One edge of a page. Its cursor is encoded only when the query asks for it: most queries select `node` alone,
+ * and a cursor costs a string, a Buffer and a base64 pass per edge.
+ */
+class PageEdge<T> {
+  constructor(
+    readonly node: T,
+    private readonly id: number,
+    private readonly cursorOf: (id: number) => string,
+  ) {}
+  get cursor(): string {
+    return this.cursorOf(this.id);
+  }
+}
+
+/** A domain page as a Relay connection: `edges` at once, `pageInfo` (and its cursors) when asked for. */
+class PageConnection<T> implements Connection<T> {
+  readonly edges: PageEdge<T>[];
+  constructor(
+    page: Page<T>,
+    idOf: (node: T) => number,
+    private readonly hasNext: boolean,
+    private readonly after: string | null | undefined,
+    cursorOf: (id: number) => string,
+  ) {
+    this.edges = page.items.map((node) => new PageEdge(node, idOf(node), cursorOf));
+  }
+  get pageInfo(): PageInfo {
+    return {
+      hasNextPage: this.hasNext,
+      endCursor: this.edges.at(-1)?.cursor ?? null,
+      hasPreviousPage: Boolean(this.after),
+      startCursor: this.edges[0]?.cursor ?? null,
+    };
+  }
+}
+
+/**
+ * A domain page as a Relay connection; cursors are the same keyset cursors REST puts in `Link`. Edges and
+ * `pageInfo` are read as properties (resolvers' parents), never spread: their cursors are getters.
+ */
 export function toConnection<T>(page: Page<T>, idOf: (node: T) => number, after?: string | null, cursorOf: (id: number) => string = encodeCursor): Connection<T> {
-  const edges = page.items.map((node) => ({ node, cursor: cursorOf(idOf(node)) }));
-  return {
-    edges,
-    pageInfo: {
-      hasNextPage: page.nextCursor !== null,
-      endCursor: edges.at(-1)?.cursor ?? null,
-      hasPreviousPage: Boolean(after),
-      startCursor: edges[0]?.cursor ?? null,
-    },
-  };
+  return new PageConnection(page, idOf, page.nextCursor !== null, after, cursorOf);
 }
 
 const ARGUMENT_OF: Record<string, string> = { limit: 'first', cursor: 'after' };

@@ -41,6 +41,7 @@ export class EventResolver {
       (e) => e.id,
       String,
     );
-    return { ...connection, edges: connection.edges.map((edge) => ({ ...edge, node: toGraphQLEvent(edge.node) })) };
+    // Edges and pageInfo are read by name: their cursors are getters, which a spread would not copy.
+    return { pageInfo: connection.pageInfo, edges: connection.edges.map((edge) => ({ cursor: edge.cursor, node: toGraphQLEvent(edge.node) })) };
   }
 }
