@@ -13,8 +13,9 @@
  * JIT compilation (whose amount depends on when tiering happens: it moved whole batches by 20–40%);
  * compare the lowest batch of each build, and levers bigger than the batches' spread.
  *
- * Servers: `floor` (F, bench/ladder-server.ts), `rest-ids` (the service), `rest-ids@against` (the
- * service built at DIR, `bash bench/build-ref.sh <commit>`), or any such build's absolute directory.
+ * Servers: `floor` (F, bench/ladder-server.ts), `rest-ids` (the service), `gql-ids` (the service, asked
+ * the bench's GraphQL read by ids), `rest-ids@against` and `gql-ids@against` (the service built at DIR,
+ * `bash bench/build-ref.sh <commit>`), or any such build's absolute directory (asked REST's read).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +26,7 @@ import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
 import { announcedUrl, benchServiceEnv } from './start-server.js';
-import { envOption, REST_IDS_PATH, startNodeArgs } from './scenarios.js';
+import { envOption, GQL_IDS_REQUEST, REST_IDS_PATH, startNodeArgs } from './scenarios.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,6 +39,8 @@ const { values: args } = parseArgs({
     batches: { type: 'string', default: '1' },
     /** NAME=VALUE for the service's environment (repeatable), e.g. `--env LOG_LEVEL=warn`. */
     env: { type: 'string', multiple: true, default: [] },
+    /** Start each server with `--perf-basic-prof`: /tmp/perf-<pid>.map names its JIT code, for bench/ir-compare.ts. */
+    'perf-map': { type: 'boolean', default: false },
   },
 });
 const serviceEnvExtra = envOption(args.env);
@@ -53,6 +56,8 @@ interface Server {
   host: string;
   url: string;
   outFile: string;
+  /** The measured request: REST's read by ids, or GraphQL's (`gql-ids`). */
+  graphql?: boolean;
 }
 
 async function start(name: string, script: string, env: Record<string, string>, work: string, nodeArgs: string[] = []): Promise<Server> {
@@ -62,7 +67,7 @@ async function start(name: string, script: string, env: Record<string, string>, 
   // Debian's `valgrind` is a shell script that forks the real one: callgrind_control needs the real one's pid.
   const child = spawn(
     existsSync('/usr/bin/valgrind.bin') ? '/usr/bin/valgrind.bin' : 'valgrind',
-    ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${outFile}`, process.execPath, ...nodeArgs, script],
+    ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${outFile}`, process.execPath, ...(args['perf-map'] ? ['--perf-basic-prof', `--logfile=${join(work, `${name}-v8.log`)}`, '--no-logfile-per-isolate'] : []), ...nodeArgs, script],
     { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] },
   );
   closeSync(fd);
@@ -71,13 +76,10 @@ async function start(name: string, script: string, env: Record<string, string>, 
 
 /** Sends `amount` requests; returns how many were answered 2xx (a slow server under valgrind may lose a few to timeouts). */
 async function send(server: Server, key: string, amount: number): Promise<number> {
-  const result = await autocannon({
-    url: server.url + REST_IDS_PATH,
-    connections: CONNECTIONS,
-    amount,
-    timeout: 120,
-    headers: { 'X-API-Key': key },
-  });
+  const request = server.graphql
+    ? { url: server.url + GQL_IDS_REQUEST.path, method: GQL_IDS_REQUEST.method, body: GQL_IDS_REQUEST.body, headers: { ...GQL_IDS_REQUEST.headers, 'X-API-Key': key } }
+    : { url: server.url + REST_IDS_PATH, headers: { 'X-API-Key': key } };
+  const result = await autocannon({ ...request, connections: CONNECTIONS, amount, timeout: 120 });
   const ok = (result as unknown as Record<string, number>)['2xx'] ?? 0;
   if (ok < amount * 0.95) throw new Error(`${amount} requests sent, ${ok} answered 2xx (${result.non2xx} other, ${result.errors} errors)`);
   return ok;
@@ -171,12 +173,13 @@ async function main() {
       let server: Server;
       if (id === 'floor') {
         server = await start(id, projectPath('dist/bench/ladder-server.js'), { RUNG: 'floor', BODY_FILE: bodyFile, KEY: db.enterpriseKey, DATABASE: copy(id) }, work);
-      } else if (id === 'rest-ids') {
+      } else if (id === 'rest-ids' || id === 'gql-ids') {
         server = await start(id, projectPath('dist/src/main.js'), serviceEnv(id), work, startNodeArgs(projectPath('.')));
-      } else if ((id === 'rest-ids@against' && args.against) || id.startsWith('/')) {
+      } else if (((id === 'rest-ids@against' || id === 'gql-ids@against') && args.against) || id.startsWith('/')) {
         const root = resolve(id.startsWith('/') ? id : args.against!);
         server = await start(id.replace(/\W+/g, '_'), join(root, 'dist/src/main.js'), serviceEnv(id.replace(/\W+/g, '_')), work, startNodeArgs(root));
       } else throw new Error(`unknown server ${id}`);
+      server.graphql = id.startsWith('gql-ids');
       children.push(server.child);
       const figures = await measure(id, server, db.enterpriseKey);
       server.child.kill('SIGTERM');
@@ -190,6 +193,8 @@ async function main() {
     const floor = results.find(([id]) => id === 'floor')?.[1];
     const rest = results.find(([id]) => id === 'rest-ids')?.[1];
     if (floor && rest) log(`\nF / REST by instructions: ${((Math.min(...floor) / Math.min(...rest)) * 100).toFixed(0)}%`);
+    const gql = results.find(([id]) => id === 'gql-ids')?.[1];
+    if (gql && rest) log(`REST / GraphQL by ids, by instructions: ${((Math.min(...rest) / Math.min(...gql)) * 100).toFixed(0)}%`);
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
     if (!process.env.KEEP) rmSync(work, { recursive: true, force: true });

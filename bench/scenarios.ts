@@ -54,6 +54,8 @@ function rotatingPets(toBody: (petId: number) => string): autocannon.Request['se
 }
 
 const IDS_QUERY = 'query PetsByIds($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }';
+/** GraphQL's read of the ten pets REST_IDS_PATH reads. */
+export const GQL_IDS_REQUEST = graphql(IDS_QUERY, { ids: IDS.map(String) });
 const PAGE_QUERY = 'query Page { pets(first: 20) { edges { node { name category { name } } } } }';
 const ORDER_MUTATION = 'mutation Order($input: NewOrderInput!) { placeOrder(input: $input) { id petId quantity shipDate complete } }';
 
@@ -82,7 +84,7 @@ const SCENARIOS_BASE: Scenario[] = [
     key: 'enterprise',
     requestsPerOp: 1,
     expect: 200,
-    requests: [graphql(IDS_QUERY, { ids: IDS.map(String) })],
+    requests: [GQL_IDS_REQUEST],
   },
   { ...restIds('memory', 'rest-one', 'REST GET /v1/pets?ids=1 (one pet)'), requests: [{ method: 'GET', path: '/v1/pets?ids=1' }] },
   {
