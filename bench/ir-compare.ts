@@ -18,39 +18,63 @@ const { values: args, positionals } = parseArgs({ allowPositionals: true, option
 if (positionals.length !== 4) throw new Error('usage: ir-compare A.callgrind.N-01 REQUESTS_A B.callgrind.N-01 REQUESTS_B [--top 40]');
 const top = Number(args.top);
 
-/** A perf map's code ranges (a later entry at the same address wins), sorted by start. */
-function perfMap(pid: string): Array<[start: number, end: number, name: string]> {
-  const file = `/tmp/perf-${pid}.map`;
-  if (!existsSync(file)) return [];
-  const byStart = new Map<number, [number, string]>();
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
-    if (m) byStart.set(parseInt(m[1]!, 16), [parseInt(m[2]!, 16), m[3]!]);
-  }
-  return [...byStart].map(([start, [size, name]]) => [start, start + size, name] as [number, number, string]).sort((a, b) => a[0] - b[0]);
+interface CodeRange {
+  start: number;
+  end: number;
+  name: string;
+  /** Its line in the map: V8 reuses code memory, so where ranges overlap the later line names the code. */
+  order: number;
 }
 
-function nameAt(map: ReturnType<typeof perfMap>, address: number): string | undefined {
+/** A perf map's code ranges, sorted by start, and the largest range's size (how far back a lookup must look). */
+function perfMap(pid: string): { ranges: CodeRange[]; widest: number } {
+  const file = `/tmp/perf-${pid}.map`;
+  const ranges: CodeRange[] = [];
+  let widest = 0;
+  if (!existsSync(file)) return { ranges, widest };
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
+    if (!m) continue;
+    const start = parseInt(m[1]!, 16);
+    const size = parseInt(m[2]!, 16);
+    widest = Math.max(widest, size);
+    ranges.push({ start, end: start + size, name: m[3]!, order: ranges.length });
+  }
+  ranges.sort((a, b) => a.start - b.start);
+  return { ranges, widest };
+}
+
+/** The name of the code at `address`: of the ranges holding it, the one written last. */
+function nameAt({ ranges, widest }: ReturnType<typeof perfMap>, address: number): string | undefined {
   let lo = 0;
-  let hi = map.length - 1;
+  let hi = ranges.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    if (map[mid]![0] <= address) lo = mid + 1;
+    if (ranges[mid]!.start <= address) lo = mid + 1;
     else hi = mid - 1;
   }
-  const entry = map[hi];
-  return entry && address < entry[1] ? `JS ${entry[2]}` : undefined;
+  let found: CodeRange | undefined;
+  for (let i = hi; i >= 0 && ranges[i]!.start > address - widest; i--) {
+    const r = ranges[i]!;
+    if (address < r.end && (!found || r.order > found.order)) found = r;
+  }
+  return found && `JS ${found.name}`;
 }
 
 /** Self instructions per request by function. */
 function selfCosts(file: string, requests: number): Map<string, number> {
   const pid = /^pid: (\d+)/m.exec(readFileSync(file, 'utf8').slice(0, 4000))?.[1];
-  const map = pid ? perfMap(pid) : [];
-  const annotated = spawnSync('callgrind_annotate', ['--threshold=100', file], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
+  const map = pid ? perfMap(pid) : { ranges: [], widest: 0 };
+  const annotated = spawnSync('callgrind_annotate', ['--threshold=100', '--auto=no', file], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
   const costs = new Map<string, number>();
   for (const line of annotated.split('\n')) {
     const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*)$/.exec(line);
     if (!m) continue;
+    // The dump's total (JIT compilation included, which bench/instructions.ts leaves out): printed apart.
+    if (m[2]!.startsWith('PROGRAM TOTALS')) {
+      costs.set(TOTAL, Number(m[1]!.replace(/,/g, '')) / requests);
+      continue;
+    }
     let name = m[2]!.replace(/\s+\[.*\]$/, '');
     const address = /^\?\?\?:0x([0-9a-f]+)/.exec(name);
     if (address) name = nameAt(map, parseInt(address[1]!, 16)) ?? name;
@@ -60,8 +84,16 @@ function selfCosts(file: string, requests: number): Map<string, number> {
   return costs;
 }
 
-const a = selfCosts(positionals[0]!, Number(positionals[1]));
-const b = selfCosts(positionals[2]!, Number(positionals[3]));
+const TOTAL = 'PROGRAM TOTALS';
+const requestsA = Number(positionals[1]);
+const requestsB = Number(positionals[3]);
+if (!(requestsA > 0 && requestsB > 0 && top > 0)) throw new Error('REQUESTS_A, REQUESTS_B and --top must be positive numbers');
+const a = selfCosts(positionals[0]!, requestsA);
+const b = selfCosts(positionals[2]!, requestsB);
+const total = { a: a.get(TOTAL) ?? 0, b: b.get(TOTAL) ?? 0 };
+a.delete(TOTAL);
+b.delete(TOTAL);
+process.stdout.write(`all instructions per request (JIT compilation included): A ${Math.round(total.a).toLocaleString('en')}, B ${Math.round(total.b).toLocaleString('en')}\n`);
 const rows = [...new Set([...a.keys(), ...b.keys()])].map((name) => ({ name, a: a.get(name) ?? 0, b: b.get(name) ?? 0 }));
 rows.sort((x, y) => y.b - y.a - (x.b - x.a));
 const line = (r: (typeof rows)[number]) =>

@@ -71,6 +71,21 @@ class PageEdge<T> {
   }
 }
 
+/** A page's `pageInfo`: its two cursors, too, are encoded only when selected. */
+class PageEnds<T> implements PageInfo {
+  constructor(
+    readonly hasNextPage: boolean,
+    readonly hasPreviousPage: boolean,
+    private readonly edges: readonly PageEdge<T>[],
+  ) {}
+  get endCursor(): string | null {
+    return this.edges.at(-1)?.cursor ?? null;
+  }
+  get startCursor(): string | null {
+    return this.edges[0]?.cursor ?? null;
+  }
+}
+
 /** A domain page as a Relay connection: `edges` at once, `pageInfo` (and its cursors) when asked for. */
 class PageConnection<T> implements Connection<T> {
   readonly edges: PageEdge<T>[];
@@ -84,12 +99,7 @@ class PageConnection<T> implements Connection<T> {
     this.edges = page.items.map((node) => new PageEdge(node, idOf(node), cursorOf));
   }
   get pageInfo(): PageInfo {
-    return {
-      hasNextPage: this.hasNext,
-      endCursor: this.edges.at(-1)?.cursor ?? null,
-      hasPreviousPage: Boolean(this.after),
-      startCursor: this.edges[0]?.cursor ?? null,
-    };
+    return new PageEnds(this.hasNext, Boolean(this.after), this.edges);
   }
 }
 
