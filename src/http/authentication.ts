@@ -39,10 +39,6 @@ export class ApiKeyAuthenticator {
   private loading: Promise<Set<string>> | null = null;
   /** The catch-up read in progress (keys created since the index was read), and when it started. */
   private catchingUp: { startedAt: number; done: Promise<void> } | null = null;
-  /** Lookups under way, by key hash: the requests that miss the cache together share one query. */
-  private readonly lookingUp = new Map<string, Promise<Actor | null>>();
-  /** Counts `forget`s: a lookup that started before one does not fill the cache. */
-  private generation = 0;
 
   constructor(
     private readonly keys: KeyStore,
@@ -53,31 +49,10 @@ export class ApiKeyAuthenticator {
   async authenticate(rawKey: string, id = hashApiKey(rawKey)): Promise<Actor | null> {
     const known = this.known(id);
     if (known !== undefined) return known;
-    if (!wellFormed(rawKey)) {
-      this.cache.set(id, { actor: null, expires: Date.now() + this.ttlMs });
-      return null;
-    }
-    // When a hot key's entry expires, every request in flight misses it at once: one query answers them all.
-    const pending = this.lookingUp.get(id);
-    if (pending) return pending;
     const now = Date.now();
-    const generation = this.generation;
-    const done = () => {
-      if (this.lookingUp.get(id) === lookup) this.lookingUp.delete(id);
-    };
-    const lookup: Promise<Actor | null> = this.keys.authenticate(rawKey).then(
-      (actor) => {
-        if (this.generation === generation) this.cache.set(id, { actor, expires: now + this.ttlMs });
-        done();
-        return actor;
-      },
-      (error: unknown) => {
-        done();
-        throw error;
-      },
-    );
-    this.lookingUp.set(id, lookup);
-    return lookup;
+    const actor = wellFormed(rawKey) ? await this.keys.authenticate(rawKey) : null;
+    this.cache.set(id, { actor, expires: now + this.ttlMs });
+    return actor;
   }
 
   /**
@@ -113,9 +88,6 @@ export class ApiKeyAuthenticator {
   readonly forget = (): void => {
     this.cache.clear();
     this.index = null;
-    // A lookup under way may have read the key before the change: later requests start their own.
-    this.generation++;
-    this.lookingUp.clear();
   };
 
   private async validHashes(): Promise<Set<string>> {

@@ -1,8 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAccount, recordSql, startApp, type TestApp } from '../helpers/app.js';
-import pg from 'pg';
-import { onOwnPostgres, untilBackend } from '../helpers/services.js';
+import { createAccount, startApp, type TestApp } from '../helpers/app.js';
 
 /**
  * Authentications are cached for a second; a change to what a key authenticates as (its account's
@@ -44,50 +42,4 @@ describe('authentication cache follows account changes at once, on both facades'
       assert.equal(after.body.code, 'INVALID_API_KEY');
     });
   }
-
-});
-
-/**
- * On PostgreSQL a key's lookup waits on the network, so the requests that miss the cache together (a hot key whose
- * entry just expired: every request in flight) would each send their own query. They share one. (On SQLite the
- * lookup completes before the next request is read.)
- */
-describe('authentication: one lookup for the requests that miss the cache together (PostgreSQL)', async () => {
-  let t: TestApp;
-  let db: pg.Client;
-  const skip = await onOwnPostgres('keys', {
-    async setup(url) {
-      t = await startApp({ databaseUrl: url });
-      db = new pg.Client({ connectionString: url });
-      await db.connect();
-    },
-    async teardown() {
-      await db?.end();
-      await t?.close();
-    },
-  });
-
-  it('when 20 requests with one uncached key arrive while its lookup is under way, then the key is looked up once and all 20 are answered', { skip }, async () => {
-    const customer = await createAccount(t, { role: 'customer', plan: 'pro' });
-    const sql = recordSql(t.app);
-    // The keys' table held by another transaction: the first lookup waits, so every request arrives while it is under way.
-    await db.query('begin');
-    await db.query('lock table api_keys in access exclusive mode');
-    sql.start();
-    const answering = Promise.all(Array.from({ length: 20 }, () => customer.client.get('/v1/account')));
-    try {
-      await untilBackend(db, "wait_event_type = 'Lock'", 'no lookup waited for the keys table');
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    } finally {
-      await db.query('commit');
-    }
-    const answers = await answering;
-    // The authentication's lookup finds the key by its hash (the answer's own read of the key is by id).
-    const lookups = sql.stop().filter((statement) => /from [`"]api_keys[`"].* where [`"]a0[`"]\.[`"]hash[`"] = /.test(statement));
-    assert.deepEqual(
-      answers.map((a) => a.status),
-      Array(20).fill(200),
-    );
-    assert.equal(lookups.length, 1, `the key was looked up ${lookups.length} times`);
-  });
 });
