@@ -42,7 +42,14 @@ describe('rate limits on Redis: two instances share one budget and one ban list'
     const [onA, onB] = await Promise.all(clients.map((c) => c.get('/v1/rate_limit')));
     assert.equal(onA.body.resources.minute.used, 60);
     assert.equal(onA.body.resources.day.used, 60, 'refusals on either instance counted nowhere');
-    assert.deepEqual(onB.body.resources, onA.body.resources);
+    // Each instance turns the store's remaining time into a Unix second by its own clock, so the two may round
+    // to neighbouring seconds; everything else is one shared state.
+    for (const w of ['minute', 'day'] as const) {
+      const { reset: resetB, ...restB } = onB.body.resources[w];
+      const { reset: resetA, ...restA } = onA.body.resources[w];
+      assert.deepEqual(restB, restA, `${w}: one budget on both instances`);
+      assert.ok(Math.abs(resetB - resetA) <= 1, `${w}: resets ${resetA} and ${resetB} name the same window`);
+    }
   });
 
   it('when a key is banned through one instance, then the other refuses it too, and a lift on the other frees it everywhere', async () => {
