@@ -1,12 +1,15 @@
 /**
- * `node dist/bench/event-lock.js [--seconds 5] [--connections 16]` (needs PG_URL): how long the event writers'
- * transaction-scoped advisory lock (before 2026-11-26: `pg_advisory_xact_lock` taken by every event-writing
- * transaction from its event insert to its commit) was held, and so the cap it put on a whole deployment's
- * event-writing transactions per second. Each connection loops over an order's last message as the writer sent it
- * (`begin`, a stock decrement, then the lock, the NOTIFY, the event insert and the COMMIT as one message), on a
- * database of its own; the server stamps when each transaction got the lock (`clock_timestamp()` after it) and the
- * client when its commit returned. Run once with the lock and once without: with it, the rate is capped at
- * 1 / (hold time) however many connections or instances write.
+ * `node dist/bench/event-lock.js [--seconds 5] [--connections 16]` (needs PG_URL): what the event writers' commits
+ * wait on, and so the cap it puts on a whole deployment's event-writing transactions per second. Three variants:
+ * - `advisory lock + NOTIFY`: before 2026-11-26, every event-writing transaction took `pg_advisory_xact_lock` at its
+ *   event insert, held to its commit, and NOTIFYed;
+ * - `NOTIFY only`: until 2026-11-28, every event-writing transaction still NOTIFYed, and PostgreSQL serialises the
+ *   commits of notifying transactions (a lock from before the commit until after its WAL flush);
+ * - `neither`: now (each instance announces its commits after them, src/events/outbox-notifier.ts).
+ * Each connection loops over an order's last message as the writer sent it (`begin`, a stock decrement, then
+ * the variant's lock and NOTIFY, the event insert and the COMMIT as one message), on a database of its own; the
+ * server stamps the insert (`clock_timestamp()`) and the client when its commit returned. With a lock of either
+ * kind the rate is capped at 1 / (hold time) however many connections or instances write.
  */
 import pg from 'pg';
 import { parseArgs } from 'node:util';
@@ -23,7 +26,12 @@ try {
   await setup.query(`create table stock (id int primary key, quantity int); insert into stock select g, 1000000000 from generate_series(1, 100) g;
     create table events (id bigserial primary key, type text, data text, created_at timestamptz)`);
   await setup.end();
-  for (const locked of [true, false]) {
+  const variants = [
+    { label: 'advisory lock + NOTIFY', locked: true, notify: true },
+    { label: 'NOTIFY only', locked: false, notify: true },
+    { label: 'neither', locked: false, notify: false },
+  ];
+  for (const { label, locked, notify } of variants) {
     const seconds = Number(values.seconds);
     const clients = await Promise.all(Array.from({ length: Number(values.connections) }, async () => {
       const c = new pg.Client({ connectionString: url });
@@ -37,7 +45,7 @@ try {
       while (Date.now() < until) {
         await c.query('begin');
         await c.query({ name: 'dec', text: 'update stock set quantity = quantity - 1 where id = $1', values: [(i % 100) + 1] });
-        const last = `${locked ? 'select pg_advisory_xact_lock(6192711), ' : 'select '}pg_notify('petstore_events', '');
+        const last = `select ${locked ? 'pg_advisory_xact_lock(6192711), ' : ''}${notify ? "pg_notify('petstore_events', '')" : '1'};
           insert into events (type, data, created_at) values ('order.placed', '{"id":1}', clock_timestamp()) returning extract(epoch from clock_timestamp()) * 1000 as at;
           commit`;
         const results = (await c.query(last)) as unknown as Array<{ rows: Array<{ at: string }> }>;
@@ -49,8 +57,8 @@ try {
     await Promise.all(clients.map((c) => c.end()));
     holds.sort((a, b) => a - b);
     const q = (p: number) => holds[Math.min(holds.length - 1, Math.floor(p * holds.length))].toFixed(2);
-    console.log(`${locked ? 'with the lock   ' : 'without the lock'}: ${(commits / seconds).toFixed(0)} transactions/s over ${values.connections} connections; ` +
-      `lock (insert → commit returned) held p50 ${q(0.5)} ms, p90 ${q(0.9)} ms, p99 ${q(0.99)} ms`);
+    console.log(`${label.padEnd(22)}: ${(commits / seconds).toFixed(0)} transactions/s over ${values.connections} connections; ` +
+      `insert → commit returned p50 ${q(0.5)} ms, p90 ${q(0.9)} ms, p99 ${q(0.99)} ms`);
   }
 } finally {
   await dropDatabase(base, name);

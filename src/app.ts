@@ -32,6 +32,7 @@ import { observeRequests } from './observability/request-observer.js';
 import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
 import { startEventWorkers } from './events/workers.js';
+import { commitsOf } from './events/commit-signal.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/server/subscriptions.server.js';
 import { Lifecycle } from './lifecycle.js';
 import type { App, CreateAppOptions } from './app.types.js';
@@ -73,9 +74,11 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   // The hottest reads, as plain SQL on prepared statements outside the ORM (src/db/reader.ts).
   const reader = await createReader(orm, config.database);
   lifecycle.opened('the reader', () => reader.close());
+  // Every commit of this process, through the ORM or the plain-SQL writer: it wakes the event workers (below).
+  const commits = commitsOf(orm);
   const domain = domainFactory(orm.em, {
     reader,
-    writer: createWriter(orm),
+    writer: createWriter(orm, commits.committed),
     outbox: options.outbox ?? true,
     bans: gate.bans,
     onAccountsChanged: authenticator.forget,
@@ -85,7 +88,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   });
 
   // Events (src/events): the outbox's purge, the webhook worker, the reader behind GraphQL subscriptions.
-  const events = startEventWorkers(orm, logger, config, metrics);
+  const events = startEventWorkers(orm, logger, config, metrics, commits);
   lifecycle.opened('the event workers', () => events.stop(), { intake: true });
   // The plan caps' subscription slots: in Redis when it is configured, so a cap holds across instances.
   const subscriptionSlots = await createSubscriptionSlots({ redisUrl: config.redisUrl, keyPrefix: config.rateLimitKeyPrefix, leaseMs: config.subscriptionLeaseMs, commandTimeoutMs: config.redisCommandTimeoutMs, logger });

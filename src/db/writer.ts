@@ -25,14 +25,15 @@ const MAX_STATEMENTS = 200;
  *   prepared statement: one message.
  * Every statement is also announced as knex's `query` event, so whoever counts the ORM's SQL (tests,
  * the benchmark) sees these too. Database errors become the ORM's exceptions, as if the ORM had sent them.
+ * After each commit the writer calls `committed` (the process's commit signal, src/events/commit-signal.ts).
  */
-export function createWriter(orm: Orm): SqlWriter {
+export function createWriter(orm: Orm, committed: () => void = () => undefined): SqlWriter {
   const knex = orm.em.getConnection().getKnex();
   const driver = orm.em.getDriver();
   const convert = (error: unknown): unknown =>
     error instanceof Error && !(error instanceof DriverException) ? driver.convertException(error) : error;
   const announce = (sql: string, bindings: readonly unknown[]) => knex.client.emit('query', { sql, bindings, method: 'raw' });
-  return orm.em.getPlatform() instanceof BaseSqlitePlatform ? sqliteWriter(orm, knex, convert, announce) : postgresWriter(knex, convert, announce);
+  return orm.em.getPlatform() instanceof BaseSqlitePlatform ? sqliteWriter(orm, knex, convert, announce, committed) : postgresWriter(knex, convert, announce, committed);
 }
 
 type Convert = (error: unknown) => unknown;
@@ -51,7 +52,7 @@ interface LibsqlConnection {
 /** As the ORM stores them on SQLite: dates as epoch milliseconds, booleans as 0/1. */
 const sqliteValue = (value: unknown) => (value instanceof Date ? value.getTime() : typeof value === 'boolean' ? Number(value) : value ?? null);
 
-function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce): SqlWriter {
+function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce, committed: () => void): SqlWriter {
   const guard = sqliteWriteGuard(orm);
   // libsql has no OpenTelemetry instrumentation: with tracing on, each statement is a span (its text, not its values).
   const traced = tracingOn();
@@ -114,6 +115,7 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
         });
         announce('COMMIT;', []);
         exec(conn, 'COMMIT');
+        committed();
         return result;
       } catch (error) {
         guard.noteFull(error);
@@ -166,7 +168,7 @@ function serverStatement(sql: string): { name: string; text: string } {
   return { name: `${name}_first`, text };
 }
 
-function postgresWriter(knex: Knex, convert: Convert, announce: Announce): SqlWriter {
+function postgresWriter(knex: Knex, convert: Convert, announce: Announce, committed: () => void): SqlWriter {
   const query = async (conn: PgConnection, sql: string, params: readonly unknown[]) => {
     announce(sql, params);
     try {
@@ -197,7 +199,9 @@ function postgresWriter(knex: Knex, convert: Convert, announce: Announce): SqlWr
     async statement<Row>(sql: string, params: readonly unknown[]): Promise<Row[]> {
       const conn = await acquire();
       try {
-        return (await query(conn, sql, params)).rows as Row[];
+        const { rows } = await query(conn, sql, params);
+        committed();
+        return rows as Row[];
       } finally {
         await client.releaseConnection(conn);
       }
@@ -242,6 +246,7 @@ function postgresWriter(knex: Knex, convert: Convert, announce: Announce): SqlWr
           const message = [...(begun ? [] : ['begin']), ...last, 'commit'];
           begun = true;
           await control(conn, message);
+          committed();
         }
         return result;
       } catch (error) {

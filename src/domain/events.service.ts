@@ -33,12 +33,11 @@ export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
  */
 export const FEED_SETTLE_MS = 1000;
 
-/** The PostgreSQL channel notified when events commit (src/events/outbox-notifier.ts). */
+/**
+ * The PostgreSQL channel on which instances announce their commits, after them (src/events/outbox-notifier.ts).
+ * No writing transaction NOTIFYs: PostgreSQL would commit every notifying transaction one at a time.
+ */
 export const EVENTS_CHANNEL = 'petstore_events';
-
-/** Queues the NOTIFY (delivered at commit, not at all on rollback): it wakes the outbox readers of every instance. */
-export const NOTIFY_READERS_CALL = `pg_notify('${EVENTS_CHANNEL}', '')`;
-const NOTIFY_READERS = `select ${NOTIFY_READERS_CALL}`;
 
 /**
  * Writes one event in the caller's transaction (the outbox: no change without its event, no event
@@ -52,7 +51,6 @@ export async function recordEvent(em: EntityManager, type: EventType, data: obje
     await em.insert(Event, { type, data: JSON.stringify(data), accountId, createdAt: new Date(), txid: 0, traceparent: currentTraceparent() });
     return;
   }
-  await em.execute(NOTIFY_READERS);
   await em.execute(insertEventsSql(1, 'postgresql'), [type, JSON.stringify(data), accountId, currentTraceparent()]);
 }
 
@@ -69,7 +67,6 @@ interface NewEvent {
  */
 export async function insertEvents(tx: SqlTransaction, events: readonly NewEvent[]): Promise<void> {
   if (!events.length) return;
-  if (tx.dialect === 'postgresql') await tx.runLast(NOTIFY_READERS, []);
   // On the hottest write: one SQL text per row count and dialect (the writer finds its prepared statement by it), no per-call closures.
   const params: unknown[] = [];
   const traceparent = currentTraceparent();
@@ -102,8 +99,7 @@ export interface EventFromRows {
 /**
  * PostgreSQL: the outbox's insert as a part of one writing statement (a data-modifying CTE) that makes a change
  * whole: one row per event for each row of `from`, with the columns and stamps `insertEvents` gives them, ids in
- * the order given. Parameters: the traceparent, then those of each event's expressions in order. The statement
- * also calls `NOTIFY_READERS_CALL` when it wrote events (the caller's select, which runs when `from` has rows).
+ * the order given. Parameters: the traceparent, then those of each event's expressions in order.
  */
 export function insertEventsFromRowsPg(from: string, events: readonly EventFromRows[]): string {
   const rows = events.map((e, n) => `(${n}, '${e.type}', ${e.data}, ${e.accountId})`).join(',\n      ');

@@ -9,7 +9,7 @@ import { IdempotencyService } from './idempotency.service.js';
 import * as v from './validate.js';
 import type { Id } from './validate.js';
 import type { InventoryView, OrderView } from './views.js';
-import { insertEvents, insertEventsFromRowsPg, NOTIFY_READERS_CALL, recordInventoryChanged, recordOrderEvent } from './events.service.js';
+import { insertEvents, insertEventsFromRowsPg, recordInventoryChanged, recordOrderEvent } from './events.service.js';
 import { currentTraceparent } from './trace-context.js';
 import type { SqlReader } from './reader.js';
 import type { SqlTransaction, SqlWriter } from './writer.js';
@@ -146,7 +146,7 @@ export class StoreService {
 
   /**
    * PostgreSQL: the order as one statement (PLACE_ORDER_PG): the decrement, the pet's status, the order's
-   * insert and, with the outbox, its two events and the readers' NOTIFY. The events' data is the same JSON
+   * insert and, with the outbox, its two events. The events' data is the same JSON
    * as on SQLite, rendered here around the numbers only the statement knows (the order's id, the stock left).
    */
   private async createOrderPg(all: SqlAll, actor: Actor, petId: number, quantity: number, shipDate: Date | null): Promise<OrderView> {
@@ -287,8 +287,8 @@ function around(json: string): [string, string] {
  * for: an order must not sell a pet just marked sold; test/rest/order-status-race.test.ts), the conditional
  * decrement, the pet turned pending when it took the last unit, and the order's insert, which reads the
  * decrement's row, so nothing is inserted (and no row comes back) when the stock or the status refused it; with the
- * outbox, its two events (written from the same rows, so only with the order) and the NOTIFY of the select, which
- * runs only when a row comes back. The locks go in the order every change takes them (inventory, then the pet), so
+ * outbox, its two events (written from the same rows, so only with the order). The locks go in the order every
+ * change takes them (inventory, then the pet), so
  * no deadlock. Parameters: pet, quantity, quantity, pet, pet, account, quantity, ship date, created at; with the
  * outbox, then: the traceparent; the order's data before and after its id, its account; the inventory's data when
  * sold out, and before and after the stock left otherwise.
@@ -314,7 +314,7 @@ const placeOrderPg = (outbox: boolean) => `with locked as (
   )`
       : ''
   }
-  select taken.quantity, placed.id${outbox ? `, ${NOTIFY_READERS_CALL} as notified` : ''} from taken cross join placed`;
+  select taken.quantity, placed.id from taken cross join placed`;
 const PLACE_ORDER_PG = placeOrderPg(true);
 /** Without the outbox's writes: the benchmark's variant that prices them (bench/service-without-outbox.ts). */
 const PLACE_ORDER_PG_NO_OUTBOX = placeOrderPg(false);

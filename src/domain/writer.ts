@@ -12,7 +12,7 @@ export interface SqlTransaction {
   /** A write; resolves with the number of rows it changed. */
   run(sql: string, params: readonly unknown[]): Promise<number>;
   /**
-   * A write that must be the transaction's last (the outbox's NOTIFY and events). PostgreSQL sends these
+   * A write that must be the transaction's last (the outbox's events). PostgreSQL sends these
    * writes and the COMMIT together, as one message (their parameters inlined as quoted literals): no round
    * trip of their own; a failure among them rolls the whole transaction back. SQLite runs the write at once.
    * (PostgreSQL also sends the BEGIN with the transaction's first statement, as one message.)

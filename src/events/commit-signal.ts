@@ -1,14 +1,11 @@
 /**
- * Tells the outbox's readers of this process that something committed, so they look at once instead
- * of at their next poll: after each ORM transaction (MikroORM's `afterTransactionCommit`) and, on
- * SQLite, after each commit of the plain-SQL writer (src/db/writer.ts), which announces every
- * statement as knex's `query` event and runs its COMMIT right after announcing it (knex's own
- * transactions carry a transaction id; the writer's announcements do not). On PostgreSQL the
- * writer's transactions always write events, whose NOTIFY wakes every instance, this one included.
- * The readers' own transactions (on a `readerFork`) signal nothing: a reader does not wake itself.
+ * This process's commits, told to whoever waits for them: the outbox's readers (they look at once instead of at
+ * their next poll) and, on PostgreSQL, the announcer that tells the other instances (src/events/outbox-notifier.ts).
+ * Two sources, one signal: every ORM transaction (MikroORM's `afterTransactionCommit`) and every commit of the
+ * plain-SQL writer (src/db/writer.ts calls `committed()` after each). The readers' own transactions (on a
+ * `readerFork`) signal nothing: a reader does not wake itself.
  */
 import type { EntityManager } from '@mikro-orm/knex';
-import { BaseSqlitePlatform } from '@mikro-orm/knex';
 import type { TransactionEventArgs } from '@mikro-orm/core';
 import type { Orm } from '../db/orm.js';
 
@@ -17,28 +14,29 @@ const READER = 'outboxReader';
 /** An EntityManager for a reader's work: its commits wake nobody. */
 export const readerFork = (orm: Orm): EntityManager => orm.em.fork({ loggerContext: { [READER]: true } }) as EntityManager;
 
-export function onCommit(orm: Orm, listener: () => void): () => void {
-  let closed = false;
-  const signal = () => {
-    if (!closed) listener();
+export interface Commits {
+  /** Something committed in this process (the plain-SQL writer calls it after each of its commits). */
+  committed(): void;
+  /** Calls `listener` after each commit from now on, until the returned function is called. */
+  listen(listener: () => void): () => void;
+}
+
+/** The one commit signal of a process's ORM: make it once per ORM (each call registers a subscriber with it). */
+export function commitsOf(orm: Orm): Commits {
+  const listeners = new Set<() => void>();
+  const committed = () => {
+    for (const listener of listeners) listener();
   };
   orm.em.getEventManager().registerSubscriber({
     afterTransactionCommit(args: TransactionEventArgs) {
-      if (!args.em.getLoggerContext()[READER]) signal();
+      if (!args.em.getLoggerContext()[READER]) committed();
     },
   });
-  let stopKnex = () => undefined as void;
-  if (orm.em.getPlatform() instanceof BaseSqlitePlatform) {
-    const client = orm.em.getConnection().getKnex().client as NodeJS.EventEmitter;
-    const onQuery = (query: { sql?: string; __knexTxId?: string }) => {
-      // The COMMIT runs synchronously right after its announcement: the signal goes out after it.
-      if (query.sql === 'COMMIT;' && query.__knexTxId === undefined) setImmediate(signal);
-    };
-    client.on('query', onQuery);
-    stopKnex = () => void client.off('query', onQuery);
-  }
-  return () => {
-    closed = true;
-    stopKnex();
+  return {
+    committed,
+    listen(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
   };
 }

@@ -10,6 +10,8 @@ export interface LoopTimes {
   minMs: number;
   maxMs: number;
   wakeGapMs: number;
+  /** False: runs only when woken (no poll); `minMs` and `maxMs` are then unused. Default true. */
+  poll?: boolean;
 }
 
 /** What one run found: whether there was work (the poll interval starts over), and when known work falls due. */
@@ -53,7 +55,8 @@ export class WorkLoop {
     if (this.stopped || this.active) return;
     this.active = true;
     this.interval = this.times.minMs;
-    this.schedule(now ? 0 : this.times.minMs);
+    if (now) this.schedule(0);
+    else if (this.times.poll !== false) this.schedule(this.times.minMs);
   }
 
   /** Stops polling until the next start (a run under way finishes). */
@@ -105,6 +108,7 @@ export class WorkLoop {
     if (result.dueAt !== null && result.dueAt !== undefined) delay = Math.min(delay, Math.max(0, result.dueAt - Date.now()));
     if (result.held) delay = Math.min(delay, Math.max(HELD_RETRY_MS, this.times.wakeGapMs));
     clearTimeout(this.timer);
-    this.schedule(delay);
+    const woken = this.again || result.held || (result.dueAt !== null && result.dueAt !== undefined);
+    if (this.times.poll !== false || woken) this.schedule(delay);
   }
 }

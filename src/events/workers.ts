@@ -6,7 +6,7 @@ import { startOutboxUpkeep } from './outbox-upkeep.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 import { EventStream } from './event-stream.js';
 import { listenForEvents } from './outbox-notifier.js';
-import { onCommit } from './commit-signal.js';
+import type { Commits } from './commit-signal.js';
 
 export interface EventWorkers {
   /** Committed events as they come, for GraphQL subscriptions on this instance. */
@@ -18,14 +18,16 @@ export interface EventWorkers {
 /**
  * What every instance runs in the background for events: the outbox's purge, the webhook worker,
  * and the reader that feeds GraphQL subscriptions. The last two wake at once when this process
- * commits and, on PostgreSQL, on a LISTEN that hears every instance's events; otherwise they poll for
- * other processes' writes, less and less often while nothing happens (idle, they cost next to nothing).
+ * commits (`commits`) and, on PostgreSQL, when another instance announces its commits (a LISTEN; this
+ * process announces its own, src/events/outbox-notifier.ts); otherwise they poll for other processes'
+ * writes, less and less often while nothing happens (idle, they cost next to nothing).
  */
 export function startEventWorkers(
   orm: Orm,
   logger: Logger,
   config: Pick<Config, 'webhooks' | 'subscriptionPollMs' | 'subscriptionPollMaxMs' | 'database'>,
   metrics: Pick<Metrics, 'webhookAttempt' | 'webhookEndpointDisabled'>,
+  commits: Commits,
 ): EventWorkers {
   const stopOutboxUpkeep = startOutboxUpkeep(orm, logger);
   const webhooks = startWebhookDispatcher(orm, logger, {
@@ -38,8 +40,11 @@ export function startEventWorkers(
     eventStream.wake();
     webhooks.wake();
   };
-  const stopCommitSignal = onCommit(orm, wake);
   const notifier = config.database.kind === 'postgresql' ? listenForEvents(config.database.url, logger, wake) : undefined;
+  const stopCommitSignal = commits.listen(() => {
+    wake();
+    notifier?.announce();
+  });
   return {
     eventStream,
     async stop() {

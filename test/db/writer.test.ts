@@ -106,7 +106,9 @@ for (const database of ['SQLite', 'PostgreSQL'] as const) {
       // The app's own database: under `npm run test:postgres` the "SQLite" suite's app runs on PostgreSQL too.
       if (createWriter(t.app.orm).dialect === 'postgresql') {
         assert.equal(statements.length, 1, statements.join('\n---\n'));
-        assert.match(statements[0]!, /insert into orders[\s\S]*insert into events[\s\S]*pg_notify/);
+        assert.match(statements[0]!, /insert into orders[\s\S]*insert into events/);
+        // Announced after the commit (src/events/outbox-notifier.ts): a NOTIFY would make the commits take turns.
+        assert.doesNotMatch(statements[0]!, /notify/i);
       } else {
         assert.deepEqual(statements.map((s) => s.split(/\s/)[0]!.toLowerCase()), ['update', 'insert', 'insert', 'commit;']);
       }

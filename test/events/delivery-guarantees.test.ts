@@ -29,7 +29,7 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
           RATE_LIMIT_KEY_PREFIX: `petstore-hooks-${randomBytes(4).toString('hex')}`,
           ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
           WEBHOOK_ALLOW_PRIVATE: 'true',
-          // Polls are a minute apart: what arrives here was woken by PostgreSQL NOTIFY at commit.
+          // Polls are a minute apart: what arrives here was woken by an instance's announcement (a NOTIFY after its commits).
           WEBHOOK_POLL_MS: '60000',
           SUBSCRIPTION_POLL_MS: '60000',
         };
@@ -96,6 +96,52 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
     const order = (await a.admin.post('/v1/store/orders', { petId: pet.id, quantity: 1 })).body;
     const events = (await b.admin.get('/v1/events?types=order.placed')).body;
     assert.deepEqual(events.at(-1).data, order);
+  });
+
+  it('when 40 orders commit at once on instance A, then a subscriber on B gets all 40: A announces them after their commits, in fewer NOTIFYs than orders, none from a writing transaction', { skip }, async () => {
+    const { default: pg } = await import('pg');
+    const listener = new pg.Client({ connectionString: a.config.database.url });
+    await listener.connect();
+    const heard: number[] = [];
+    listener.on('notification', (message) => heard.push(message.processId));
+    await listener.query('listen petstore_events');
+    const { client } = wsClient(b.url, b.adminKey);
+    try {
+      const cat = (await a.admin.post('/v1/categories', { name: 'Burst' })).body;
+      const pet = (await a.admin.post('/v1/pets', { name: 'Bursty', categoryId: cat.id })).body;
+      assert.equal((await a.admin.put(`/v1/store/inventory/${pet.id}`, { quantity: 100 })).status, 200);
+      const sub = await subscribe(client, 'subscription { events(types: ["order.placed"]) { data { ... on Order { id petId } } } }');
+      // Live once an order placed on B itself shows (B's own commit wakes B).
+      await eventually(
+        'the subscription live on instance B',
+        async () => {
+          if (sub.results.length === 0) await b.admin.post('/v1/store/orders', { petId: pet.id, quantity: 1 });
+          return sub.results.length >= 1;
+        },
+        250,
+        40,
+      );
+      const before = sub.results.length;
+      // What the instances' LISTEN connections are: the only sessions allowed to notify.
+      const announcers = new Set(
+        (await listener.query<{ pid: number }>("select pid from pg_stat_activity where application_name = 'petstore-events' and datname = current_database()")).rows.map((r) => r.pid),
+      );
+      assert.equal(announcers.size, 2, 'one LISTEN connection per instance');
+      heard.length = 0;
+      const placed = await Promise.all(Array.from({ length: 40 }, () => a.admin.post('/v1/store/orders', { petId: pet.id, quantity: 1 })));
+      assert.deepEqual([...new Set(placed.map((r) => r.status))], [201]);
+      // Polls are a minute apart: only A's announcements can bring the last of them to B now.
+      await eventually('all 40 orders on instance B', () => sub.results.length - before >= 40);
+      const ids = new Set(sub.results.slice(before).map((r) => r.data.events.data.id));
+      assert.deepEqual([...ids].sort(), placed.map((r) => String(r.body.id)).sort());
+      assert.ok(heard.length >= 1, 'announced');
+      assert.ok(heard.length < 40, `one announcement stands for the commits before it (${heard.length} NOTIFYs for 40 orders)`);
+      assert.deepEqual(heard.filter((pid) => !announcers.has(pid)), [], 'no writing transaction NOTIFYs (it would make the commits take turns)');
+      sub.dispose();
+    } finally {
+      await client.dispose();
+      await listener.end();
+    }
   });
 });
 

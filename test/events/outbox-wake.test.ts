@@ -137,4 +137,34 @@ describe('outbox readers: the poll schedule (mocked timers)', () => {
       mock.timers.reset();
     }
   });
+
+  it('when a loop runs only when woken (the announcer), then it never polls, runs at once after a quiet spell, and wakes within the gap make one run after it', async () => {
+    // Real timers: the wake gap is measured on performance.now(), which node:test's mocked timers do not move.
+    const runs: number[] = [];
+    const loop = new WorkLoop(
+      async () => {
+        runs.push(performance.now());
+        return { found: true };
+      },
+      { minMs: 10, maxMs: 10, wakeGapMs: 100, poll: false },
+      (err) => assert.fail(String(err)),
+    );
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    loop.start();
+    await sleep(150);
+    assert.equal(runs.length, 0, 'no run without a wake');
+    const wokeAt = performance.now();
+    loop.wake();
+    await sleep(20);
+    assert.equal(runs.length, 1, 'a wake after a quiet spell runs at once');
+    assert.ok(runs[0]! - wokeAt < 50, `ran ${runs[0]! - wokeAt} ms after the wake`);
+    for (let i = 0; i < 5; i++) {
+      loop.wake();
+      await sleep(5);
+    }
+    await sleep(400);
+    assert.equal(runs.length, 2, 'five wakes within the gap: one run after it');
+    assert.ok(runs[1]! - runs[0]! >= 99, `the second run ${runs[1]! - runs[0]!} ms after the first`);
+    await loop.stop();
+  });
 });
