@@ -44,7 +44,7 @@ async function variant(name: string, root: string, file: string, outbox: boolean
   const config = loadConfig({ DATABASE_URL: `sqlite:${file}`, NODE_ENV: 'production', LOG_LEVEL: 'silent' });
   const orm = await createOrm(config);
   const reader = await createReader(orm, config.database);
-  const store = new StoreService(() => orm.em.fork(), reader, createWriter(orm), undefined, outbox);
+  const store = new StoreService(() => orm.em.fork(), reader, createWriter(orm, () => undefined), undefined, outbox);
   // The benchmark's enterprise customer (the second account the seed creates).
   const actor = { accountId: 2, role: 'customer' };
   return {

@@ -1,6 +1,6 @@
 /**
  * The service with the outbox's writes turned off: placing an order (and every other store change)
- * writes no events (no `events` rows; on PostgreSQL no advisory lock, no NOTIFY), everything else as
+ * writes no events (no `events` rows), everything else as
  * in `dist/src/main.js`. `order with outbox / without` then measures exactly what the outbox costs an
  * order, in one run. Benchmark only: no configuration of `dist/src/main.js` reaches it.
  */

@@ -33,6 +33,7 @@ import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
 import { startEventWorkers } from './events/workers.js';
 import { commitsOf } from './events/commit-signal.js';
+import { listenForEvents } from './events/outbox-notifier.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/server/subscriptions.server.js';
 import { Lifecycle } from './lifecycle.js';
 import type { App, CreateAppOptions } from './app.types.js';
@@ -76,6 +77,14 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   lifecycle.opened('the reader', () => reader.close());
   // Every commit of this process, through the ORM or the plain-SQL writer: it wakes the event workers (below).
   const commits = commitsOf(orm);
+  // PostgreSQL: one LISTEN connection hears the other instances' commits and announces this one's, after them
+  // (src/events/outbox-notifier.ts). Not part of the intake: it closes after the HTTP drain, so the commits of the
+  // last requests are announced too.
+  const notifier = config.database.kind === 'postgresql' ? listenForEvents(config.database.url, logger) : undefined;
+  if (notifier) {
+    commits.listen(notifier.announce);
+    lifecycle.opened('the outbox notifier', () => notifier.close());
+  }
   const domain = domainFactory(orm.em, {
     reader,
     writer: createWriter(orm, commits.committed),
@@ -88,7 +97,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   });
 
   // Events (src/events): the outbox's purge, the webhook worker, the reader behind GraphQL subscriptions.
-  const events = startEventWorkers(orm, logger, config, metrics, commits);
+  const events = startEventWorkers(orm, logger, config, metrics, commits, notifier);
   lifecycle.opened('the event workers', () => events.stop(), { intake: true });
   // The plan caps' subscription slots: in Redis when it is configured, so a cap holds across instances.
   const subscriptionSlots = await createSubscriptionSlots({ redisUrl: config.redisUrl, keyPrefix: config.rateLimitKeyPrefix, leaseMs: config.subscriptionLeaseMs, commandTimeoutMs: config.redisCommandTimeoutMs, logger });

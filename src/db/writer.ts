@@ -27,7 +27,7 @@ const MAX_STATEMENTS = 200;
  * the benchmark) sees these too. Database errors become the ORM's exceptions, as if the ORM had sent them.
  * After each commit the writer calls `committed` (the process's commit signal, src/events/commit-signal.ts).
  */
-export function createWriter(orm: Orm, committed: () => void = () => undefined): SqlWriter {
+export function createWriter(orm: Orm, committed: () => void): SqlWriter {
   const knex = orm.em.getConnection().getKnex();
   const driver = orm.em.getDriver();
   const convert = (error: unknown): unknown =>

@@ -61,9 +61,9 @@ interface NewEvent {
 }
 
 /**
- * `recordEvent` for the plain-SQL writer (src/domain/writer.ts): the same rows and NOTIFY, all the
- * events in one insert (ids in the order given). Written last (`runLast`): on PostgreSQL the NOTIFY,
- * the insert and the COMMIT go to the server as one message.
+ * `recordEvent` for the plain-SQL writer (src/domain/writer.ts): the same rows, all the events in one
+ * insert (ids in the order given). Written last (`runLast`): on PostgreSQL the insert and the COMMIT go
+ * to the server as one message.
  */
 export async function insertEvents(tx: SqlTransaction, events: readonly NewEvent[]): Promise<void> {
   if (!events.length) return;

@@ -25,7 +25,13 @@ export interface Commits {
 export function commitsOf(orm: Orm): Commits {
   const listeners = new Set<() => void>();
   const committed = () => {
-    for (const listener of listeners) listener();
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch {
+        // A listener only schedules work; its failure must never turn a committed write into an error.
+      }
+    }
   };
   orm.em.getEventManager().registerSubscriber({
     afterTransactionCommit(args: TransactionEventArgs) {

@@ -1,7 +1,7 @@
 /**
  * The outbox as a stream, for GraphQL subscriptions. While anyone listens, the instance reads the
  * `events` table after the last id it has seen: at once when something commits in this process (or,
- * on PostgreSQL, when any instance NOTIFYs an event), and otherwise every `pollMs`, doubling while
+ * on PostgreSQL, when another instance announces its commits), and otherwise every `pollMs`, doubling while
  * nothing comes up to `pollMaxMs` (for other processes' writes on SQLite; src/events/work-loop.ts).
  * Nobody listening, it reads nothing. It reads in the outbox's read order from the last position it
  * reached (see recordEvent: on PostgreSQL only events whose transaction is below every snapshot's
@@ -19,8 +19,8 @@ import { linksTo, SpanKind, tracer, tracingOn } from '../observability/tracing.j
 
 const BATCH = 200;
 /**
- * Woken reads start at least this far apart: on PostgreSQL every committed event wakes every instance
- * (NOTIFY), and under load a read per event would cost each order a query more; one read picks up
+ * Woken reads start at least this far apart: every commit in this process wakes it (and on PostgreSQL
+ * every instance's announcement), and under load a read per event would cost each order a query more; one read picks up
  * everything committed before it.
  */
 const WAKE_GAP_MS = 10;

@@ -3,15 +3,15 @@
  * subscription relay and the webhook worker) look at once instead of at their next poll. One connection per
  * instance LISTENs on `petstore_events` and, after this process's commits, announces them with a `NOTIFY` of its
  * own: at once when it has been quiet, then at most once per `ANNOUNCE_GAP_MS` under load (one announcement stands
- * for every commit before it). Readers still read by position, so an announcement lost (a reconnect) costs latency,
- * never an event.
+ * for every commit before it). Readers still read by position, so an announcement lost costs latency, never an
+ * event; one that could not go out (the connection down) goes out once it is back, and at close the last one goes
+ * out before the connection ends (the notifier closes after the HTTP drain, so the last requests' commits count).
  *
  * Why not a `NOTIFY` inside each writing transaction: PostgreSQL serialises the commits of every transaction that
  * notifies (one lock held from before the commit until after its WAL flush), so every instance's writes would
- * commit one at a time; measured on a 10-client insert, 6,600 commits/s without it and 1,500–2,400 with it. The
- * announcement is a transaction of its own with `synchronous_commit` off (a lost notification costs only latency),
- * so it holds that lock for microseconds and no write waits on it. `pg` loads here, so an embedded (SQLite)
- * process never loads it.
+ * commit one at a time (bench/notify-commits.sh). The announcement is a transaction of its own with
+ * `synchronous_commit` off (a lost notification costs only latency), so it holds that lock for microseconds and no
+ * write waits on it. `pg` loads here, so an embedded (SQLite) process never loads it.
  */
 import type { Client, Notification } from 'pg';
 import type { Logger } from 'pino';
@@ -20,19 +20,31 @@ import { WorkLoop } from './work-loop.js';
 
 /** Announcements start at least this far apart (the subscription relay's own wake gap): ≤ 100 NOTIFYs a second per instance. */
 export const ANNOUNCE_GAP_MS = 10;
+/** At close, how long the last announcement may take before the connection ends regardless. */
+const LAST_ANNOUNCEMENT_MS = 1000;
+const NOTIFY = `notify ${EVENTS_CHANNEL}`;
 
 export interface OutboxNotifier {
-  /** This process committed events: tell the other instances (coalesced). */
+  /** This process committed: tell the other instances (coalesced). */
   announce(): void;
+  /** Calls `listener` when another instance announces commits, or when the connection is back (what was missed). */
+  onHeard(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
-export function listenForEvents(url: string, logger: Logger, wake: () => void): OutboxNotifier {
+export function listenForEvents(url: string, logger: Logger): OutboxNotifier {
   let client: Client | undefined;
-  /** Set once the connection LISTENs; announcements before that (or during a reconnect) are dropped. */
+  /** Set once the connection LISTENs. */
   let listening: Client | undefined;
+  /** Commits not yet announced (set by `announce`, cleared when a NOTIFY goes out). */
+  let pending = false;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
+  let warned = false;
+  const listeners = new Set<() => void>();
+  const heard = () => {
+    for (const listener of listeners) listener();
+  };
 
   const connect = async () => {
     if (closed) return;
@@ -42,41 +54,78 @@ export function listenForEvents(url: string, logger: Logger, wake: () => void): 
     client = c;
     // This instance's own announcements come back too: its readers were woken at its commit already.
     c.on('notification', (message: Notification) => {
-      if (message.processId !== (c as Client & { processID?: number }).processID) wake();
+      if (message.processId !== (c as Client & { processID?: number }).processID) heard();
     });
-    c.on('error', (err) => {
-      listening = undefined;
+    let failed = false;
+    const fail = (err: unknown) => {
+      // Once per connection, and only for the current one (pg may report a failure twice, a late one after a reconnect).
+      if (failed || client !== c) return;
+      failed = true;
+      if (listening === c) listening = undefined;
       logger.warn({ err }, 'events: the LISTEN connection failed; reconnecting (until then the outbox is polled)');
       c.end().catch(() => undefined);
       if (!closed) retry = setTimeout(() => void connect(), 1000);
-    });
+    };
+    c.on('error', fail);
     try {
       await c.connect();
       await c.query(`set synchronous_commit to off; listen ${EVENTS_CHANNEL}`);
-      if (!closed) listening = c;
     } catch (err) {
-      c.emit('error', err);
+      fail(err);
+      return;
     }
+    if (closed || failed) return;
+    listening = c;
+    warned = false;
+    // What went unheard or unannounced while there was no connection.
+    heard();
+    if (pending) announcer.wake();
   };
-  void connect();
 
   const announcer = new WorkLoop(
     async () => {
-      await listening?.query(`notify ${EVENTS_CHANNEL}`);
+      const c = listening;
+      if (!c) return { found: false }; // Announced once the connection is back (`connect`).
+      pending = false;
+      try {
+        await c.query(NOTIFY);
+      } catch (err) {
+        pending = true;
+        throw err;
+      }
       return { found: true };
     },
     { minMs: ANNOUNCE_GAP_MS, maxMs: ANNOUNCE_GAP_MS, wakeGapMs: ANNOUNCE_GAP_MS, poll: false },
-    // A failed announcement costs the other instances latency (they poll); the connection's own error handler reconnects.
-    () => undefined,
+    (err) => {
+      // A connection failure also reaches `fail` (and reconnects); anything else is worth one line per connection.
+      if (!warned) logger.warn({ err }, 'events: announcing commits to the other instances failed (they poll meanwhile)');
+      warned = true;
+    },
   );
   announcer.start();
+  void connect();
 
   return {
-    announce: () => announcer.wake(),
+    announce() {
+      pending = true;
+      announcer.wake();
+    },
+    onHeard(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
     async close() {
       closed = true;
       clearTimeout(retry);
-      await announcer.stop();
+      // The announcement under way, then the last one if commits wait for it; a hung connection gets a second.
+      const last = (async () => {
+        await announcer.stop();
+        const c = listening;
+        if (c && pending) await c.query(NOTIFY).catch(() => undefined);
+      })();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([last, new Promise<void>((resolve) => (timer = setTimeout(resolve, LAST_ANNOUNCEMENT_MS)))]);
+      clearTimeout(timer);
       listening = undefined;
       await client?.end().catch(() => undefined);
     },

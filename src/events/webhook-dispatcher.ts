@@ -9,7 +9,7 @@
  * attempts, so a long queue takes turns with the others.
  *
  * When to look (src/events/work-loop.ts): at once when something commits in this process or, on
- * PostgreSQL, when any instance's event is NOTIFYed; when a scheduled retry falls due; otherwise a
+ * PostgreSQL, when another instance announces its commits; when a scheduled retry falls due; otherwise a
  * poll for other processes' writes that backs off while nothing happens (WEBHOOK_POLL_MS doubling up
  * to WEBHOOK_POLL_MAX_MS).
  *

@@ -1,6 +1,6 @@
 /**
  * How the outbox's readers (the webhook worker, the subscription feed) decide when to look for work:
- * woken at once by a commit (this process's, or on PostgreSQL any instance's NOTIFY), and otherwise
+ * woken at once by a commit (this process's, or on PostgreSQL another instance's announcement), and otherwise
  * polling for what other processes wrote, from `minMs` after work was found, doubling while none is,
  * up to `maxMs`, so an idle service reads nothing for seconds at a time. Runs never overlap; a wake
  * during a run runs once more right after it, and woken runs start at least `wakeGapMs` apart (under

@@ -46,7 +46,7 @@ export async function startDomain(): Promise<DomainFixture> {
   await migrate(orm);
   const reader = await createReader(orm, config.database);
   cleanups.unshift(() => reader.close());
-  const domain = () => createDomain(() => orm.em.fork(), { reader, writer: createWriter(orm) });
+  const domain = () => createDomain(() => orm.em.fork(), { reader, writer: createWriter(orm, () => undefined) });
   const adminKey = `psk_${randomBytes(24).toString('base64url')}`;
   await domain().accounts.bootstrapAdmin(adminKey);
   const staff = (await domain().accounts.authenticate(adminKey))!;

@@ -63,13 +63,17 @@ describe('authentication: the requests that miss the cache together share one lo
     const customer = await createAccount(t, { role: 'customer', plan: 'pro' });
     const store = keyRegistry(t.app.orm.em);
     let lookups = 0;
-    const auth = new ApiKeyAuthenticator({
-      ...store,
-      authenticate: (raw) => {
-        lookups++;
-        return store.authenticate(raw);
+    // A minute's cache: the counts below must not depend on how fast this machine is.
+    const auth = new ApiKeyAuthenticator(
+      {
+        ...store,
+        authenticate: (raw) => {
+          lookups++;
+          return store.authenticate(raw);
+        },
       },
-    });
+      60_000,
+    );
     const actors = await Promise.all(Array.from({ length: 20 }, () => auth.authenticate(customer.key)));
     assert.equal(lookups, 1);
     assert.deepEqual([...new Set(actors.map((a) => a?.accountId))], [customer.accountId]);
@@ -85,25 +89,30 @@ describe('authentication: the requests that miss the cache together share one lo
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     let lookups = 0;
-    const auth = new ApiKeyAuthenticator({
-      ...store,
-      authenticate: async (raw) => {
-        const actor = await store.authenticate(raw);
-        if (++lookups === 1) {
-          // The first lookup has read the key as it was, and answers only after the revocation.
-          read();
-          await released;
-        }
-        return actor;
+    const auth = new ApiKeyAuthenticator(
+      {
+        ...store,
+        authenticate: async (raw) => {
+          const actor = await store.authenticate(raw);
+          if (++lookups === 1) {
+            // The first lookup has read the key as it was, and answers only after the revocation.
+            read();
+            await released;
+          }
+          return actor;
+        },
       },
-    });
+      60_000,
+    );
     const early = auth.authenticate(customer.key);
     await wasRead;
     const revoked = await t.admin.delete(`/v1/api-keys/${customer.keyId}`);
     assert.equal(revoked.status, 204, revoked.text);
     auth.forget();
     // Answered while the earlier lookup is still held: it must not wait for (or share) that lookup.
-    const later = await Promise.race([auth.authenticate(customer.key), new Promise((r) => setTimeout(() => r('still waiting'), 2000))]);
+    let timer: NodeJS.Timeout | undefined;
+    const later = await Promise.race([auth.authenticate(customer.key), new Promise((r) => (timer = setTimeout(() => r('still waiting'), 2000)))]);
+    clearTimeout(timer);
     assert.equal(later, null, 'a request after the revocation looks the key up afresh');
     release();
     assert.equal((await early)?.accountId, customer.accountId, 'the lookup begun before the revocation saw the key as it was');
