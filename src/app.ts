@@ -32,8 +32,7 @@ import { observeRequests } from './observability/request-observer.js';
 import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
 import { startEventWorkers } from './events/workers.js';
-import { commitsOf } from './events/commit-signal.js';
-import { listenForEvents } from './events/outbox-notifier.js';
+import { commitChannels } from './events/outbox-notifier.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/server/subscriptions.server.js';
 import { Lifecycle } from './lifecycle.js';
 import type { App, CreateAppOptions } from './app.types.js';
@@ -75,16 +74,9 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   // The hottest reads, as plain SQL on prepared statements outside the ORM (src/db/reader.ts).
   const reader = await createReader(orm, config.database);
   lifecycle.opened('the reader', () => reader.close());
-  // Every commit of this process, through the ORM or the plain-SQL writer: it wakes the event workers (below).
-  const commits = commitsOf(orm);
-  // PostgreSQL: one LISTEN connection hears the other instances' commits and announces this one's, after them
-  // (src/events/outbox-notifier.ts). Not part of the intake: it closes after the HTTP drain, so the commits of the
-  // last requests are announced too.
-  const notifier = config.database.kind === 'postgresql' ? listenForEvents(config.database.url, logger) : undefined;
-  if (notifier) {
-    commits.listen(notifier.announce);
-    lifecycle.opened('the outbox notifier', () => notifier.close());
-  }
+  // Commits wake the event workers; on PostgreSQL the notifier tells the other instances (it closes after the drain).
+  const { commits, notifier } = commitChannels(orm, config.database, logger);
+  if (notifier) lifecycle.opened('the outbox notifier', () => notifier.close());
   const domain = domainFactory(orm.em, {
     reader,
     writer: createWriter(orm, commits.committed),

@@ -17,6 +17,9 @@ import type { Client, Notification } from 'pg';
 import type { Logger } from 'pino';
 import { EVENTS_CHANNEL } from '../domain/events.service.js';
 import { WorkLoop } from './work-loop.js';
+import type { Orm } from '../db/orm.js';
+import type { Config } from '../config.js';
+import { commitsOf, type Commits } from './commit-signal.js';
 
 /** Announcements start at least this far apart (the subscription relay's own wake gap): ≤ 100 NOTIFYs a second per instance. */
 export const ANNOUNCE_GAP_MS = 10;
@@ -30,6 +33,18 @@ export interface OutboxNotifier {
   /** Calls `listener` when another instance announces commits, or when the connection is back (what was missed). */
   onHeard(listener: () => void): () => void;
   close(): Promise<void>;
+}
+
+/**
+ * A process's commit signal (src/events/commit-signal.ts) and, on PostgreSQL, the notifier that announces its
+ * commits to the other instances. The caller owns the notifier's close (after the HTTP drain).
+ */
+export function commitChannels(orm: Orm, database: Config['database'], logger: Logger): { commits: Commits; notifier?: OutboxNotifier } {
+  const commits = commitsOf(orm);
+  if (database.kind !== 'postgresql') return { commits };
+  const notifier = listenForEvents(database.url, logger);
+  commits.listen(notifier.announce);
+  return { commits, notifier };
 }
 
 export function listenForEvents(url: string, logger: Logger): OutboxNotifier {
