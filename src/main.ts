@@ -1,5 +1,6 @@
-/** Process entry: config → app → listen; SIGTERM/SIGINT shut down gracefully. */
+/** Process entry: config → app → listen; SIGTERM/SIGINT shut down gracefully, also one that comes while it starts. */
 import 'reflect-metadata';
+import { constants as osConstants } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type Config } from './config.js';
 
@@ -22,6 +23,20 @@ try {
   throw error;
 }
 
+// SIGTERM and SIGINT are caught from here on, so a stop asked for while the service starts (an orchestrator giving
+// up on a slow start) is a clean one: carried out once the app is built, before it listens, never a kill halfway.
+// A second signal before then ends a start that is stuck (a database that does not answer) at once, as a shell's
+// kill would (exit status 128 + the signal's number).
+let pendingStop: NodeJS.Signals | undefined;
+let stopNow: ((signal: NodeJS.Signals) => void) | undefined;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopNow) stopNow(signal);
+    else if (pendingStop) process.exit(128 + osConstants.signals[signal]);
+    else pendingStop = signal;
+  });
+}
+
 // Traces (docs/OPERATIONS.md, "Traces"): the SDK starts before the app's modules load, so its
 // instrumentations see them; without the OTEL_* variables no SDK module is loaded at all.
 const tracing = config.traces ? await (await import('./observability/otel-sdk.js')).startTracing({ database: config.database.kind }) : undefined;
@@ -36,33 +51,40 @@ const app = await createApp(config, {
     process.stdout.write(`${line}\n`);
   },
 }).catch((error: unknown) => fail(error, config));
-const { url } = await app.listen().catch(async (error: unknown) => {
-  await app.close();
-  return fail(error, config, 'listen');
-});
-app.logger.info({ url, database: config.database.kind, limiter: config.redisUrl ? 'redis' : 'memory' }, 'petstore listening');
-const explorer = config.env === 'production' ? '' : `, explorer ${url}/graphiql`;
-process.stdout.write(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql${explorer}, docs ${url}/docs)\n`);
-if (config.env !== 'production') process.stdout.write(shellLines(url));
-
 let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    app.logger.info({ signal }, 'shutting down');
-    app
-      .close()
-      // The last spans are sent, for up to 5 s; a collector that is down does not fail the shutdown.
-      .then(() => tracing && Promise.race([tracing.shutdown().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000).unref())]))
-      .then(
-        () => process.exit(0),
-        (error) => {
-          app.logger.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
+const stop = (signal: NodeJS.Signals) => {
+  if (stopping) return;
+  stopping = true;
+  app.logger.info({ signal }, 'shutting down');
+  app
+    .close()
+    // The last spans are sent, for up to 5 s; a collector that is down does not fail the shutdown.
+    .then(() => tracing && Promise.race([tracing.shutdown().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000).unref())]))
+    .then(
+      () => process.exit(0),
+      (error) => {
+        app.logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+};
+
+if (pendingStop) stop(pendingStop);
+else {
+  const { url } = await app.listen().catch(async (error: unknown) => {
+    await app.close();
+    return fail(error, config, 'listen');
   });
+  // From here a signal drains at once; one that came while the server was starting to listen does so now, and the
+  // listening line is printed only by a service that stays up (whoever waits for it may signal it at once).
+  stopNow = stop;
+  if (pendingStop) stop(pendingStop);
+  else {
+    app.logger.info({ url, database: config.database.kind, limiter: config.redisUrl ? 'redis' : 'memory' }, 'petstore listening');
+    const explorer = config.env === 'production' ? '' : `, explorer ${url}/graphiql`;
+    process.stdout.write(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql${explorer}, docs ${url}/docs)\n`);
+    if (config.env !== 'production') process.stdout.write(shellLines(url));
+  }
 }
 
 /** Outside production: a line to paste into a shell for the README's examples, and where keys come from later. */

@@ -1,6 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { heldRequest, RawConnection, startService, type Service } from './support.js';
 
 async function api(s: Service, method: string, path: string, body?: unknown) {
@@ -97,4 +100,62 @@ describe('ops: graceful shutdown of the real process', () => {
       s.cleanup();
     }
   });
+
+  describe('a signal while the service starts', () => {
+    /** Resolves once the starting process prints `text` (on the data event itself: the start goes on meanwhile). */
+    const printed = (s: Service, text: string) =>
+      new Promise<void>((resolve, reject) => {
+        const look = () => {
+          if (!s.stdout().includes(text)) return;
+          s.child.stdout!.off('data', look);
+          resolve();
+        };
+        s.child.stdout!.on('data', look);
+        s.child.once('exit', () => reject(new Error(`exited before printing "${text}":\n${s.output()}`)));
+        look();
+      });
+
+    it('when SIGTERM arrives after the first start made its staff account but before it listens, then it stops cleanly (exit 0, never listening) and the next start on the same file serves', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'petstore-early-stop-'));
+      const databaseUrl = `sqlite:${join(dir, 'petstore.db')}`;
+      const s = await startService({}, { databaseUrl, listening: false });
+      try {
+        // Printed by the first start's bootstrap, before the rate limiter, the readers, the GraphQL schema and the listen.
+        await printed(s, 'Created the staff account');
+        s.child.kill('SIGTERM');
+        assert.equal(await s.exited, 0, s.output());
+        assert.match(s.output(), /"msg":"shutting down"/);
+        assert.doesNotMatch(s.output(), /petstore listening|Petstore API on/);
+      } finally {
+        s.child.kill('SIGKILL');
+        s.cleanup();
+      }
+      const again = await startService({}, { databaseUrl, key: s.key });
+      try {
+        const res = await fetch(`${again.url}/v1/pets`, { headers: { 'x-api-key': s.key } });
+        assert.equal(res.status, 200, await res.text());
+      } finally {
+        again.child.kill('SIGKILL');
+        again.cleanup();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('when a second signal follows the first before the start is done, then the process ends at once with the signal\'s exit status (a stuck start can still be stopped)', async () => {
+      const s = await startService({}, { listening: false });
+      try {
+        await printed(s, 'Created the staff account');
+        s.child.kill('SIGTERM');
+        s.child.kill('SIGINT');
+        // Which of the two the process handles last is the kernel's order, not the sender's.
+        const status = await s.exited;
+        assert.ok(status === 128 + 2 || status === 128 + 15, `exit status ${status}:\n${s.output()}`);
+        assert.doesNotMatch(s.output(), /petstore listening/);
+      } finally {
+        s.child.kill('SIGKILL');
+        s.cleanup();
+      }
+    });
+  });
 });
+
