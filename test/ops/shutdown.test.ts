@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,26 +102,38 @@ describe('ops: graceful shutdown of the real process', () => {
   });
 
   describe('a signal while the service starts', () => {
-    /** Resolves once the starting process prints `text` (on the data event itself: the start goes on meanwhile). */
-    const printed = (s: Service, text: string) =>
-      new Promise<void>((resolve, reject) => {
-        const look = () => {
-          if (!s.stdout().includes(text)) return;
-          s.child.stdout!.off('data', look);
-          resolve();
-        };
-        s.child.stdout!.on('data', look);
-        s.child.once('exit', () => reject(new Error(`exited before printing "${text}":\n${s.output()}`)));
-        look();
+    /**
+     * A Redis that accepts connections and never answers: the start waits for it (up to 2 s, then serves on the
+     * insurance limiters), and its first connection tells that the start has reached the rate limiter, after the
+     * database, the migrations and the first start's accounts, before the GraphQL schema and the listen.
+     */
+    async function hungRedis() {
+      const sockets = new Set<Socket>();
+      let reached!: () => void;
+      const startReachedIt = new Promise<void>((resolve) => (reached = resolve));
+      const server = createServer((socket) => {
+        sockets.add(socket);
+        socket.on('error', () => undefined);
+        reached();
       });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return {
+        url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        startReachedIt,
+        close: () => {
+          for (const socket of sockets) socket.destroy();
+          server.close();
+        },
+      };
+    }
 
-    it('when SIGTERM arrives after the first start made its staff account but before it listens, then it stops cleanly (exit 0, never listening) and the next start on the same file serves', async () => {
+    it('when SIGTERM arrives while the first start waits for Redis, then it stops cleanly once built (exit 0, never listening) and the next start on the same file serves', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'petstore-early-stop-'));
       const databaseUrl = `sqlite:${join(dir, 'petstore.db')}`;
-      const s = await startService({}, { databaseUrl, listening: false });
+      const redis = await hungRedis();
+      const s = await startService({ REDIS_URL: redis.url }, { databaseUrl, listening: false });
       try {
-        // Printed by the first start's bootstrap, before the rate limiter, the readers, the GraphQL schema and the listen.
-        await printed(s, 'Created the staff account');
+        await redis.startReachedIt;
         s.child.kill('SIGTERM');
         assert.equal(await s.exited, 0, s.output());
         assert.match(s.output(), /"msg":"shutting down"/);
@@ -129,6 +141,7 @@ describe('ops: graceful shutdown of the real process', () => {
       } finally {
         s.child.kill('SIGKILL');
         s.cleanup();
+        redis.close();
       }
       const again = await startService({}, { databaseUrl, key: s.key });
       try {
@@ -141,10 +154,11 @@ describe('ops: graceful shutdown of the real process', () => {
       }
     });
 
-    it('when a second signal follows the first before the start is done, then the process ends at once with the signal\'s exit status (a stuck start can still be stopped)', async () => {
-      const s = await startService({}, { listening: false });
+    it("when a second signal follows the first while the start waits, then the process ends at once with the signal's exit status (a stuck start can still be stopped)", async () => {
+      const redis = await hungRedis();
+      const s = await startService({ REDIS_URL: redis.url }, { listening: false });
       try {
-        await printed(s, 'Created the staff account');
+        await redis.startReachedIt;
         s.child.kill('SIGTERM');
         s.child.kill('SIGINT');
         // Which of the two the process handles last is the kernel's order, not the sender's.
@@ -154,6 +168,7 @@ describe('ops: graceful shutdown of the real process', () => {
       } finally {
         s.child.kill('SIGKILL');
         s.cleanup();
+        redis.close();
       }
     });
   });
