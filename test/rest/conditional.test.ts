@@ -41,6 +41,26 @@ describe('REST conditional requests (ETag, If-None-Match, 304)', () => {
     assert.equal(Number(paid.headers.get('x-ratelimit-remaining')), remaining - 1);
   });
 
+  it('when a page keeps its body but loses its next page, then its old ETag no longer matches: the tag covers the Link header too', async () => {
+    const { categoryId, petId: first } = await createPet(t, { name: 'Paged one' });
+    const second = await t.admin.post('/v1/pets', { name: 'Paged two', categoryId });
+    assert.equal(second.status, 201);
+    const paged = await t.admin.get(`/v1/pets?categoryId=${categoryId}&limit=1`);
+    assert.equal(paged.status, 200);
+    assert.deepEqual(paged.body.map((p: { id: number }) => p.id), [first]);
+    assert.match(paged.headers.get('link') ?? '', /rel="next"/);
+    const etag = paged.headers.get('etag')!;
+
+    assert.equal((await t.admin.delete(`/v1/pets/${second.body.id}`)).status, 204);
+    const last = await t.admin.get(`/v1/pets?categoryId=${categoryId}&limit=1`, { headers: { 'if-none-match': etag } });
+    // The same bytes of body, now without a next page: a 304 would keep the client's stale link.
+    assert.equal(last.status, 200);
+    assert.equal(last.text, paged.text);
+    assert.equal(last.headers.get('link'), null);
+    assert.notEqual(last.headers.get('etag'), etag);
+    assert.match(last.headers.get('etag')!, /^"[A-Za-z0-9_-]{20,}"$/);
+  });
+
   it('when the data changes, then the old ETag no longer matches and the answer is 200 with the new state and a new tag', async () => {
     const before = await t.admin.get(`/v1/store/inventory/${petId}`);
     const etag = before.headers.get('etag')!;
