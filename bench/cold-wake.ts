@@ -37,19 +37,22 @@ const cpuMicros = (work: () => void) => {
   return used.user + used.system;
 };
 
-for (let i = 0; i < 2000; i++) {
-  fork();
-  arithmetic();
+try {
+  for (let i = 0; i < 2000; i++) {
+    fork();
+    arithmetic();
+  }
+  console.log(`node ${process.version}; CPU µs of each step after ${args['idle-ms']} ms idle (warm: the same step right after)`);
+  for (let round = 1; round <= Number(args.rounds); round++) {
+    await new Promise((resolve) => setTimeout(resolve, Number(args['idle-ms'])));
+    const cold = cpuMicros(arithmetic);
+    const forkCold = cpuMicros(fork);
+    const forkWarm = cpuMicros(fork);
+    const warm = cpuMicros(arithmetic);
+    console.log(`  round ${round}: arithmetic ${cold} (warm ${warm}), EntityManager fork ${forkCold} (warm ${forkWarm})`);
+  }
+} finally {
+  await orm.close();
+  rmSync(dir, { recursive: true, force: true });
 }
-console.log(`node ${process.version}; CPU µs of each step after ${args['idle-ms']} ms idle (warm: the same step right after)`);
-for (let round = 1; round <= Number(args.rounds); round++) {
-  await new Promise((resolve) => setTimeout(resolve, Number(args['idle-ms'])));
-  const cold = cpuMicros(arithmetic);
-  const forkCold = cpuMicros(fork);
-  const forkWarm = cpuMicros(fork);
-  const warm = cpuMicros(arithmetic);
-  console.log(`  round ${round}: arithmetic ${cold} (warm ${warm}), EntityManager fork ${forkCold} (warm ${forkWarm})`);
-}
-await orm.close();
-rmSync(dir, { recursive: true, force: true });
 if (sink < 0) console.log(sink);

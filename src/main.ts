@@ -26,14 +26,19 @@ try {
 // SIGTERM and SIGINT are caught from here on, so a stop asked for while the service starts (an orchestrator giving
 // up on a slow start) is a clean one: carried out once the app is built, before it listens, never a kill halfway.
 // A second signal before then ends a start that is stuck (a database that does not answer) at once, as a shell's
-// kill would (exit status 128 + the signal's number).
-let pendingStop: NodeJS.Signals | undefined;
+// kill would (exit status 128 + the signal's number). One that comes within a second of the first is taken for the
+// same stop delivered twice (Ctrl-C under `npm start` reaches node from the terminal and again from npm).
+const REPEAT_MS = 1000;
+let pendingStop: { signal: NodeJS.Signals; at: number } | undefined;
 let stopNow: ((signal: NodeJS.Signals) => void) | undefined;
+const pendingSignal = () => pendingStop?.signal;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
-    if (stopNow) stopNow(signal);
-    else if (pendingStop) process.exit(128 + osConstants.signals[signal]);
-    else pendingStop = signal;
+    if (stopNow) return stopNow(signal);
+    if (!pendingStop) {
+      pendingStop = { signal, at: performance.now() };
+      process.stderr.write(`Petstore got ${signal} while starting: it stops once the start is done; send it again to stop at once.\n`);
+    } else if (performance.now() - pendingStop.at >= REPEAT_MS) process.exit(128 + osConstants.signals[signal]);
   });
 }
 
@@ -69,8 +74,11 @@ const stop = (signal: NodeJS.Signals) => {
     );
 };
 
-if (pendingStop) stop(pendingStop);
-else {
+// From here a signal stops the app (once: a repeat while it closes changes nothing).
+if (pendingStop) {
+  stopNow = stop;
+  stop(pendingStop.signal);
+} else {
   const { url } = await app.listen().catch(async (error: unknown) => {
     await app.close();
     return fail(error, config, 'listen');
@@ -78,7 +86,9 @@ else {
   // From here a signal drains at once; one that came while the server was starting to listen does so now, and the
   // listening line is printed only by a service that stays up (whoever waits for it may signal it at once).
   stopNow = stop;
-  if (pendingStop) stop(pendingStop);
+  // (Read through a function: the signal handler may have set it while the server started to listen.)
+  const late = pendingSignal();
+  if (late) stop(late);
   else {
     app.logger.info({ url, database: config.database.kind, limiter: config.redisUrl ? 'redis' : 'memory' }, 'petstore listening');
     const explorer = config.env === 'production' ? '' : `, explorer ${url}/graphiql`;
