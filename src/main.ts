@@ -74,27 +74,22 @@ const stop = (signal: NodeJS.Signals) => {
     );
 };
 
-// From here a signal stops the app (once: a repeat while it closes changes nothing).
-if (pendingStop) {
-  stopNow = stop;
-  stop(pendingStop.signal);
-} else {
-  const { url } = await app.listen().catch(async (error: unknown) => {
-    await app.close();
-    return fail(error, config, 'listen');
-  });
-  // From here a signal drains at once; one that came while the server was starting to listen does so now, and the
-  // listening line is printed only by a service that stays up (whoever waits for it may signal it at once).
-  stopNow = stop;
-  // (Read through a function: the signal handler may have set it while the server started to listen.)
-  const late = pendingSignal();
-  if (late) stop(late);
-  else {
-    app.logger.info({ url, database: config.database.kind, limiter: config.redisUrl ? 'redis' : 'memory' }, 'petstore listening');
-    const explorer = config.env === 'production' ? '' : `, explorer ${url}/graphiql`;
-    process.stdout.write(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql${explorer}, docs ${url}/docs)\n`);
-    if (config.env !== 'production') process.stdout.write(shellLines(url));
-  }
+// A signal during the start means no listening at all; one while the server binds its port is carried out right after.
+const url = pendingStop ? undefined : (await app.listen().catch(async (error: unknown) => {
+  await app.close();
+  return fail(error, config, 'listen');
+})).url;
+// From here a signal stops the app at once (and once: a repeat while it closes changes nothing). The listening line is
+// printed only by a service that stays up, so whoever waits for it may signal it straight away. (`pendingSignal` is
+// read through a function: the handler may have set it during the listen.)
+stopNow = stop;
+const pending = pendingSignal();
+if (pending) stop(pending);
+else if (url) {
+  app.logger.info({ url, database: config.database.kind, limiter: config.redisUrl ? 'redis' : 'memory' }, 'petstore listening');
+  const explorer = config.env === 'production' ? '' : `, explorer ${url}/graphiql`;
+  process.stdout.write(`Petstore API on ${url}/v1  (GraphQL ${url}/graphql${explorer}, docs ${url}/docs)\n`);
+  if (config.env !== 'production') process.stdout.write(shellLines(url));
 }
 
 /** Outside production: a line to paste into a shell for the README's examples, and where keys come from later. */
