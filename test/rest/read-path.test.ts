@@ -24,8 +24,13 @@ describe('REST read path', () => {
     const fork = em.fork.bind(em);
     let forks = 0;
     em.fork = ((...args: Parameters<typeof em.fork>) => {
-      // Background workers (src/events/) fork their own; a request's fork would come from its path.
-      if (!/[/\\]events[/\\]/.test(new Error().stack ?? '')) forks++;
+      // Background workers (src/events/) fork their own; a request's fork would come from its path. The whole stack is
+      // read (V8 keeps 10 frames by default: a worker's fork deep inside the ORM's transaction would lose its origin).
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = Infinity;
+      const stack = new Error().stack ?? '';
+      Error.stackTraceLimit = limit;
+      if (!/[/\\]events[/\\]/.test(stack)) forks++;
       return fork(...args);
     }) as typeof em.fork;
     const sql = recordSql(t.app);
