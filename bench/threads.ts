@@ -44,6 +44,11 @@ function threadsCpu(pid: number): Map<string, { user: number; system: number }> 
   return out;
 }
 
+/** How often the main thread has gone to sleep so far (waiting for a socket, a timer, a lock): its voluntary context switches. */
+function mainSleeps(pid: number): number {
+  return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+}
+
 const work = mkdtempSync(join(tmpdir(), 'petstore-threads-'));
 try {
   const db = await seedBenchDatabase(join(work, 'seed.db'));
@@ -56,8 +61,10 @@ try {
     try {
       await load(name, server.url, Number(args.warmup));
       const before = threadsCpu(server.child.pid!);
+      const sleepsBefore = mainSleeps(server.child.pid!);
       const ok = await load(name, server.url, Number(args.duration));
       const after = threadsCpu(server.child.pid!);
+      const sleeps = mainSleeps(server.child.pid!) - sleepsBefore;
       const perRequest = (ms: number) => ((ms * 1000) / ok).toFixed(1);
       let mainUser = 0;
       let mainSystem = 0;
@@ -72,7 +79,8 @@ try {
       }
       log(
         `  ${name.padEnd(9)} ${ok} requests: main thread ${perRequest(mainUser)} user + ${perRequest(mainSystem)} system, ` +
-          `other threads ${perRequest(others)}, in all ${perRequest(mainUser + mainSystem + others)} µs per request`,
+          `other threads ${perRequest(others)}, in all ${perRequest(mainUser + mainSystem + others)} µs per request; ` +
+          `the main thread slept ${(sleeps / ok).toFixed(3)} times per request`,
       );
     } finally {
       server.child.kill('SIGTERM');
