@@ -193,17 +193,23 @@ function notDecimal(values: Record<string, unknown>, names: string[]): Array<{ p
 /**
  * The query string's parameters by name, decoded as Koa's `ctx.query` decodes them (WHATWG `URLSearchParams`), read
  * in one pass (Koa's defines each property and then the object was copied). A repeated parameter is refused rather
- * than guessed at.
+ * than guessed at, and the refusal names every parameter given more than once, in the order they first repeat.
  */
 function parseQuery(querystring: string): Record<string, unknown> {
   const query: Record<string, unknown> = {};
   if (!querystring) return query;
   const seen = new Set<string>();
+  let repeated: Set<string> | undefined;
   new URLSearchParams(querystring).forEach((value, name) => {
-    if (seen.has(name)) throw validationFailed(`The query parameter ${name} is given more than once.`, [{ path: name, message: 'must be given once' }]);
+    if (seen.has(name)) (repeated ??= new Set()).add(name);
     seen.add(name);
     query[name] = value;
   });
+  if (repeated) {
+    const names = [...repeated];
+    const message = names.length === 1 ? `The query parameter ${names[0]} is given more than once.` : `The query parameters ${names.join(', ')} are each given more than once.`;
+    throw validationFailed(message, names.map((name) => ({ path: name, message: 'must be given once' })));
+  }
   return query;
 }
 

@@ -177,6 +177,19 @@ describe('REST bad inputs: documented code, nothing changed', () => {
     assert.deepEqual(res.body.details, [{ path: 'categoryId', message: 'no such category' }]);
   });
 
+  it('when several query parameters are repeated, then the 400 names each of them once, in the order they repeat', async () => {
+    const res = await t.admin.get('/v1/pets?limit=2&status=sold&limit=3&status=available&limit=4&name=a');
+    assertError(res, 400, 'VALIDATION_FAILED');
+    assert.deepEqual(res.body.details, [
+      { path: 'limit', message: 'must be given once' },
+      { path: 'status', message: 'must be given once' },
+    ]);
+    assert.match(res.body.message, /limit, status/);
+    const one = await t.admin.get('/v1/pets?status=sold&status=available');
+    assert.deepEqual(one.body.details, [{ path: 'status', message: 'must be given once' }]);
+    assert.equal(one.body.message, 'The query parameter status is given more than once.');
+  });
+
   it('when the body is malformed JSON, or JSON that is not an object, then it is 400 VALIDATION_FAILED', async () => {
     const a = t.admin;
     await expectRefusedAndUnchanged(
