@@ -205,12 +205,20 @@ function parseQuery(querystring: string): Record<string, unknown> {
     seen.add(name);
     query[name] = value;
   });
-  if (repeated) {
-    const names = [...repeated];
-    const message = names.length === 1 ? `The query parameter ${names[0]} is given more than once.` : `The query parameters ${names.join(', ')} are each given more than once.`;
-    throw validationFailed(message, names.map((name) => ({ path: name, message: 'must be given once' })));
-  }
+  if (repeated) throw repeatedParameters([...repeated]);
   return query;
+}
+
+/** At most this many repeated parameters are named in a refusal (a long query string repeating many names stays a short answer). */
+const MAX_REPEATED_NAMED = 20;
+
+/** The refusal of repeated query parameters: the first MAX_REPEATED_NAMED of them in `details`, all counted in the message. */
+function repeatedParameters(names: string[]) {
+  const named = names.slice(0, MAX_REPEATED_NAMED);
+  const more = names.length - named.length;
+  const list = more ? `${named.join(', ')} and ${more} more` : named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
+  const message = names.length === 1 ? `The query parameter ${list} is given more than once.` : `The query parameters ${list} are each given more than once.`;
+  return validationFailed(message, named.map((name) => ({ path: name, message: 'must be given once' })));
 }
 
 /** The absolute URL of the request; a Host header that is not a valid host falls back to localhost. */
