@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import type { Client } from 'pg';
-import { listenForEvents } from '../../src/events/outbox-notifier.js';
+import { listenForEvents, type OutboxNotifier } from '../../src/events/outbox-notifier.js';
 import { EVENTS_CHANNEL } from '../../src/domain/events.service.js';
 import { onOwnPostgres } from '../helpers/services.js';
 import { eventually } from './support.js';
@@ -27,9 +27,12 @@ describe('the outbox notifier on PostgreSQL (a database of its own: no other ins
       await listener.query(`listen ${EVENTS_CHANNEL}`);
     },
     teardown: async () => {
+      // Every notifier made here closes before its database is dropped (one left open would retry its connection forever).
+      await Promise.all([...notifiers].map((notifier) => notifier.close()));
       await listener?.end();
     },
   });
+  const notifiers = new Set<OutboxNotifier>();
 
   /** The backend process ids of the notifiers' LISTEN connections now open. */
   const notifierPids = async () =>
@@ -38,6 +41,7 @@ describe('the outbox notifier on PostgreSQL (a database of its own: no other ins
   /** A notifier whose LISTEN connection is up, and that connection's backend process id (the one its NOTIFYs come from). */
   async function listeningNotifier() {
     const notifier = listenForEvents(url, pino({ level: 'silent' }));
+    notifiers.add(notifier);
     // Its connection is up once an announcement of its own is heard.
     const pid = await eventually('the notifier listening', async () => {
       notifier.announce();
@@ -50,14 +54,21 @@ describe('the outbox notifier on PostgreSQL (a database of its own: no other ins
   it('when commits wait for their turn as it closes, then their announcement goes out before the connection ends', { skip }, async () => {
     heard.length = 0;
     const { notifier, pid } = await listeningNotifier();
-    await new Promise((r) => setTimeout(r, 100));
+    // The announcements made while waiting for it to listen have all arrived once none has for a while.
+    let count = -1;
+    await eventually('the announcements so far heard', () => {
+      const settled = heard.length === count;
+      count = heard.length;
+      return settled;
+    }, 100);
     heard.length = 0;
     notifier.announce();
     await eventually('the first announcement', () => heard.includes(pid));
     // Under way or due within the announcement gap: this one waits for its turn when the close begins.
     notifier.announce();
     await notifier.close();
-    await new Promise((r) => setTimeout(r, 200));
+    await eventually('the last announcement', () => heard.length >= 2, 50, 40);
+    await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(heard, [pid, pid], 'the commits announced just before the close are announced too');
     assert.equal((await notifierPids()).has(pid), false, 'its connection has ended');
   });
@@ -67,20 +78,15 @@ describe('the outbox notifier on PostgreSQL (a database of its own: no other ins
     const { notifier, pid } = await listeningNotifier();
     let woken = 0;
     notifier.onHeard(() => woken++);
-    try {
-      await listener.query('select pg_terminate_backend($1)', [pid]);
-      // Down: its backend is gone, and it reconnects a second after it notices.
-      await eventually('the connection cut', async () => !(await notifierPids()).has(pid));
-      heard.length = 0;
-      woken = 0;
-      notifier.announce();
-      const back = await eventually('an announcement from its new connection', () => heard[0], 100, 60);
-      assert.notEqual(back, pid);
-      assert.deepEqual([...(await notifierPids())], [back], 'announced by the notifier on its new LISTEN connection');
-      // Nothing else announces on this database: the wake is the reconnection's, for what went unheard meanwhile.
-      assert.equal(woken, 1, 'its readers were told once to look for what they missed while it was down');
-    } finally {
-      await notifier.close();
-    }
+    await listener.query('select pg_terminate_backend($1)', [pid]);
+    // Down: its backend is gone, and it reconnects a second after it notices.
+    await eventually('the connection cut', async () => !(await notifierPids()).has(pid));
+    heard.length = 0;
+    notifier.announce();
+    const back = await eventually('an announcement from its new connection', () => heard.find((p) => p !== pid), 100, 60);
+    assert.deepEqual([...(await notifierPids())], [back], 'announced by the notifier on its new LISTEN connection');
+    // Nothing else announces on this database: the one wake is the reconnection's, for what went unheard meanwhile.
+    assert.equal(woken, 1, 'its readers were told once to look for what they missed while it was down');
+    await notifier.close();
   });
 });
