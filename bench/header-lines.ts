@@ -1,7 +1,8 @@
 /**
  * What a response's header lines cost the server that writes them, apart from everything else: two bare `node:http`
- * servers answer the same JSON body, one with the 4 header lines of F (type, length and Node's own), the other with
- * the 16 more a REST read of the service carries (same names and values). Each is loaded in turns, and its CPU per
+ * servers answer the same JSON body, one with 5 header lines (type, length and Node's own Date, Connection and
+ * Keep-Alive), the other with the 16 more a REST read of the service carries (same names and values; F itself sends 5
+ * of them too: the four X-RateLimit lines and the request id). Each is loaded in turns, and its CPU per
  * request read from /proc, with its main thread's sleeps (voluntary context switches) per request: a server that
  * sleeps waits on its client, and then pays for the wake-ups too.
  *
@@ -9,7 +10,7 @@
  *
  * `--client raw`: a client that reads each answer as a count of bytes (its length is known from the first one) and
  * parses no header, so the client's own work does not grow with the header block. `--big body`: the second server
- * sends F's header lines and a body longer by about as many bytes as the 16 lines (the bytes alone).
+ * sends the 5 lines and a body longer by exactly the bytes of the 16 lines (the bytes alone).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -44,7 +45,9 @@ if (process.env.HEADER_LINES_SERVER) {
   // The server: `small`, `lines` (+ REST's lines) or `body` (+ as many bytes in the body).
   const variant = process.env.HEADER_LINES_SERVER;
   const pets = Array.from({ length: 10 }, (_, i) => ({ id: 1000 + i, name: `Pet number ${i} of the bench`, categoryId: 3, status: 'available' }));
-  const extraBytes = REST_LINES.join(': \r\n').length / 2;
+  // `name: value\r\n` for each of the 16 lines.
+  let extraBytes = 0;
+  for (let i = 0; i < REST_LINES.length; i += 2) extraBytes += REST_LINES[i]!.length + 2 + REST_LINES[i + 1]!.length + 2;
   const body = Buffer.from(JSON.stringify({ items: pets, nextCursor: null, ...(variant === 'body' ? { pad: 'x'.repeat(extraBytes) } : {}) }));
   const headers = ['content-type', 'application/json; charset=utf-8', 'content-length', String(body.length), ...(variant === 'lines' ? REST_LINES : [])];
   const server = createServer((req, res) => {
@@ -66,11 +69,18 @@ if (process.env.HEADER_LINES_SERVER) {
   });
   const seconds = Number(args.duration);
   const connections = Number(args.connections);
+  const children: ChildProcess[] = [];
   const start = (variant: string) =>
     new Promise<{ child: ChildProcess; port: number }>((resolve, reject) => {
       const child = spawn(process.execPath, [fileURLToPath(import.meta.url)], { env: { ...process.env, HEADER_LINES_SERVER: variant }, stdio: ['ignore', 'pipe', 'inherit'] });
-      child.stdout!.once('data', (d: Buffer) => resolve({ child, port: Number(/listening (\d+)/.exec(String(d))![1]) }));
+      children.push(child);
+      child.stdout!.once('data', (d: Buffer) => {
+        const port = /listening (\d+)/.exec(String(d))?.[1];
+        if (port) resolve({ child, port: Number(port) });
+        else reject(new Error(`the ${variant} server printed ${String(d)}`));
+      });
       child.once('error', reject);
+      child.once('exit', (code) => reject(new Error(`the ${variant} server exited (${code}) before listening`)));
     });
   const cpuMs = (pid: number) => {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -79,10 +89,15 @@ if (process.env.HEADER_LINES_SERVER) {
   const sleeps = (pid: number) => Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
   const REQUEST = Buffer.from('GET /v1/pets?ids=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: bench\r\n\r\n');
 
-  /** The raw client: `connections` keep-alive sockets, one request at a time each; an answer is `length` bytes. */
+  /**
+   * The raw client: `connections` keep-alive sockets, one request at a time each; every answer is as long as the first
+   * (the same body, and a Date line whose length does not change). A socket that closes or fails ends the run with an error.
+   */
   async function rawLoad(port: number): Promise<number> {
-    const first = await new Promise<Buffer>((resolve) => {
+    const first = await new Promise<Buffer>((resolve, reject) => {
       const socket = net.connect(port, '127.0.0.1', () => socket.write(REQUEST));
+      socket.once('error', reject);
+      socket.once('close', () => reject(new Error('the server closed the connection before its first answer')));
       let got = Buffer.alloc(0);
       socket.on('data', (d: Buffer) => {
         got = Buffer.concat([got, d]);
@@ -94,7 +109,6 @@ if (process.env.HEADER_LINES_SERVER) {
         }
       });
     });
-    // Every answer has the same length (the Date line's length does not change within a run).
     const length = first.length;
     const until = Date.now() + seconds * 1000;
     let answers = 0;
@@ -102,9 +116,10 @@ if (process.env.HEADER_LINES_SERVER) {
       Array.from(
         { length: connections },
         () =>
-          new Promise<void>((resolve) => {
+          new Promise<void>((resolve, reject) => {
             const socket = net.connect(port, '127.0.0.1', () => socket.write(REQUEST));
             let pending = 0;
+            let done = false;
             socket.on('data', (d: Buffer) => {
               pending += d.length;
               while (pending >= length) {
@@ -112,12 +127,14 @@ if (process.env.HEADER_LINES_SERVER) {
                 answers++;
                 if (Date.now() < until) socket.write(REQUEST);
                 else {
+                  done = true;
                   socket.destroy();
                   return resolve();
                 }
               }
             });
-            socket.on('error', () => resolve());
+            socket.once('error', reject);
+            socket.once('close', () => (done ? undefined : reject(new Error('the server closed a connection during the load'))));
           }),
       ),
     );
@@ -126,8 +143,8 @@ if (process.env.HEADER_LINES_SERVER) {
   const load = async (port: number) =>
     args.client === 'raw' ? rawLoad(port) : (await autocannon({ url: `http://127.0.0.1:${port}/v1/pets?ids=1`, connections, duration: seconds })).requests.total;
 
-  const servers = { small: await start('small'), big: await start(args.big) };
   try {
+    const servers = { small: await start('small'), big: await start(args.big) };
     for (const server of Object.values(servers)) await load(server.port);
     const results: Record<string, number[]> = { small: [], big: [] };
     process.stdout.write(`server CPU per request, ${args.client} client, ${connections} connections, big = ${args.big === 'body' ? 'the bytes of 16 lines in the body' : '16 more header lines'}, node ${process.version}\n`);
@@ -142,9 +159,13 @@ if (process.env.HEADER_LINES_SERVER) {
         process.stdout.write(`  round ${round + 1} ${name.padEnd(5)} ${us.toFixed(1)} µs/request, ${Math.round(answers / seconds)}/s, ${((sleeps(child.pid!) - sleeps0) / answers).toFixed(3)} sleeps/request\n`);
       }
     }
-    const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
+    const median = (a: number[]) => {
+      const sorted = [...a].sort((x, y) => x - y);
+      const middle = sorted.length >> 1;
+      return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+    };
     process.stdout.write(`median: small ${median(results.small!).toFixed(1)} µs, big ${median(results.big!).toFixed(1)} µs (big − small ${(median(results.big!) - median(results.small!)).toFixed(1)} µs)\n`);
   } finally {
-    for (const server of Object.values(servers)) server.child.kill();
+    for (const child of children) child.kill();
   }
 }
