@@ -14,12 +14,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { cpuMs, mainThreadSleeps } from './idle.js';
 
 /** The 16 header lines a REST read carries beyond F's (values as the service sends them). */
 const REST_LINES = [
@@ -82,11 +82,6 @@ if (process.env.HEADER_LINES_SERVER) {
       child.once('error', reject);
       child.once('exit', (code) => reject(new Error(`the ${variant} server exited (${code}) before listening`)));
     });
-  const cpuMs = (pid: number) => {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  };
-  const sleeps = (pid: number) => Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
   const REQUEST = Buffer.from('GET /v1/pets?ids=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: bench\r\n\r\n');
 
   /**
@@ -152,11 +147,11 @@ if (process.env.HEADER_LINES_SERVER) {
       for (const name of round % 2 ? (['big', 'small'] as const) : (['small', 'big'] as const)) {
         const { child, port } = servers[name];
         const cpu0 = cpuMs(child.pid!);
-        const sleeps0 = sleeps(child.pid!);
+        const sleeps0 = mainThreadSleeps(child.pid!);
         const answers = await load(port);
         const us = ((cpuMs(child.pid!) - cpu0) * 1000) / answers;
         results[name]!.push(us);
-        process.stdout.write(`  round ${round + 1} ${name.padEnd(5)} ${us.toFixed(1)} µs/request, ${Math.round(answers / seconds)}/s, ${((sleeps(child.pid!) - sleeps0) / answers).toFixed(3)} sleeps/request\n`);
+        process.stdout.write(`  round ${round + 1} ${name.padEnd(5)} ${us.toFixed(1)} µs/request, ${Math.round(answers / seconds)}/s, ${((mainThreadSleeps(child.pid!) - sleeps0) / answers).toFixed(3)} sleeps/request\n`);
       }
     }
     const median = (a: number[]) => {

@@ -12,6 +12,11 @@ export function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/** How often a process's main thread has gone to sleep so far (waiting for a socket, a timer, a lock): its voluntary context switches. */
+export function mainThreadSleeps(pid: number): number {
+  return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+}
+
 export const IDLE_TARGET_MS_PER_S = 5;
 
 /** Waits `settleSeconds`, then returns the process's CPU ms per second over `seconds`. */

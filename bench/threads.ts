@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { seedBenchDatabase } from './seed.js';
 import { envOption } from './scenarios.js';
 import { benchServer, loadRestIds } from './start-server.js';
+import { mainThreadSleeps } from './idle.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -44,11 +45,6 @@ function threadsCpu(pid: number): Map<string, { user: number; system: number }> 
   return out;
 }
 
-/** How often the main thread has gone to sleep so far (waiting for a socket, a timer, a lock): its voluntary context switches. */
-function mainSleeps(pid: number): number {
-  return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))?.[1] ?? NaN);
-}
-
 const work = mkdtempSync(join(tmpdir(), 'petstore-threads-'));
 try {
   const db = await seedBenchDatabase(join(work, 'seed.db'));
@@ -61,10 +57,10 @@ try {
     try {
       await load(name, server.url, Number(args.warmup));
       const before = threadsCpu(server.child.pid!);
-      const sleepsBefore = mainSleeps(server.child.pid!);
+      const sleepsBefore = mainThreadSleeps(server.child.pid!);
       const ok = await load(name, server.url, Number(args.duration));
       const after = threadsCpu(server.child.pid!);
-      const sleeps = mainSleeps(server.child.pid!) - sleepsBefore;
+      const sleeps = mainThreadSleeps(server.child.pid!) - sleepsBefore;
       const perRequest = (ms: number) => ((ms * 1000) / ok).toFixed(1);
       let mainUser = 0;
       let mainSystem = 0;
