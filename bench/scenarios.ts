@@ -228,7 +228,7 @@ export const RATIOS: RatioSpec[] = [
 /**
  * The node flags of a build's start command: `npm start` is `node <flags> scripts/start.mjs` in its
  * package.json, and the production command `node <flags> dist/src/main.js` takes the same flags
- * (docs/OPERATIONS.md, "Memory"). A build without such flags (an older commit) runs on node's defaults.
+ * (docs/OPERATIONS.md, "Memory and garbage collection"). A build without such flags (an older commit) runs on node's defaults.
  */
 export function startNodeArgs(root: string): string[] {
   const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
