@@ -8,6 +8,8 @@ import { requestHeader, type AppState } from './context.js';
 import { describeError, HttpError } from './errors.js';
 
 const CACHE_LIMIT = 10_000;
+/** How long a key's lookup stands in the cache (a revoked key or a changed plan takes effect within it on every instance). */
+export const KEY_CACHE_TTL_MS = 1000;
 /** How long the index of valid keys is trusted before it is read again in full (when next consulted). */
 const INDEX_TTL_MS = 5000;
 /**
@@ -46,7 +48,7 @@ export class ApiKeyAuthenticator {
 
   constructor(
     private readonly keys: KeyStore,
-    private readonly ttlMs = 1000,
+    private readonly ttlMs = KEY_CACHE_TTL_MS,
   ) {}
 
   /**

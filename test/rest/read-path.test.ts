@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPet, recordSql, startApp, type TestApp } from '../helpers/app.js';
+import { KEY_CACHE_TTL_MS } from '../../src/http/authentication.js';
 
 /**
  * A REST read stays off the ORM: plain SQL on a prepared statement, no EntityManager forked, one
@@ -18,11 +19,11 @@ describe('REST read path', () => {
 
   it('when pets are read by ids with a cached key, then one prepared statement runs and no EntityManager is forked', async () => {
     const path = `/v1/pets?ids=${petId},${petId + 1000}`;
-    // The key cache keeps a key for a second from its lookup. createPet's requests cached the admin key; an entry
+    // The key cache keeps a key for KEY_CACHE_TTL_MS from its lookup. createPet's requests cached the admin key; an entry
     // from then could expire between the first read and the measured ones (a lookup, with its fork, in the middle of
-    // the measurement on a slow machine). Past that second, the first read looks the key up afresh, and the
-    // measured reads follow it within the second.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // the measurement on a slow machine). Past it, the first read looks the key up afresh, and the
+    // measured reads follow it within that time.
+    await new Promise((resolve) => setTimeout(resolve, KEY_CACHE_TTL_MS + 100));
     const first = await t.admin.get(path);
     assert.equal(first.status, 200);
     const em = t.app.orm.em;
