@@ -379,6 +379,28 @@ describe('REST bad inputs: documented code, nothing changed', () => {
     assertError(await t.admin.post('/v1/openapi.json', {}, { skipContract: true }), 405, 'METHOD_NOT_ALLOWED');
   });
 
+  it('when a GET operation is asked with HEAD, then it answers as the GET would, without a body', async () => {
+    // The segment's router gives every GET route HEAD too (src/rest/router.ts runs the route it matches).
+    const get = await t.admin.get(`/v1/pets/${petId}`);
+    const head = await t.admin.request('HEAD', `/v1/pets/${petId}`, { skipContract: true });
+    assert.equal(head.status, 200);
+    assert.equal(head.text, '');
+    assert.equal(head.headers.get('etag'), get.headers.get('etag'));
+    assert.equal(head.headers.get('content-type'), get.headers.get('content-type'));
+    assert.ok(head.headers.get('x-ratelimit-limit'));
+  });
+
+  it('when a path parameter is percent-encoded, then it is decoded before it is checked', async () => {
+    const plain = await t.admin.get(`/v1/pets/${petId}`);
+    const encoded = await t.admin.get(`/v1/pets/${[...String(petId)].map((d) => `%3${d}`).join('')}`, { skipContract: true });
+    assert.equal(encoded.status, 200);
+    assert.deepEqual(encoded.body, plain.body);
+    // Encoded text that is not a decimal id is refused as the id it decodes to, naming the parameter.
+    const refused = await t.admin.get('/v1/pets/1%2E0', { skipContract: true });
+    assertError(refused, 400, 'VALIDATION_FAILED');
+    assert.match(JSON.stringify(refused.body), /petId/);
+  });
+
   it('when the client sends an X-Request-Id, then an error echoes it; a malformed one is replaced', async () => {
     const res = await t.admin.get('/v1/pets/abc', { headers: { 'x-request-id': 'client-trace-42' } });
     assertError(res, 400, 'VALIDATION_FAILED');

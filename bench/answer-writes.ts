@@ -1,0 +1,89 @@
+/**
+ * Micro-benchmarks behind two levers weighed and declined for a REST answer (docs/PERFORMANCE-LOG.md, 2026-11-28
+ * 22:40–23:30), each against what the service does now, in the same round:
+ *
+ * - `body`: the answer's ETag and length from the string as it is (`crypto.hash` of the string, `Buffer.byteLength`),
+ *   against the body turned into bytes once (`Buffer.from`) and the tag hashed from those bytes;
+ * - `head`: a REST answer's 18 headers set one by one (`setHeader`, as Koa and the service do) and the head written,
+ *   against one `writeHead` given all of them as a flat list;
+ * - `sha1`: the tag's hash of a 1 KB body against a 3-byte one (the call's fixed cost).
+ *
+ *   npm run build && node dist/bench/answer-writes.js [--rounds 3]
+ *
+ * CPU time (user + system) per operation in ns, after a warm-up. On a shared host, compare within a round.
+ */
+import { hash } from 'node:crypto';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { parseArgs } from 'node:util';
+
+const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '3' } } });
+
+/** A 10-pet page as REST writes it (about 1 KB of JSON). */
+const BODY = JSON.stringify({
+  data: Array.from({ length: 10 }, (_, i) => ({ id: 1000 + i, name: `Pet number ${i}`, category: { id: 3, name: 'Dogs' }, status: 'available', tags: [] })),
+});
+
+/** The headers of a REST read by ids, as the service sends them. */
+const HEADERS: Array<[string, string]> = [
+  ['x-request-id', 'daf6306b-5d28-4c08-aa67-97b1b8b24c59'],
+  ['content-security-policy', "default-src 'none';frame-ancestors 'none'"],
+  ['cross-origin-resource-policy', 'cross-origin'],
+  ['referrer-policy', 'no-referrer'],
+  ['strict-transport-security', 'max-age=31536000; includeSubDomains'],
+  ['x-content-type-options', 'nosniff'],
+  ['x-frame-options', 'SAMEORIGIN'],
+  ['vary', 'Origin'],
+  ['x-ratelimit-limit', '60'],
+  ['x-ratelimit-remaining', '59'],
+  ['x-ratelimit-reset', '1795906334'],
+  ['x-ratelimit-resource', 'minute'],
+  ['ratelimit-policy', '"minute";q=60;w=60, "day";q=1000;w=86400'],
+  ['ratelimit', '"minute";r=59;t=60'],
+  ['etag', '"2C9CJjjlGdxrjKsdKI4TNIeQ1MGk"'],
+  ['cache-control', 'private, no-cache'],
+  ['content-type', 'application/json; charset=utf-8'],
+  ['Content-Length', '1030'],
+];
+const request = new IncomingMessage(new Socket());
+
+/** CPU ns per call of `run`, averaged over `n` calls after a warm-up. */
+function cpuNs(run: () => unknown, n = 200_000): number {
+  for (let i = 0; i < 20_000; i++) run();
+  const started = process.cpuUsage();
+  for (let i = 0; i < n; i++) run();
+  const used = process.cpuUsage(started);
+  return ((used.user + used.system) * 1000) / n;
+}
+
+const setOneByOne = () => {
+  const response = new ServerResponse(request);
+  for (const [name, value] of HEADERS) response.setHeader(name, value);
+  response.writeHead(200);
+  return (response as unknown as { _header: string })._header;
+};
+const writeAtOnce = () => {
+  const response = new ServerResponse(request);
+  const flat: string[] = [];
+  for (const [name, value] of HEADERS) flat.push(name, value);
+  response.writeHead(200, flat);
+  return (response as unknown as { _header: string })._header;
+};
+
+console.log(`node ${process.version}, a ${Buffer.byteLength(BODY)}-byte body, CPU ns per answer:`);
+for (let round = 1; round <= Number(args.rounds); round++) {
+  const body = [
+    cpuNs(() => hash('sha1', BODY, 'base64url') + Buffer.byteLength(BODY)),
+    cpuNs(() => {
+      const bytes = Buffer.from(BODY);
+      return hash('sha1', bytes, 'base64url') + bytes.length;
+    }),
+  ];
+  const head = [cpuNs(setOneByOne, 100_000), cpuNs(writeAtOnce, 100_000)];
+  const sha1 = [cpuNs(() => hash('sha1', BODY, 'base64url')), cpuNs(() => hash('sha1', 'abc', 'base64url'))];
+  console.log(
+    `  round ${round}: body as a string ${body[0]!.toFixed(0)}, as bytes once ${body[1]!.toFixed(0)}; ` +
+      `${HEADERS.length} headers one by one ${head[0]!.toFixed(0)}, one writeHead ${head[1]!.toFixed(0)}; ` +
+      `sha1 of the body ${sha1[0]!.toFixed(0)}, of 3 bytes ${sha1[1]!.toFixed(0)}`,
+  );
+}
