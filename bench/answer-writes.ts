@@ -16,6 +16,7 @@ import { hash } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { parseArgs } from 'node:util';
+import { REST_ANSWER_LINES } from './rest-answer-lines.js';
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '3' } } });
 
@@ -24,24 +25,9 @@ const BODY = JSON.stringify({
   data: Array.from({ length: 10 }, (_, i) => ({ id: 1000 + i, name: `Pet number ${i}`, category: { id: 3, name: 'Dogs' }, status: 'available', tags: [] })),
 });
 
-/** The headers of a REST read by ids, as the service sends them. */
-const HEADERS: Array<[string, string]> = [
-  ['x-request-id', 'daf6306b-5d28-4c08-aa67-97b1b8b24c59'],
-  ['content-security-policy', "default-src 'none';frame-ancestors 'none'"],
-  ['cross-origin-resource-policy', 'cross-origin'],
-  ['referrer-policy', 'no-referrer'],
-  ['strict-transport-security', 'max-age=31536000; includeSubDomains'],
-  ['x-content-type-options', 'nosniff'],
-  ['x-frame-options', 'SAMEORIGIN'],
-  ['vary', 'Origin'],
-  ['x-ratelimit-limit', '60'],
-  ['x-ratelimit-remaining', '59'],
-  ['x-ratelimit-reset', '1795906334'],
-  ['x-ratelimit-resource', 'minute'],
-  ['ratelimit-policy', '"minute";q=60;w=60, "day";q=1000;w=86400'],
-  ['ratelimit', '"minute";r=59;t=60'],
-  ['etag', '"2C9CJjjlGdxrjKsdKI4TNIeQ1MGk"'],
-  ['cache-control', 'private, no-cache'],
+/** The headers of a REST read by ids, as the service sends them: the 16 beyond F's, then the type and length. */
+const HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ...REST_ANSWER_LINES,
   ['content-type', 'application/json; charset=utf-8'],
   ['Content-Length', '1030'],
 ];

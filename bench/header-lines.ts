@@ -20,26 +20,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { cpuMs, mainThreadSleeps } from './idle.js';
+import { REST_ANSWER_LINES } from './rest-answer-lines.js';
 
-/** The 16 header lines a REST read carries beyond F's (values as the service sends them). */
-const REST_LINES = [
-  ['x-request-id', 'efd55ef5-bdd8-4a3e-beaf-83769c90c69b'],
-  ['content-security-policy', "default-src 'none';frame-ancestors 'none'"],
-  ['cross-origin-resource-policy', 'cross-origin'],
-  ['referrer-policy', 'no-referrer'],
-  ['strict-transport-security', 'max-age=31536000; includeSubDomains'],
-  ['x-content-type-options', 'nosniff'],
-  ['x-frame-options', 'SAMEORIGIN'],
-  ['vary', 'Origin'],
-  ['x-ratelimit-limit', '1000'],
-  ['x-ratelimit-remaining', '999'],
-  ['x-ratelimit-reset', '1795881496'],
-  ['x-ratelimit-resource', 'minute'],
-  ['ratelimit-policy', '"minute";q=1000;w=60, "day";q=100000;w=86400'],
-  ['ratelimit', '"minute";r=999;t=60'],
-  ['etag', '"2l9Fw4VUO7kr8CvBlt4zaMCqXZ0w"'],
-  ['cache-control', 'private, no-cache'],
-].flat();
+/** The 16 header lines a REST read carries beyond F's, as one flat list of names and values. */
+const REST_LINES = REST_ANSWER_LINES.flat();
 
 if (process.env.HEADER_LINES_SERVER) {
   // The server: `small`, `lines` (+ REST's lines) or `body` (+ as many bytes in the body).
