@@ -1,5 +1,8 @@
-/** Kept apart from bench/scenarios.ts so that the bare servers of bench/header-lines.ts load nothing of the service. */
-/** The 16 header lines a REST read carries beyond F's (values as the service sends them): bench/header-lines.ts, bench/answer-writes.ts. */
+/**
+ * The 16 header lines a REST read carries beyond F's (values as the service sends them), for bench/header-lines.ts and
+ * bench/answer-writes.ts. A module of its own, apart from bench/scenarios.ts, so that header-lines.ts's bare servers
+ * load nothing of the service.
+ */
 export const REST_ANSWER_LINES: ReadonlyArray<readonly [string, string]> = [
   ['x-request-id', 'efd55ef5-bdd8-4a3e-beaf-83769c90c69b'],
   ['content-security-policy', "default-src 'none';frame-ancestors 'none'"],

@@ -103,7 +103,8 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
   // The facade below runs the first handler of the route it matches: every route must be that one handler (no
   // `router.use`, `router.param` or second handler would run).
   for (const router of routers.values()) {
-    if (router.stack.some((layer) => layer.stack.length !== 1 || layer.methods.length === 0)) throw new Error('Every REST route must be exactly one handler.');
+    const odd = router.stack.find((layer) => layer.stack.length !== 1 || layer.methods.length === 0);
+    if (odd) throw new Error(`Every REST route must be exactly one handler; ${odd.path} is not.`);
   }
 
   // Mounted on /v1 by the request walk: every request here is REST's.

@@ -395,7 +395,7 @@ describe('REST bad inputs: documented code, nothing changed', () => {
     const encoded = await t.admin.get(`/v1/pets/${[...String(petId)].map((d) => `%3${d}`).join('')}`, { skipContract: true });
     assert.equal(encoded.status, 200);
     assert.deepEqual(encoded.body, plain.body);
-    // Encoded text that is not a decimal id is refused as the id it decodes to, naming the parameter.
+    // Encoded text that decodes to something other than a decimal id is still refused, naming the parameter.
     const refused = await t.admin.get('/v1/pets/1%2E0', { skipContract: true });
     assertError(refused, 400, 'VALIDATION_FAILED');
     assert.match(JSON.stringify(refused.body), /petId/);
