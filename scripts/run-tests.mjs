@@ -25,7 +25,10 @@ if (selected.length === 0) {
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
 // A hang (something left open keeps a test process alive) fails the run instead of stalling CI.
 const minutes = Number(process.env.TEST_TIMEOUT_MINUTES ?? 35);
-const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...process.argv.slice(2), ...selected], {
+// Every test process loads MikroORM through src/db/orm-contexts.ts first, whatever a test file imports first (the
+// service's entry points import it first themselves; test/db/orm-contexts.test.ts checks them without this).
+const preload = ['--import', './dist/src/db/orm-contexts.js'];
+const result = spawnSync(process.execPath, [...preload, '--test', `--test-concurrency=${concurrency}`, ...process.argv.slice(2), ...selected], {
   stdio: 'inherit',
   env: { ...process.env, NODE_ENV: 'test' },
   timeout: minutes * 60_000,

@@ -1,0 +1,91 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { asyncContextsUseHooks, ScopedAsyncLocalStorage } from '../../src/db/orm-contexts.js';
+import { TransactionContext } from '@mikro-orm/core';
+import { projectPath } from '../../src/project-path.js';
+import { createPet, startApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * MikroORM's async contexts are on only while a write is in progress (src/db/orm-contexts.ts). On Node 20 and 22
+ * an `AsyncLocalStorage` that is on gives every new promise of the process an own symbol property (its value
+ * there) and costs a call into JavaScript per promise; Node 24 has no such hook, so there is nothing to switch off.
+ */
+const hookBased = asyncContextsUseHooks();
+const noHooks = hookBased ? false : `Node ${process.versions.node}'s AsyncLocalStorage has no per-promise hook`;
+
+/** Own symbol properties of a new promise: one per enabled hook-based storage (node:test's own among them). */
+const promiseMarks = () => Object.getOwnPropertySymbols(Promise.resolve()).length;
+
+describe('MikroORM async contexts: on only while a write runs', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(async () => t?.close());
+
+  it('when pets, categories and stock were written through both facades, then a promise made afterwards carries no ORM context', { skip: noHooks }, async () => {
+    const before = promiseMarks();
+    await Promise.all([createPet(t, { stock: 3 }), createPet(t, { stock: 2 })]);
+    const created = await t.admin.graphql(`mutation($input: NewCategoryInput!) { createCategory(input: $input) { id } }`, { input: { name: `Contexts ${Date.now()}` } });
+    assert.equal(created.status, 200, created.text);
+    assert.equal(created.body.errors, undefined, created.text);
+    const storage = (TransactionContext as unknown as { storage: ScopedAsyncLocalStorage<unknown> }).storage;
+    assert.ok(storage instanceof ScopedAsyncLocalStorage, 'MikroORM made its storages as scoped ones');
+    assert.equal(storage.inUse, false);
+    assert.equal(promiseMarks(), before, 'a promise made after the writes carries a value of a storage still on');
+  });
+
+  it('when two transactions run at once, then each sees its own entity manager across awaits, and the storage goes off after the last', { skip: noHooks }, async () => {
+    const storage = (TransactionContext as unknown as { storage: ScopedAsyncLocalStorage<unknown> }).storage;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const seen: boolean[] = [];
+    const transaction = (fail: boolean) =>
+      t.app.orm.em.fork().transactional(async (em) => {
+        await gate;
+        await new Promise((resolve) => setImmediate(resolve));
+        seen.push(TransactionContext.getEntityManager() === em);
+        assert.equal(storage.inUse, true);
+        if (fail) throw new Error('rolled back on purpose');
+      });
+    const both = Promise.allSettled([transaction(false), transaction(true)]);
+    release();
+    const [ok, failed] = await both;
+    assert.equal(ok.status, 'fulfilled');
+    assert.equal(failed.status, 'rejected');
+    assert.deepEqual(seen, [true, true]);
+    assert.equal(storage.inUse, false);
+    assert.equal(TransactionContext.getEntityManager(), undefined);
+  });
+});
+
+describe('MikroORM async contexts: the runtime and the load order', () => {
+  it('when the runtime is given, then hook-based contexts are Node before 24 unless a context frame is asked for', () => {
+    assert.equal(asyncContextsUseHooks('20.20.2', []), true);
+    assert.equal(asyncContextsUseHooks('22.15.0', []), true);
+    assert.equal(asyncContextsUseHooks('22.15.0', ['--experimental-async-context-frame']), false);
+    assert.equal(asyncContextsUseHooks('24.11.1', []), false);
+    assert.equal(asyncContextsUseHooks('24.11.1', ['--no-async-context-frame']), true);
+  });
+
+  /** Starts an ORM in a fresh node process (no test runner, no preload) after `first` was imported. */
+  const startOrmAfter = (first: string) => {
+    const script = `
+      await import(${JSON.stringify(first)});
+      const { createOrm } = await import(${JSON.stringify(projectPath('dist/src/db/orm.js'))});
+      await createOrm({ database: { kind: 'sqlite', path: ':memory:' }, dbPoolMax: 1, dbStatementTimeoutMs: 1000 })
+        .then((orm) => { console.log('started'); return orm.close(); }, (error) => console.log('refused:', error.message))
+        .finally(() => process.exit(0));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: projectPath('.'), encoding: 'utf8', timeout: 60_000 });
+    return run.stdout + run.stderr;
+  };
+
+  it('when MikroORM is loaded before the module that scopes its contexts, then the ORM refuses to start', { skip: noHooks }, () => {
+    assert.match(startOrmAfter('@mikro-orm/core'), /refused: @mikro-orm\/core was loaded before src\/db\/orm-contexts\.ts/);
+  });
+
+  it('when the app module is loaded first, as the service and the tests load it, then the ORM starts with scoped contexts', { skip: noHooks }, () => {
+    assert.match(startOrmAfter(projectPath('dist/src/app.js')), /^started$/m);
+  });
+});
