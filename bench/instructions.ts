@@ -5,7 +5,8 @@
  *   npm run build && node dist/bench/instructions.js [--only floor,rest-ids,rest-ids@against] [--requests 2000] [--warmup 6000] [--batches 1] [--against DIR]
  *     [--env NAME=VALUE …]   (KEEP=1 keeps the run's directory and callgrind's dumps in it)
  *
- * Seeds the bench database, starts each server under `valgrind --tool=callgrind --instr-atstart=no`
+ * Seeds the bench database, starts each server under `valgrind --tool=callgrind --instr-atstart=no` (a service then
+ * gets one write, as `npm run bench` gives it: bench/start-server.ts, writeOnce)
  * (nothing is counted while it starts and warms up), sends `--warmup` requests, switches counting on
  * (`callgrind_control -i on`), sends `--requests` identical requests over `--connections` keep-alive
  * connections, switches it off, and prints the instructions (Ir) per request. The load generator runs
@@ -25,7 +26,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
-import { announcedUrl, benchServiceEnv } from './start-server.js';
+import { announcedUrl, benchServiceEnv, writeOnce } from './start-server.js';
 import { envOption, GQL_IDS_REQUEST, REST_IDS_PATH, startNodeArgs } from './scenarios.js';
 
 const { values: args } = parseArgs({
@@ -195,6 +196,8 @@ async function main() {
         server = await start(id.replace(/\W+/g, '_'), join(root, 'dist/src/main.js'), serviceEnv(id.replace(/\W+/g, '_')), work, startNodeArgs(root));
       } else throw new Error(`unknown server ${id}`);
       children.push(server.child);
+      // The service measured as it serves: after a write (bench/start-server.ts, writeOnce).
+      if (id !== 'floor') await writeOnce(server.url, db.adminKey);
       server.graphql = id.startsWith('gql-ids');
       if (server.graphql) await checkGraphQLAnswer(server, db.enterpriseKey);
       const figures = await measure(id, server, db.enterpriseKey);

@@ -54,7 +54,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
-import { announcedUrl, benchServiceEnv } from './start-server.js';
+import { announcedUrl, benchServiceEnv, writeOnce } from './start-server.js';
 import { envOption, LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, startNodeArgs, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
@@ -227,6 +227,7 @@ async function main() {
     const keys: Record<KeyName, string> = { enterprise: db.enterpriseKey, free: db.freeKey };
     /** The PostgreSQL service has its own database, hence its own accounts and keys. */
     const keysOf = new Map<ServiceName, Record<KeyName, string>>();
+    let pgAdminKey: string | undefined;
     const keyFor = (s: Scenario) => (keysOf.get(s.service) ?? keys)[s.key];
     const copy = (name: string) => {
       const file = join(work, `${name}.db`);
@@ -278,6 +279,7 @@ async function main() {
       pgCreated = true;
       const pg = await seedBenchDatabase(url);
       keysOf.set('postgres', { enterprise: pg.enterpriseKey, free: pg.freeKey });
+      pgAdminKey = pg.adminKey;
       log(`seeded ${PET_COUNT} pets on PostgreSQL (${pgDatabase}) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
       starting.push(start('postgres', 'dist/src/main.js', { ...serviceEnv('postgres'), DATABASE_URL: url }, work, [...ownNodeArgs, ...profArgs('postgres')]));
       // Before/after on PostgreSQL: the --against build on the same database (orders rotate over 10,000 pets of ample stock).
@@ -292,6 +294,8 @@ async function main() {
       }
     }
     for (const s of await Promise.all(starting)) services.set(s.name, s);
+    // Every service measured as it serves: after a write (see writeOnce).
+    for (const s of services.values()) await writeOnce(s.url, s.name === 'postgres' || s.name === 'against-postgres' ? pgAdminKey! : db.adminKey);
 
     if (wanted.has('l0')) {
       // L0 answers exactly the bytes the service answers to the by-ids request.

@@ -18,6 +18,21 @@ export async function startServer(name: string, script: string, env: Record<stri
   return { child, url: await announcedUrl(name, child, logFile, 60_000) };
 }
 
+/**
+ * Puts a started service in the state it serves in: one write through the ORM (a category, created as an operator
+ * would). The first such write is when MikroORM first enters its async contexts, which on Node 20 and 22 used to
+ * switch async hooks on for every later promise of the process (src/db/orm-contexts.ts): a service measured before
+ * any write was measured in a state a serving process leaves at its first write.
+ */
+export async function writeOnce(url: string, adminKey: string): Promise<void> {
+  const res = await fetch(`${url}/v1/categories`, {
+    method: 'POST',
+    headers: { 'X-API-Key': adminKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: `Bench write ${Date.now()}-${Math.random().toString(36).slice(2)}` }),
+  });
+  if (res.status !== 201) throw new Error(`the warm-up write (POST /v1/categories) answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+}
+
 /** The URL a starting server prints to `logFile` (the service's "Petstore API on …", the ladder's "listening PORT"). */
 export async function announcedUrl(name: string, child: ChildProcess, logFile: string, timeoutMs: number): Promise<string> {
   const deadline = Date.now() + timeoutMs;
