@@ -67,7 +67,7 @@ try {
     const file = join(work, `${name}.db`);
     copyFileSync(db.file, file);
     const profileFile = join(work, `${name}.heapprofile`);
-    const server = await benchServer(name, file, db.enterpriseKey, work, {
+    const server = await benchServer(name, file, db, work, {
       serviceEnv: envOption(args.env),
       env: { ALLOCATION_PROFILE: profileFile },
       nodeArgs: ['--import', sampler],

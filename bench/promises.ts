@@ -5,7 +5,7 @@
  *
  *   npm run build && node dist/bench/promises.js [--only floor,rest-ids,gql-ids] [--requests 4000]
  *
- * Starts each server as `npm run bench` does (the service after one write), sends half of `--requests` as warm-up,
+ * Starts each server as `npm run bench` does (the service after one write: `benchServer`), sends half of `--requests` as warm-up,
  * then `--requests`, and divides the promises created meanwhile by the requests answered.
  */
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,7 +16,7 @@ import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
 import { GQL_IDS_REQUEST, REST_IDS_PATH } from './scenarios.js';
-import { benchServer, writeOnce } from './start-server.js';
+import { benchServer } from './start-server.js';
 
 const { values: args } = parseArgs({ options: { only: { type: 'string', default: 'floor,rest-ids,gql-ids' }, requests: { type: 'string', default: '4000' } } });
 const REQUESTS = Number(args.requests);
@@ -28,9 +28,8 @@ try {
   for (const name of args.only.split(',')) {
     const file = join(work, `${name}.db`);
     copyFileSync(db.file, file);
-    const server = await benchServer(name, file, db.enterpriseKey, work, { nodeArgs: ['--import', projectPath('dist/bench/promise-counter.js')] });
+    const server = await benchServer(name, file, db, work, { nodeArgs: ['--import', projectPath('dist/bench/promise-counter.js')] });
     try {
-      if (name !== 'floor') await writeOnce(server.url, db.adminKey);
       const request =
         name === 'gql-ids'
           ? { url: server.url + GQL_IDS_REQUEST.path, method: GQL_IDS_REQUEST.method, body: GQL_IDS_REQUEST.body, headers: { ...GQL_IDS_REQUEST.headers, 'X-API-Key': db.enterpriseKey } }

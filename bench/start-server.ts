@@ -20,9 +20,9 @@ export async function startServer(name: string, script: string, env: Record<stri
 
 /**
  * Puts a started service in the state it serves in: one write through the ORM (a category, created as an operator
- * would). The first such write is when MikroORM first enters its async contexts, which on Node 20 and 22 used to
- * switch async hooks on for every later promise of the process (src/db/orm-contexts.ts): a service measured before
- * any write was measured in a state a serving process leaves at its first write.
+ * would). Every tool that measures the service does this first (run.ts and instructions.ts call it, the others get
+ * it from `benchServer`): the first write is when MikroORM first enters its async contexts (docs/DECISIONS.md,
+ * "MikroORM's async contexts are on only while a write runs").
  */
 export async function writeOnce(url: string, adminKey: string): Promise<void> {
   const res = await fetch(`${url}/v1/categories`, {
@@ -52,19 +52,20 @@ export async function announcedUrl(name: string, child: ChildProcess, logFile: s
 
 /**
  * The two servers the tools compare, on a copy of the bench database: `floor` (F, bench/ladder-server.ts) or the
- * service (any other name). `serviceEnv` is added to the service's environment only (a layer switched off, say);
- * `env` to either's (what a tool itself needs in both).
+ * service (any other name), which gets one write before it is handed over (`writeOnce`). `serviceEnv` is added to
+ * the service's environment only (a layer switched off, say); `env` to either's (what a tool itself needs in both).
  */
-export function benchServer(
+export async function benchServer(
   name: string,
   file: string,
-  key: string,
+  db: { enterpriseKey: string; adminKey: string },
   work: string,
   { serviceEnv = {}, env = {}, nodeArgs = [] }: { serviceEnv?: Record<string, string>; env?: Record<string, string>; nodeArgs?: string[] } = {},
 ) {
-  return name === 'floor'
-    ? startServer(name, 'dist/bench/ladder-server.js', { ...env, RUNG: 'floor', DATABASE: file, KEY: key }, work, nodeArgs)
-    : startServer(name, 'dist/src/main.js', { ...benchServiceEnv(file), ...serviceEnv, ...env }, work, nodeArgs);
+  if (name === 'floor') return startServer(name, 'dist/bench/ladder-server.js', { ...env, RUNG: 'floor', DATABASE: file, KEY: db.enterpriseKey }, work, nodeArgs);
+  const server = await startServer(name, 'dist/src/main.js', { ...benchServiceEnv(file), ...serviceEnv, ...env }, work, nodeArgs);
+  await writeOnce(server.url, db.adminKey);
+  return server;
 }
 
 /**

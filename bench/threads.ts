@@ -53,7 +53,7 @@ try {
   for (const name of args.only.split(',')) {
     const file = join(work, `${name}.db`);
     copyFileSync(db.file, file);
-    const server = await benchServer(name, file, db.enterpriseKey, work, { serviceEnv });
+    const server = await benchServer(name, file, db, work, { serviceEnv });
     try {
       await load(name, server.url, Number(args.warmup));
       const before = threadsCpu(server.child.pid!);

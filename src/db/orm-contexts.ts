@@ -3,21 +3,21 @@
  *
  * MikroORM keeps four `AsyncLocalStorage`s (the transaction's and the request's entity manager, "inside a flush",
  * the raw fragments of a query) and enters one (`run`) on every flush and every `em.transactional`. On Node 20 and
- * 22, `AsyncLocalStorage` is built on async hooks: from the first `run` on, for the rest of the process's life,
- * every promise anywhere in the process calls into JavaScript as it is created, to copy each enabled storage's
- * value onto it. One write through the ORM (a pet, an account, a webhook) was enough: after it, a REST read by ids
- * cost 10–12% more instructions (19 promises a read; a GraphQL read has 47), a read in a process that never wrote
- * did not (docs/PERFORMANCE.md). Node 24 keeps these contexts in V8's own continuation data instead (as Node 22 does
- * with `--experimental-async-context-frame`): no hook, nothing to switch off, and this module does nothing there.
+ * 22, `AsyncLocalStorage` is built on async hooks: from the first `run` on, for the rest of the process's life, every
+ * promise anywhere in the process called into JavaScript as it was created, to copy each enabled storage's value onto
+ * it, so one write through the ORM made every later read dearer (docs/PERFORMANCE.md, 2026-11-29). Node 24 keeps these
+ * contexts in V8's own continuation data instead (as Node 22 does with `--experimental-async-context-frame`): no hook,
+ * nothing to switch off, and this module does nothing there.
  *
  * On the hook-based runtimes, MikroORM is loaded here first, with its storages made as `ScopedAsyncLocalStorage`:
- * each switches itself off (`disable()`) when the last of its `run`s has settled, and on again at the next `run`
- * (as `AsyncLocalStorage.run` always does). A storage read outside every `run` of its own returns nothing, which
- * is what MikroORM's storages hold there anyway: nothing of the service runs ORM work outside the transaction or
- * flush that entered it, and the forks the domain uses do not look up a context (`useContext` is off on forks).
+ * each switches itself off (`disable()`) when the last of its `run`s has settled, and on again at the next `run` (as
+ * `AsyncLocalStorage.run` always does). Outside its runs a storage returns nothing: MikroORM reads its storages only
+ * inside the transaction, flush or query that entered them, and the service does no ORM work that outlives them. The
+ * request context (`RequestContext`), which the service never enters and whose express-style `create(em, next)`
+ * returns before the request's work is done, gets Node's own class back.
  *
- * Import this module before anything that loads `@mikro-orm/core` (src/main.ts and src/app.ts do so first);
- * `createOrm` refuses to start when MikroORM was loaded before it (`ormContextsScoped`).
+ * Import this module before anything that loads `@mikro-orm/core` (src/main.ts and src/app.ts do so first, the test
+ * runner preloads it); `createOrm` refuses to start when MikroORM was loaded before it (`ormContextsScoped`).
  */
 import asyncHooks, { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
@@ -74,39 +74,37 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 
 /**
- * Whether this process's `AsyncLocalStorage` is built on async hooks: Node before 24, unless Node 22/23 runs with
- * `--experimental-async-context-frame`, or Node 24 and later with `--no-async-context-frame`.
+ * Whether this process's `AsyncLocalStorage` is built on async hooks (Node 20, Node 22 without
+ * `--experimental-async-context-frame`, Node 24 with `--no-async-context-frame`): read from the class itself, whose
+ * hook-based implementation copies a store onto each new resource (`_propagate`).
  */
-export function asyncContextsUseHooks(version = process.versions.node, flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)]): boolean {
-  const major = Number(version.split('.')[0]);
-  if (major >= 24) return flags.includes('--no-async-context-frame');
-  return !flags.includes('--experimental-async-context-frame');
-}
+export const asyncContextsUseHooks = (): boolean => typeof (AsyncLocalStorage.prototype as { _propagate?: unknown })._propagate === 'function';
 
 const require = createRequire(import.meta.url);
 
 /** MikroORM's own storages, scoped when this runtime needs it (see above). */
 function loadMikroOrm(): void {
   if (!asyncContextsUseHooks()) return;
-  const exports = asyncHooks as { AsyncLocalStorage: typeof AsyncLocalStorage };
-  const original = exports.AsyncLocalStorage;
+  // Node 22 exports the class through an accessor (it picks the implementation): replaced and restored as it is.
+  const exported = Object.getOwnPropertyDescriptor(asyncHooks, 'AsyncLocalStorage')!;
   // Only while MikroORM's modules load (CommonJS: each makes its storage as it is evaluated): every other
   // library, OpenTelemetry's context manager among them, gets Node's own class.
-  exports.AsyncLocalStorage = ScopedAsyncLocalStorage;
+  Object.defineProperty(asyncHooks, 'AsyncLocalStorage', { value: ScopedAsyncLocalStorage, writable: true, enumerable: true, configurable: true });
   try {
-    require('@mikro-orm/core');
+    const { RequestContext } = require('@mikro-orm/core') as typeof import('@mikro-orm/core');
+    (RequestContext as unknown as { storage: AsyncLocalStorage<unknown> }).storage = new AsyncLocalStorage();
   } finally {
-    exports.AsyncLocalStorage = original;
+    Object.defineProperty(asyncHooks, 'AsyncLocalStorage', exported);
   }
 }
 loadMikroOrm();
 
 /**
- * Whether MikroORM's storages are the scoped ones, or need not be (a runtime without async hooks behind its contexts).
- * False when `@mikro-orm/core` was loaded before this module.
+ * Whether MikroORM's transaction storage is a scoped one, or need not be (a runtime without async hooks behind its
+ * contexts). False when `@mikro-orm/core` was loaded before this module.
  */
 export function ormContextsScoped(): boolean {
   if (!asyncContextsUseHooks()) return true;
-  const { TransactionContext, RequestContext } = require('@mikro-orm/core') as typeof import('@mikro-orm/core');
-  return [TransactionContext, RequestContext].every((context) => (context as unknown as { storage: unknown }).storage instanceof ScopedAsyncLocalStorage);
+  const { TransactionContext } = require('@mikro-orm/core') as typeof import('@mikro-orm/core');
+  return (TransactionContext as unknown as { storage: unknown }).storage instanceof ScopedAsyncLocalStorage;
 }

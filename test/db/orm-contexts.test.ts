@@ -16,44 +16,52 @@ const noHooks = hookBased ? false : `Node ${process.versions.node}'s AsyncLocalS
 
 /** Own symbol properties of a new promise: one per enabled hook-based storage (node:test's own among them). */
 const promiseMarks = () => Object.getOwnPropertySymbols(Promise.resolve()).length;
+const transactionStorage = () => (TransactionContext as unknown as { storage: ScopedAsyncLocalStorage<unknown> }).storage;
 
 describe('MikroORM async contexts: on only while a write runs', () => {
   let t: TestApp;
+  /** A new promise's marks before the app ran any ORM work (node:test's own storages are on already). */
+  let baseline: number;
   before(async () => {
+    baseline = promiseMarks();
     t = await startApp();
   });
   after(async () => t?.close());
 
   it('when pets, categories and stock were written through both facades, then a promise made afterwards carries no ORM context', { skip: noHooks }, async () => {
-    const before = promiseMarks();
     await Promise.all([createPet(t, { stock: 3 }), createPet(t, { stock: 2 })]);
     const created = await t.admin.graphql(`mutation($input: NewCategoryInput!) { createCategory(input: $input) { id } }`, { input: { name: `Contexts ${Date.now()}` } });
     assert.equal(created.status, 200, created.text);
     assert.equal(created.body.errors, undefined, created.text);
-    const storage = (TransactionContext as unknown as { storage: ScopedAsyncLocalStorage<unknown> }).storage;
-    assert.ok(storage instanceof ScopedAsyncLocalStorage, 'MikroORM made its storages as scoped ones');
-    assert.equal(storage.inUse, false);
-    assert.equal(promiseMarks(), before, 'a promise made after the writes carries a value of a storage still on');
+    assert.ok(transactionStorage() instanceof ScopedAsyncLocalStorage, 'MikroORM made its storages as scoped ones');
+    // The writes' events wake the webhook relay, an ORM transaction of its own: its storages are on while it runs.
+    const deadline = Date.now() + 5000;
+    while (promiseMarks() !== baseline && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(promiseMarks(), baseline, 'a promise made after the writes still carries the value of a storage left on');
   });
 
-  it('when two transactions run at once, then each sees its own entity manager across awaits, and the storage goes off after the last', { skip: noHooks }, async () => {
-    const storage = (TransactionContext as unknown as { storage: ScopedAsyncLocalStorage<unknown> }).storage;
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+  it('when one transaction ends while another still runs, then the other still sees its own entity manager, and the storage goes off after it', { skip: noHooks }, async () => {
+    const storage = transactionStorage();
+    let firstDone!: () => void;
+    const first = new Promise<void>((resolve) => (firstDone = resolve));
     const seen: boolean[] = [];
-    const transaction = (fail: boolean) =>
-      t.app.orm.em.fork().transactional(async (em) => {
-        await gate;
+    const one = t.app.orm.em
+      .fork()
+      .transactional(async (em) => {
         await new Promise((resolve) => setImmediate(resolve));
         seen.push(TransactionContext.getEntityManager() === em);
-        assert.equal(storage.inUse, true);
-        if (fail) throw new Error('rolled back on purpose');
-      });
-    const both = Promise.allSettled([transaction(false), transaction(true)]);
-    release();
-    const [ok, failed] = await both;
-    assert.equal(ok.status, 'fulfilled');
-    assert.equal(failed.status, 'rejected');
+      })
+      .finally(firstDone);
+    const other = t.app.orm.em.fork().transactional(async (em) => {
+      await first;
+      await new Promise((resolve) => setImmediate(resolve));
+      seen.push(TransactionContext.getEntityManager() === em);
+      assert.equal(storage.inUse, true);
+      throw new Error('rolled back on purpose');
+    });
+    const [a, b] = await Promise.allSettled([one, other]);
+    assert.equal(a.status, 'fulfilled');
+    assert.equal(b.status, 'rejected');
     assert.deepEqual(seen, [true, true]);
     assert.equal(storage.inUse, false);
     assert.equal(TransactionContext.getEntityManager(), undefined);
@@ -61,12 +69,11 @@ describe('MikroORM async contexts: on only while a write runs', () => {
 });
 
 describe('MikroORM async contexts: the runtime and the load order', () => {
-  it('when the runtime is given, then hook-based contexts are Node before 24 unless a context frame is asked for', () => {
-    assert.equal(asyncContextsUseHooks('20.20.2', []), true);
-    assert.equal(asyncContextsUseHooks('22.15.0', []), true);
-    assert.equal(asyncContextsUseHooks('22.15.0', ['--experimental-async-context-frame']), false);
-    assert.equal(asyncContextsUseHooks('24.11.1', []), false);
-    assert.equal(asyncContextsUseHooks('24.11.1', ['--no-async-context-frame']), true);
+  it('when the runtime is asked, then its contexts are hook-based exactly on Node before 24 without a context frame, or Node 24 with --no-async-context-frame', () => {
+    const major = Number(process.versions.node.split('.')[0]);
+    const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+    const expected = major >= 24 ? flags.includes('--no-async-context-frame') : !flags.includes('--experimental-async-context-frame');
+    assert.equal(asyncContextsUseHooks(), expected);
   });
 
   /** Starts an ORM in a fresh node process (no test runner, no preload) after `first` was imported. */
