@@ -3,8 +3,6 @@
  * (src/http/request-walk.ts) and the lifecycle (src/lifecycle.ts: each resource recorded as it opens,
  * closed by one routine). Only wires: no request passes back into this file. Each `createApp` is isolated.
  */
-// Before anything loads MikroORM (its async contexts, switched on only while in use: src/db/orm-contexts.ts).
-import './db/orm-contexts.js';
 import Koa from 'koa';
 import type { Config } from './config.js';
 import { createOrm, databaseReadiness, migrate, poolState } from './db/orm.js';

@@ -16,7 +16,7 @@
  * request context (`RequestContext`), which the service never enters and whose express-style `create(em, next)`
  * returns before the request's work is done, gets Node's own class back.
  *
- * Import this module before anything that loads `@mikro-orm/core` (src/main.ts and src/app.ts do so first, the test
+ * Import this module before anything that loads `@mikro-orm/core` (src/main.ts and src/db/orm.ts do so first, the test
  * runner preloads it); `createOrm` refuses to start when MikroORM was loaded before it (`ormContextsScoped`).
  */
 import asyncHooks, { AsyncLocalStorage } from 'node:async_hooks';

@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
+// Before @mikro-orm/core, which it loads first (its async contexts, on only while in use): keep it above.
 import { ormContextsScoped } from './orm-contexts.js';
 import { MikroORM, type Options } from '@mikro-orm/core';
 import { BaseSqlitePlatform, type AbstractSqlDriver } from '@mikro-orm/knex';
