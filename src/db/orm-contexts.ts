@@ -54,7 +54,11 @@ export class ScopedAsyncLocalStorage<T> extends AsyncLocalStorage<T> {
     ) as R;
   }
 
-  /** No end to wait for: the storage stays on from here (MikroORM's `RequestContext.enter`, which the service does not use). */
+  /**
+   * No end to wait for: the storage stays on from here. None of the scoped storages is entered this way in MikroORM
+   * 6.6 (its `RequestContext.enter` is, and that storage keeps Node's class); kept so that one entered so would not be
+   * switched off under its caller by a later `run`'s end.
+   */
   override enterWith(store: T): void {
     this.#pinned = true;
     super.enterWith(store);
