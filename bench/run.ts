@@ -55,7 +55,7 @@ import autocannon from 'autocannon';
 import { seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
 import { announcedUrl, benchServiceEnv, writeOnce } from './start-server.js';
-import { envOption, LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, startNodeArgs, type KeyName, type Scenario, type ServiceName } from './scenarios.js';
+import { envOption, LADDER, RATIOS, REST_IDS_PATH, rotatingKeys, SCENARIOS, startNodeArgs, type BenchKeys, type Scenario, type ServiceName } from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
 import { measureBesideHangingWebhook } from './hostile-webhooks.js';
@@ -177,14 +177,16 @@ async function stop(service: Service) {
   await exited;
 }
 
-async function fire(service: Service, scenario: Scenario, key: string, seconds: number): Promise<Run> {
+/** `key`: the scenario's one key, or the keys its requests take turns with. */
+async function fire(service: Service, scenario: Scenario, key: string | readonly string[], seconds: number): Promise<Run> {
+  const requests = typeof key === 'string' ? scenario.requests : rotatingKeys(scenario.requests, key);
   const cpuBefore = cpuMs(service.child.pid!);
   const result = await autocannon({
     url: service.url,
     connections: scenario.connections ?? CONNECTIONS,
     duration: seconds,
-    headers: { 'X-API-Key': key },
-    requests: scenario.requests,
+    headers: { 'X-API-Key': typeof key === 'string' ? key : key[0]! },
+    requests,
   });
   const byStatus = result as unknown as Record<string, number>;
   const expected = scenario.expect === 429 ? 0 : byStatus[`${Math.floor(scenario.expect / 100)}xx`] ?? 0;
@@ -224,9 +226,9 @@ async function main() {
     let t = performance.now();
     const db = await seedBenchDatabase(join(work, 'seed.db'));
     log(`seeded ${PET_COUNT} pets in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-    const keys: Record<KeyName, string> = { enterprise: db.enterpriseKey, free: db.freeKey };
+    const keys: BenchKeys = { enterprise: db.enterpriseKey, free: db.freeKey, many: db.manyKeys };
     /** The PostgreSQL service has its own database, hence its own accounts and keys. */
-    const keysOf = new Map<ServiceName, Record<KeyName, string>>();
+    const keysOf = new Map<ServiceName, BenchKeys>();
     let pgAdminKey: string | undefined;
     const keyFor = (s: Scenario) => (keysOf.get(s.service) ?? keys)[s.key];
     const copy = (name: string) => {
@@ -278,7 +280,7 @@ async function main() {
       const url = await createDatabase(PG_URL!, pgDatabase);
       pgCreated = true;
       const pg = await seedBenchDatabase(url);
-      keysOf.set('postgres', { enterprise: pg.enterpriseKey, free: pg.freeKey });
+      keysOf.set('postgres', { enterprise: pg.enterpriseKey, free: pg.freeKey, many: pg.manyKeys });
       pgAdminKey = pg.adminKey;
       log(`seeded ${PET_COUNT} pets on PostgreSQL (${pgDatabase}) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
       starting.push(start('postgres', 'dist/src/main.js', { ...serviceEnv('postgres'), DATABASE_URL: url }, work, [...ownNodeArgs, ...profArgs('postgres')]));
@@ -430,7 +432,7 @@ function sqlCell(c: StatementCount | undefined): string {
 }
 
 /** Five minutes (by default) of mixed load in 30 s slices; RSS after the warm-up and after each slice. */
-async function soak(service: Service, keys: Record<KeyName, string>) {
+async function soak(service: Service, keys: BenchKeys) {
   const minutes = Number(args['soak-minutes']);
   const mix = SCENARIOS.filter((s) => s.service === 'memory' && s.expect !== 429);
   log(`soak: ${minutes} min of ${mix.map((s) => s.id).join(', ')} in 30 s slices`);
@@ -466,7 +468,7 @@ async function soak(service: Service, keys: Record<KeyName, string>) {
 }
 
 /** `--events`: the lag from an event's commit to a webhook receiver and to a graphql-ws subscriber. */
-async function eventLag(service: Service, keys: Record<KeyName, string>, adminKey: string) {
+async function eventLag(service: Service, keys: BenchKeys, adminKey: string) {
   log(`events: an order every 50 ms for ${DURATION} s; lag from commit (the event's createdAt) to arrival`);
   const result = await measureEventLag(service.url, keys.enterprise, DURATION);
   log();

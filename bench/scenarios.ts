@@ -5,7 +5,7 @@
 import type autocannon from 'autocannon';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PET_COUNT } from './seed.js';
+import { MANY_KEYS, PET_COUNT } from './seed.js';
 
 /**
  * `against`: the memory service built from another commit (`--against DIR`), for before/after ratios.
@@ -15,7 +15,24 @@ import { PET_COUNT } from './seed.js';
 export type ServiceName = 'l0' | 'koa' | 'gate' | 'floor' | 'memory' | 'no-limiter' | 'no-outbox' | 'traced' | 'redis' | 'postgres' | 'against' | 'against-postgres';
 /** The ladder from L0 to the service (bench/ladder-server.ts): each adds one layer of the stack. */
 export const LADDER: ServiceName[] = ['koa', 'gate', 'floor'];
-export type KeyName = 'enterprise' | 'free';
+/** `many`: each request carries the next of MANY_KEYS keys, each of its own account (bench/seed.ts). */
+export type KeyName = 'enterprise' | 'free' | 'many';
+/** The keys a run sends: one per name, a list for `many`. */
+export type BenchKeys = { enterprise: string; free: string; many: readonly string[] };
+
+/** The requests again, each carrying the next key of `keys` (autocannon's per-request headers override the run's). */
+export function rotatingKeys(requests: autocannon.Request[], keys: readonly string[]): autocannon.Request[] {
+  let next = 0;
+  return requests.map((request) => ({
+    ...request,
+    setupRequest: (req: autocannon.Request, context: unknown) => {
+      const own = request.setupRequest as ((req: autocannon.Request, context: object) => autocannon.Request) | undefined;
+      const prepared = own ? own(req, context as object) : req;
+      next = (next + 1) % keys.length;
+      return { ...prepared, headers: { ...prepared.headers, 'X-API-Key': keys[next]! } };
+    },
+  }));
+}
 
 export interface Scenario {
   id: string;
@@ -75,6 +92,7 @@ const SCENARIOS_BASE: Scenario[] = [
   restIds('gate', 'gate', '+ key in a Map, rate-limiter-flexible memory, 5 headers'),
   restIds('floor', 'floor', 'F: + the 10-id read as one cached libsql prepared statement'),
   restIds('memory', 'rest-ids', 'REST GET /v1/pets?ids=(10 ids)'),
+  { ...restIds('memory', 'rest-ids-keys', `REST by ids, each request with the next of ${MANY_KEYS} customers' keys`), key: 'many' },
   { ...restIds('floor', 'floor-1', 'F, one client at a time'), connections: 1 },
   { ...restIds('memory', 'rest-ids-1', 'REST GET /v1/pets?ids=(10 ids), one client at a time'), connections: 1 },
   {
@@ -183,6 +201,7 @@ export const SCENARIOS: Scenario[] = [
   traced('gql-ids'),
   traced('rest-order'),
   onPostgres('rest-ids'),
+  onPostgres('rest-ids-keys'),
   onPostgres('gql-ids'),
   onPostgres('rest-order'),
   onPostgres('gql-order'),
@@ -199,6 +218,7 @@ export interface RatioSpec {
 export const RATIOS: RatioSpec[] = [
   { label: 'REST / F, the stack floor (by ids)', numerator: 'rest-ids', denominator: 'floor', target: 0.8 },
   { label: 'GraphQL by ids / F', numerator: 'gql-ids', denominator: 'floor', target: null },
+  { label: `REST by ids, ${MANY_KEYS} keys / one key`, numerator: 'rest-ids-keys', denominator: 'rest-ids', target: null },
   { label: 'REST / F (by ids), one client at a time', numerator: 'rest-ids-1', denominator: 'floor-1', target: null },
   { label: 'Koa + router / L0', numerator: 'koa', denominator: 'l0', target: null },
   { label: '+ gate / L0', numerator: 'gate', denominator: 'l0', target: null },
@@ -211,6 +231,7 @@ export const RATIOS: RatioSpec[] = [
   { label: 'PostgreSQL: REST place an order / REST read by ids', numerator: 'rest-order-pg', denominator: 'rest-ids-pg', target: 0.5 },
   { label: 'PostgreSQL: GraphQL / REST (by ids)', numerator: 'gql-ids-pg', denominator: 'rest-ids-pg', target: null },
   { label: 'PostgreSQL: GraphQL / REST (place an order)', numerator: 'gql-order-pg', denominator: 'rest-order-pg', target: null },
+  { label: `PostgreSQL: REST by ids, ${MANY_KEYS} keys / one key`, numerator: 'rest-ids-keys-pg', denominator: 'rest-ids-pg', target: null },
   { label: 'PostgreSQL / SQLite (REST by ids)', numerator: 'rest-ids-pg', denominator: 'rest-ids', target: null },
   { label: 'PostgreSQL / SQLite (REST place an order)', numerator: 'rest-order-pg', denominator: 'rest-order', target: null },
   { label: 'GraphQL / REST (page of 20 + categories, per page)', numerator: 'gql-page', denominator: 'rest-page', target: 0.75 },

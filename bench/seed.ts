@@ -3,7 +3,8 @@
  * migrated and bootstrapped by the app itself (staff key from ADMIN_API_KEY), then 10 categories and
  * 10,000 pets (stock 1,000,000 each, so orders never run out) inserted by three set-based statements
  * in one transaction, and two accounts created through `POST /v1/accounts` like any operator would:
- * an enterprise customer with quotas a benchmark cannot exhaust, and a free customer for the 429 path.
+ * an enterprise customer with quotas a benchmark cannot exhaust, and a free customer for the 429 path;
+ * then MANY_KEYS more enterprise customers, one key each, for the read by many keys at once.
  */
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
@@ -13,6 +14,8 @@ import { createApp } from '../src/app.js';
 export const PET_COUNT = 10_000;
 export const CATEGORY_COUNT = 10;
 export const STOCK = 1_000_000;
+/** Customers of the many-keys read (`rest-ids-keys`): more keys than a request rate of thousands a second revisits within the key cache's second. */
+export const MANY_KEYS = 500;
 
 export interface BenchDatabase {
   /** The SQLite file, or the PostgreSQL URL. */
@@ -20,6 +23,8 @@ export interface BenchDatabase {
   adminKey: string;
   enterpriseKey: string;
   freeKey: string;
+  /** MANY_KEYS keys, each of its own enterprise account. */
+  manyKeys: string[];
 }
 
 /** `file`: a SQLite file's path, or a `postgres://` URL of an empty database. */
@@ -67,9 +72,16 @@ export async function seedBenchDatabase(file: string): Promise<BenchDatabase> {
       limits: { perMinute: 1_000_000, perDay: 100_000_000 },
     });
     const freeKey = await create({ name: 'Bench free', role: 'customer', plan: 'free' });
+    const manyKeys: string[] = [];
+    for (let i = 0; i < MANY_KEYS; i += 10) {
+      const batch = Array.from({ length: Math.min(10, MANY_KEYS - i) }, (_, j) =>
+        create({ name: `Bench customer ${i + j + 1}`, role: 'customer', plan: 'enterprise', limits: { perMinute: 1_000_000, perDay: 100_000_000 } }),
+      );
+      manyKeys.push(...(await Promise.all(batch)));
+    }
     // Everything into the main file, so that a copy of it is the whole database.
     if (!postgres) await knex.raw('pragma wal_checkpoint(truncate)');
-    return { file, adminKey, enterpriseKey, freeKey };
+    return { file, adminKey, enterpriseKey, freeKey, manyKeys };
   } finally {
     await app.close();
   }

@@ -62,8 +62,11 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
     shuttingDown: lifecycle.isStopping,
     subscriptions: () => subscriptions?.active() ?? 0,
   });
+  // The hottest reads, as plain SQL on prepared statements outside the ORM (src/db/reader.ts).
+  const reader = await createReader(orm, config.database);
+  lifecycle.opened('the reader', () => reader.close());
   // The accounts outside any request: the edge's key checks, and the bans the limiter records in the database.
-  const keys = keyRegistry(orm.em);
+  const keys = keyRegistry(orm.em, reader);
   const rawGate =
     options.gate ?? (await createRateLimitGate(config, { logger, windows: options.windows, onBan: (plan) => metrics.keyBanned(plan), recordBan: keys.recordBan }));
   if (!options.gate) lifecycle.opened('the limiter store', () => rawGate.close());
@@ -71,9 +74,6 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
 
   // The domain tells the authenticator when a key's account changed, whichever facade changed it.
   const authenticator = new ApiKeyAuthenticator(keys);
-  // The hottest reads, as plain SQL on prepared statements outside the ORM (src/db/reader.ts).
-  const reader = await createReader(orm, config.database);
-  lifecycle.opened('the reader', () => reader.close());
   // Commits wake the event workers; on PostgreSQL the notifier tells the other instances (it closes after the drain).
   const { commits, notifier } = commitChannels(orm, config.database, logger);
   if (notifier) lifecycle.opened('the outbox notifier', () => notifier.close());

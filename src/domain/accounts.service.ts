@@ -8,6 +8,8 @@ import { ENTERPRISE_BOUNDS, limitsFor, type CustomLimits } from './plans.js';
 import { findPage, type Page, type PageRequest } from './pagination.js';
 import * as v from './validate.js';
 import type { AccountView, ApiKeyView, NewApiKeyView } from './views.js';
+import type { SqlReader } from './reader.js';
+import { timeOf } from './rows.js';
 
 export const KEY_PREFIX = 'psk_';
 /** Characters of a key shown in lists: `psk_` and 4 more (24 bits), enough to tell keys apart, nothing worth guessing. */
@@ -53,7 +55,7 @@ export const toAccountView = (a: Account): AccountView => ({
   createdAt: a.createdAt,
 });
 
-const customLimits = (a: Account): CustomLimits | null =>
+const customLimits = (a: Pick<Account, 'perMinute' | 'perDay' | 'webhookEndpointCap' | 'subscriptionCap'>): CustomLimits | null =>
   a.perMinute !== null && a.perDay !== null
     ? { perMinute: a.perMinute, perDay: a.perDay, webhookEndpoints: a.webhookEndpointCap, subscriptions: a.subscriptionCap }
     : null;
@@ -66,7 +68,9 @@ function setCustomLimits(a: Account, limits: CustomLimits | null): void {
 }
 
 /** The key's ban while it lasts (an expired one reads as none). */
-const activeBan = (k: ApiKey, now = Date.now()): Date | null => (k.bannedUntil && k.bannedUntil.getTime() > now ? k.bannedUntil : null);
+/** Whether a ban recorded until `until` (epoch ms) still lasts. */
+const lasts = (until: number | null | undefined, now = Date.now()): until is number => typeof until === 'number' && until > now;
+const activeBan = (k: ApiKey, now = Date.now()): Date | null => (lasts(k.bannedUntil?.getTime(), now) ? k.bannedUntil : null);
 
 const toKeyView = (k: ApiKey): ApiKeyView => ({
   id: k.id,
@@ -83,6 +87,47 @@ function requireStaff(actor: Actor) {
   if (!isStaff(actor)) throw forbidden('Only staff can manage accounts and keys.');
 }
 
+/** A key and its account as `authenticateKey` reads them (ids are strings on PostgreSQL, datetimes Dates there). */
+interface KeyRow {
+  id: number | string;
+  prefix: string;
+  created_at: number | string | Date;
+  banned_until: number | string | Date | null;
+  account_id: number | string;
+  name: string;
+  role: Role;
+  plan: PlanName;
+  per_minute: number | null;
+  per_day: number | null;
+  webhook_endpoint_cap: number | null;
+  subscription_cap: number | null;
+}
+
+const KEY_SELECT = `select k.id, k.prefix, k.created_at, k.banned_until, a.id as account_id, a.name, a.role, a.plan, a.per_minute, a.per_day,
+  a.webhook_endpoint_cap, a.subscription_cap from api_keys k join accounts a on a.id = k.account_id where k.hash = ? and k.revoked_at is null`;
+
+/**
+ * Resolves a raw key to the caller, or null for an unknown or revoked key: one prepared statement on the plain-SQL
+ * reader (a key is looked up on every cache miss of every instance, so never through the ORM's unit of work).
+ */
+export async function authenticateKey(reader: SqlReader, rawKey: string, now = Date.now()): Promise<Actor | null> {
+  if (!rawKey.startsWith(KEY_PREFIX) || rawKey.length > 200) return null;
+  const [row] = await reader.all<KeyRow>(KEY_SELECT, [hashApiKey(rawKey)]);
+  if (!row) return null;
+  const bannedUntil = row.banned_until === null ? null : timeOf(row.banned_until);
+  return {
+    accountId: Number(row.account_id),
+    accountName: row.name,
+    role: row.role,
+    plan: row.plan,
+    limits: customLimits({ perMinute: row.per_minute, perDay: row.per_day, webhookEndpointCap: row.webhook_endpoint_cap, subscriptionCap: row.subscription_cap }),
+    keyId: Number(row.id),
+    keyPrefix: row.prefix,
+    keyCreatedAt: new Date(timeOf(row.created_at)),
+    bannedUntil: lasts(bannedUntil, now) ? bannedUntil : null,
+  };
+}
+
 export class AccountsService {
   private readonly bans?: BanRegistry;
   private readonly changed: () => void;
@@ -93,25 +138,6 @@ export class AccountsService {
   ) {
     this.bans = deps.bans;
     this.changed = deps.onAccountsChanged ?? (() => {});
-  }
-
-  /** Resolves a raw key to the caller, or null for an unknown or revoked key. */
-  async authenticate(rawKey: string): Promise<Actor | null> {
-    if (!rawKey.startsWith(KEY_PREFIX) || rawKey.length > 200) return null;
-    const key = await this.em.findOne(ApiKey, { hash: hashApiKey(rawKey), revokedAt: null }, { populate: ['account'] });
-    if (!key) return null;
-    const a = key.account;
-    return {
-      accountId: a.id,
-      accountName: a.name,
-      role: a.role,
-      plan: a.plan,
-      limits: customLimits(a),
-      keyId: key.id,
-      keyPrefix: key.prefix,
-      keyCreatedAt: key.createdAt,
-      bannedUntil: activeBan(key)?.getTime() ?? null,
-    };
   }
 
   /**

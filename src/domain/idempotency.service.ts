@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { DomainError, ReplayedDomainError, validationFailed, type DomainErrorCode, type ErrorDetail } from './errors.js';
 import type { SqlReader } from './reader.js';
+import { timeOf } from './rows.js';
 import type { SqlTransaction, SqlWriter } from './writer.js';
 
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -136,7 +137,6 @@ interface RecordRow {
   expires_at: number | string | Date;
 }
 
-const timeOf = (value: number | string | Date) => (value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Number.isNaN(Number(value)) ? Date.parse(value) : Number(value));
 
 /** This request outlived its claim and a retry took the key over: its work rolls back, the retry's counts. */
 class LostClaim extends DomainError {

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/knex';
-import { AccountsService, type AccountsDeps, type BanRegistry } from './accounts.service.js';
+import { AccountsService, authenticateKey, type AccountsDeps, type BanRegistry } from './accounts.service.js';
 import { PetsService } from './pets.service.js';
 import { CategoriesService } from './categories.service.js';
 import type { SqlReader } from './reader.js';
@@ -97,13 +97,13 @@ export const domainFactory =
     createDomain(() => em.fork(), deps);
 
 /**
- * The accounts service outside any request, for the edge's key checks and the limiter's bans: each
- * call on a fresh EntityManager fork of its own.
+ * The accounts outside any request, for the edge's key checks and the limiter's bans: a key is resolved by one
+ * plain-SQL read (`authenticateKey`), the rest on a fresh EntityManager fork per call.
  */
-export function keyRegistry(em: EntityManager, deps: AccountsDeps = {}) {
+export function keyRegistry(em: EntityManager, reader: SqlReader, deps: AccountsDeps = {}) {
   const accounts = () => new AccountsService(em.fork(), deps);
   return {
-    authenticate: (rawKey: string) => accounts().authenticate(rawKey),
+    authenticate: (rawKey: string) => authenticateKey(reader, rawKey),
     activeKeyHashes: (createdSince?: Date) => accounts().activeKeyHashes(createdSince),
     recordBan: (keyId: number, until: Date) => accounts().recordBan(keyId, until),
   };

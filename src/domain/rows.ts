@@ -39,6 +39,13 @@ export interface InventoryRow {
 export const INVENTORY_SELECT = 'select i.pet_id, i.quantity, p.status from inventory i join pets p on p.id = i.pet_id';
 export const inventoryRowToView = (r: InventoryRow): InventoryView => ({ petId: Number(r.pet_id), quantity: Number(r.quantity), status: r.status });
 
+/**
+ * A datetime column as epoch ms, as the plain-SQL readers return it: a number on SQLite (MikroORM stores epoch ms), a
+ * Date on PostgreSQL (timestamptz), or a numeric or ISO string.
+ */
+export const timeOf = (value: number | string | Date): number =>
+  value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Number.isNaN(Number(value)) ? Date.parse(value) : Number(value);
+
 /** `?, ?, ?` for an `in (…)` list of `n` values; the lists up to 100 long (the most ids a request takes) are made once. */
 const PLACEHOLDERS = Array.from({ length: 101 }, (_, n) => Array.from({ length: n }, () => '?').join(', '));
 export const placeholders = (n: number): string => PLACEHOLDERS[n] ?? Array.from({ length: n }, () => '?').join(', ');

@@ -9,9 +9,13 @@ import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { createReader } from '../../src/db/reader.js';
 import { createWriter } from '../../src/db/writer.js';
 import { createDomain, type Actor, type Domain } from '../../src/domain/index.js';
+import { authenticateKey } from '../../src/domain/accounts.service.js';
+import type { SqlReader } from '../../src/domain/reader.js';
 
 export interface DomainFixture {
   orm: Orm;
+  /** The plain-SQL reader the domain's hot reads (and key lookups) use. */
+  reader: SqlReader;
   /** Fresh services over a new EntityManager fork, as one request gets them. */
   domain(): Domain;
   staff: Actor;
@@ -49,13 +53,14 @@ export async function startDomain(): Promise<DomainFixture> {
   const domain = () => createDomain(() => orm.em.fork(), { reader, writer: createWriter(orm, () => undefined) });
   const adminKey = `psk_${randomBytes(24).toString('base64url')}`;
   await domain().accounts.bootstrapAdmin(adminKey);
-  const staff = (await domain().accounts.authenticate(adminKey))!;
+  const staff = (await authenticateKey(reader, adminKey))!;
   const actorOf = async (name: string): Promise<Actor> => {
     const created = await domain().accounts.createAccount(staff, { name, role: 'customer', plan: 'pro' });
-    return (await domain().accounts.authenticate(created.apiKey.key))!;
+    return (await authenticateKey(reader, created.apiKey.key))!;
   };
   return {
     orm,
+    reader,
     domain,
     staff,
     customer: await actorOf('Customer'),

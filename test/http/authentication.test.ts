@@ -61,7 +61,7 @@ describe('authentication: the requests that miss the cache together share one lo
 
   it('when 20 requests with one key miss the cache at once, then the key is looked up once and each gets its caller', async () => {
     const customer = await createAccount(t, { role: 'customer', plan: 'pro' });
-    const store = keyRegistry(t.app.orm.em);
+    const store = keyRegistry(t.app.orm.em, t.app.reader);
     let lookups = 0;
     // A minute's cache: the counts below must not depend on how fast this machine is.
     const auth = new ApiKeyAuthenticator(
@@ -83,7 +83,7 @@ describe('authentication: the requests that miss the cache together share one lo
 
   it('when a key is revoked here while a lookup of it is under way, then requests after the revocation are refused and the earlier lookup does not fill the cache', async () => {
     const customer = await createAccount(t, { role: 'customer', plan: 'pro' });
-    const store = keyRegistry(t.app.orm.em);
+    const store = keyRegistry(t.app.orm.em, t.app.reader);
     let read!: () => void;
     const wasRead = new Promise<void>((r) => (read = r));
     let release!: () => void;
