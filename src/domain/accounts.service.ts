@@ -44,6 +44,9 @@ export function generateApiKey(): string {
   return KEY_PREFIX + randomBytes(24).toString('base64url');
 }
 
+/** Whether a raw key can be a key at all (its prefix, a sane length): anything else is refused without a lookup. */
+export const wellFormedKey = (rawKey: string) => rawKey.startsWith(KEY_PREFIX) && rawKey.length <= 200;
+
 export const hashApiKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
 export const toAccountView = (a: Account): AccountView => ({
@@ -67,9 +70,9 @@ function setCustomLimits(a: Account, limits: CustomLimits | null): void {
   a.subscriptionCap = limits?.subscriptions ?? null;
 }
 
-/** The key's ban while it lasts (an expired one reads as none). */
 /** Whether a ban recorded until `until` (epoch ms) still lasts. */
 const lasts = (until: number | null | undefined, now = Date.now()): until is number => typeof until === 'number' && until > now;
+/** The key's ban while it lasts (an expired one reads as none). */
 const activeBan = (k: ApiKey, now = Date.now()): Date | null => (lasts(k.bannedUntil?.getTime(), now) ? k.bannedUntil : null);
 
 const toKeyView = (k: ApiKey): ApiKeyView => ({
@@ -87,7 +90,7 @@ function requireStaff(actor: Actor) {
   if (!isStaff(actor)) throw forbidden('Only staff can manage accounts and keys.');
 }
 
-/** A key and its account as `authenticateKey` reads them (ids are strings on PostgreSQL, datetimes Dates there). */
+/** A key and its account as `authenticateKey` reads them (ids and datetimes are strings on PostgreSQL). */
 interface KeyRow {
   id: number | string;
   prefix: string;
@@ -111,7 +114,7 @@ const KEY_SELECT = `select k.id, k.prefix, k.created_at, k.banned_until, a.id as
  * reader (a key is looked up on every cache miss of every instance, so never through the ORM's unit of work).
  */
 export async function authenticateKey(reader: SqlReader, rawKey: string, now = Date.now()): Promise<Actor | null> {
-  if (!rawKey.startsWith(KEY_PREFIX) || rawKey.length > 200) return null;
+  if (!wellFormedKey(rawKey)) return null;
   const [row] = await reader.all<KeyRow>(KEY_SELECT, [hashApiKey(rawKey)]);
   if (!row) return null;
   const bannedUntil = row.banned_until === null ? null : timeOf(row.banned_until);

@@ -137,7 +137,6 @@ interface RecordRow {
   expires_at: number | string | Date;
 }
 
-
 /** This request outlived its claim and a retry took the key over: its work rolls back, the retry's counts. */
 class LostClaim extends DomainError {
   constructor() {

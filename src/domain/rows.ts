@@ -40,8 +40,9 @@ export const INVENTORY_SELECT = 'select i.pet_id, i.quantity, p.status from inve
 export const inventoryRowToView = (r: InventoryRow): InventoryView => ({ petId: Number(r.pet_id), quantity: Number(r.quantity), status: r.status });
 
 /**
- * A datetime column as epoch ms, as the plain-SQL readers return it: a number on SQLite (MikroORM stores epoch ms), a
- * Date on PostgreSQL (timestamptz), or a numeric or ISO string.
+ * A datetime column as epoch ms, as the plain-SQL readers return it: a number on SQLite (MikroORM stores epoch ms), on
+ * PostgreSQL the server's text of a timestamptz (`2026-11-29 06:01:35.123456+00`: MikroORM's pool keeps it a string),
+ * or a Date.
  */
 export const timeOf = (value: number | string | Date): number =>
   value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Number.isNaN(Number(value)) ? Date.parse(value) : Number(value);

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import type { Context, Middleware, Next } from 'koa';
 import type { Actor, Domain } from '../domain/index.js';
-import { hashApiKey, KEY_PREFIX } from '../domain/accounts.service.js';
+import { hashApiKey, wellFormedKey } from '../domain/accounts.service.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
 import { requestHeader, type AppState } from './context.js';
 import { describeError, HttpError } from './errors.js';
@@ -20,10 +20,8 @@ const CATCH_UP_MARGIN_MS = 60_000;
 /** Hex characters of a key's hash kept in the index: 64 bits, a collision only costs a lookup. */
 const INDEX_HASH_CHARS = 16;
 
-const wellFormed = (rawKey: string) => rawKey.startsWith(KEY_PREFIX) && rawKey.length <= 200;
-
 export interface KeyStore {
-  /** Resolves a raw key to its caller (`accounts.authenticate`). */
+  /** Resolves a raw key to its caller (`authenticateKey`, one plain-SQL read). */
   authenticate(rawKey: string): Promise<Actor | null>;
   /** The hashes of every unrevoked key, or of those created since a moment (`accounts.activeKeyHashes`). */
   activeKeyHashes(createdSince?: Date): Promise<string[]>;
@@ -59,7 +57,7 @@ export class ApiKeyAuthenticator {
   async authenticate(rawKey: string, id = hashApiKey(rawKey)): Promise<Actor | null> {
     const known = this.known(id);
     if (known !== undefined) return known;
-    if (!wellFormed(rawKey)) {
+    if (!wellFormedKey(rawKey)) {
       this.cache.set(id, { actor: null, expires: Date.now() + this.ttlMs });
       return null;
     }
@@ -105,7 +103,7 @@ export class ApiKeyAuthenticator {
    * time, never one per key. A valid key is never refused, however new.
    */
   async mayBeValid(rawKey: string, id = hashApiKey(rawKey)): Promise<boolean> {
-    if (!wellFormed(rawKey)) return false;
+    if (!wellFormedKey(rawKey)) return false;
     const hit = this.cache.get(id);
     if (hit && hit.expires > Date.now()) return hit.actor !== null;
     const short = id.slice(0, INDEX_HASH_CHARS);
