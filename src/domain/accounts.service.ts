@@ -112,10 +112,12 @@ const KEY_SELECT = `select k.id, k.prefix, k.created_at, k.banned_until, a.id as
 /**
  * Resolves a raw key to the caller, or null for an unknown or revoked key: one prepared statement on the plain-SQL
  * reader (a key is looked up on every cache miss of every instance, so never through the ORM's unit of work).
+ * `hash`: the key's hash when the caller has it already (the key cache is keyed by it); `now`: for the ban's end.
  */
-export async function authenticateKey(reader: SqlReader, rawKey: string, now = Date.now()): Promise<Actor | null> {
+export async function authenticateKey(reader: SqlReader, rawKey: string, given: { hash?: string; now?: number } = {}): Promise<Actor | null> {
   if (!wellFormedKey(rawKey)) return null;
-  const [row] = await reader.all<KeyRow>(KEY_SELECT, [hashApiKey(rawKey)]);
+  const [row] = await reader.all<KeyRow>(KEY_SELECT, [given.hash ?? hashApiKey(rawKey)]);
+  const now = given.now ?? Date.now();
   if (!row) return null;
   const bannedUntil = row.banned_until === null ? null : timeOf(row.banned_until);
   return {

@@ -103,7 +103,7 @@ export const domainFactory =
 export function keyRegistry(em: EntityManager, reader: SqlReader, deps: AccountsDeps = {}) {
   const accounts = () => new AccountsService(em.fork(), deps);
   return {
-    authenticate: (rawKey: string) => authenticateKey(reader, rawKey),
+    authenticate: (rawKey: string, hash?: string) => authenticateKey(reader, rawKey, { hash }),
     activeKeyHashes: (createdSince?: Date) => accounts().activeKeyHashes(createdSince),
     recordBan: (keyId: number, until: Date) => accounts().recordBan(keyId, until),
   };

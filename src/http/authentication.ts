@@ -21,8 +21,8 @@ const CATCH_UP_MARGIN_MS = 60_000;
 const INDEX_HASH_CHARS = 16;
 
 export interface KeyStore {
-  /** Resolves a raw key to its caller (`authenticateKey`, one plain-SQL read). */
-  authenticate(rawKey: string): Promise<Actor | null>;
+  /** Resolves a raw key (whose hash is `hash`) to its caller (`authenticateKey`, one plain-SQL read). */
+  authenticate(rawKey: string, hash: string): Promise<Actor | null>;
   /** The hashes of every unrevoked key, or of those created since a moment (`accounts.activeKeyHashes`). */
   activeKeyHashes(createdSince?: Date): Promise<string[]>;
 }
@@ -65,7 +65,7 @@ export class ApiKeyAuthenticator {
     if (shared) return shared;
     const now = Date.now();
     const generation = this.generation;
-    const lookup: Promise<Actor | null> = this.keys.authenticate(rawKey).then(
+    const lookup: Promise<Actor | null> = this.keys.authenticate(rawKey, id).then(
       (actor) => {
         if (generation === this.generation) this.cache.set(id, { actor, expires: now + this.ttlMs });
         this.settled(id, lookup);

@@ -62,7 +62,7 @@ describe('domain: a key resolved to its caller', () => {
     const until = new Date(Date.now() + 60_000);
     await f.domain().accounts.recordBan(created.apiKey.id, until);
     assert.equal((await authenticateKey(f.reader, created.apiKey.key))?.bannedUntil, until.getTime());
-    assert.equal((await authenticateKey(f.reader, created.apiKey.key, until.getTime() + 1))?.bannedUntil, null, 'an expired ban reads as none');
+    assert.equal((await authenticateKey(f.reader, created.apiKey.key, { now: until.getTime() + 1 }))?.bannedUntil, null, 'an expired ban reads as none');
     await f.domain().accounts.liftBan(f.staff, created.apiKey.id);
     assert.equal((await authenticateKey(f.reader, created.apiKey.key))?.bannedUntil, null);
   });
