@@ -3,7 +3,7 @@
  * neighbours on a shared host, for A/B comparisons of one lever (the wall clock and even CPU time do).
  *
  *   npm run build && node dist/bench/instructions.js [--only floor,rest-ids,rest-ids@against] [--requests 2000] [--warmup 6000] [--batches 1] [--against DIR]
- *     [--env NAME=VALUE …]   (KEEP=1 keeps the run's directory and callgrind's dumps in it)
+ *     [--env NAME=VALUE …] [--cache-sim]   (KEEP=1 keeps the run's directory and callgrind's dumps in it)
  *
  * Seeds the bench database, starts each server under `valgrind --tool=callgrind --instr-atstart=no` (a service then
  * gets one write, as `npm run bench` gives it: bench/start-server.ts, writeOnce)
@@ -13,6 +13,11 @@
  * outside valgrind, so only the server's work is counted. The figure is the main thread's, less V8's
  * JIT compilation (whose amount depends on when tiering happens: it moved whole batches by 20–40%);
  * compare the lowest batch of each build, and levers bigger than the batches' spread.
+ *
+ * `--cache-sim`: callgrind also simulates the caches (first level and last level, sized after this machine's) and
+ * the main thread's misses per request are printed beside the instructions: work that costs a server more than
+ * its instructions say (a miss costs tens to hundreds of cycles), and more so on a host whose neighbours share the
+ * caches. Slower (about twice), and whole-thread, JIT compilation included.
  *
  * Servers: `floor` (F, bench/ladder-server.ts), `rest-ids` (the service), `gql-ids` (the service, asked
  * the bench's GraphQL read by ids), `rest-ids@against` and `gql-ids@against` (the service built at DIR,
@@ -46,6 +51,8 @@ const { values: args } = parseArgs({
      * counts taken with it only with counts taken with it.
      */
     'perf-map': { type: 'boolean', default: false },
+    /** Simulate the caches too (callgrind `--cache-sim=yes`): misses per request beside the instructions. */
+    'cache-sim': { type: 'boolean', default: false },
   },
 });
 const serviceEnvExtra = envOption(args.env);
@@ -72,7 +79,7 @@ async function start(name: string, script: string, env: Record<string, string>, 
   // Debian's `valgrind` is a shell script that forks the real one: callgrind_control needs the real one's pid.
   const child = spawn(
     existsSync('/usr/bin/valgrind.bin') ? '/usr/bin/valgrind.bin' : 'valgrind',
-    ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${outFile}`, process.execPath, ...(args['perf-map'] ? ['--perf-basic-prof', `--logfile=${join(work, `${name}-v8.log`)}`, '--no-logfile-per-isolate'] : []), ...nodeArgs, script],
+    ['--tool=callgrind', ...(args['cache-sim'] ? ['--cache-sim=yes'] : []), '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${outFile}`, process.execPath, ...(args['perf-map'] ? ['--perf-basic-prof', `--logfile=${join(work, `${name}-v8.log`)}`, '--no-logfile-per-isolate'] : []), ...nodeArgs, script],
     { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] },
   );
   closeSync(fd);
@@ -104,8 +111,23 @@ async function checkGraphQLAnswer(server: Server, key: string): Promise<void> {
 /** V8's compilers, at every tier, and deoptimisation: work whose amount depends on when tiering happens, not on the request. */
 const JIT = /v8::internal::(compiler|maglev|baseline|interpreter::BytecodeGenerator|Parser|ParserBase|Scanner|Compiler|Deoptimizer|Turbofan|OptimizedCompilationJob|CodeGenerator|Assembler|RegExpCompiler)/;
 
+/** The simulated caches' misses of a dump (`--cache-sim`): first-level instruction and data misses, last-level misses. */
+interface Misses {
+  i1: number;
+  d1: number;
+  ll: number;
+}
+
+/** A dump's misses from its `events:` and `totals:` lines (zero without `--cache-sim`). */
+function fileMisses(text: string): Misses {
+  const names = /^events: (.*)$/m.exec(text)?.[1]?.trim().split(/\s+/) ?? [];
+  const totals = /^totals: (.*)$/m.exec(text)?.[1]?.trim().split(/\s+/).map(Number) ?? [];
+  const of = (...wanted: string[]) => wanted.reduce((sum, name) => sum + (totals[names.indexOf(name)] ?? 0), 0);
+  return { i1: of('I1mr'), d1: of('D1mr', 'D1mw'), ll: of('ILmr', 'DLmr', 'DLmw') };
+}
+
 /** A dump file's total Ir, and the part of it in JIT compilation (self costs, from callgrind_annotate). */
-function fileIr(file: string): { total: number; jit: number } {
+function fileIr(file: string): { total: number; jit: number; misses: Misses } {
   const text = readFileSync(file, 'utf8');
   const total = Number(/^totals: (\d+)/m.exec(text)![1]);
   const annotated = spawnSync('callgrind_annotate', ['--threshold=100', file], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
@@ -114,7 +136,7 @@ function fileIr(file: string): { total: number; jit: number } {
     const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*)$/.exec(line);
     if (m && JIT.test(m[2]!)) jit += Number(m[1]!.replace(/,/g, ''));
   }
-  return { total, jit };
+  return { total, jit, misses: fileMisses(text) };
 }
 
 /**
@@ -122,7 +144,7 @@ function fileIr(file: string): { total: number; jit: number } {
  * moments that depend on timing; the cost moves by tens of percent between batches): the main thread's
  * (file `<out>.<n>-01`), which runs every request, and all threads' (with V8's concurrent marking).
  */
-async function dumpedIr(outFile: string, n: number): Promise<{ main: number; all: number; jit: number }> {
+async function dumpedIr(outFile: string, n: number): Promise<{ main: number; all: number; jit: number; misses: Misses }> {
   const dir = outFile.slice(0, outFile.lastIndexOf('/'));
   const prefix = `${outFile.slice(outFile.lastIndexOf('/') + 1)}.${n}-`;
   const deadline = Date.now() + 120_000;
@@ -132,12 +154,15 @@ async function dumpedIr(outFile: string, n: number): Promise<{ main: number; all
       const counts = files.map((f) => [f, fileIr(join(dir, f))] as const);
       const main = counts.find(([f]) => f.endsWith('-01'))![1];
       const all = counts.reduce((a, [, c]) => ({ total: a.total + c.total, jit: a.jit + c.jit }), { total: 0, jit: 0 });
-      return { main: main.total - main.jit, all: all.total - all.jit, jit: all.jit };
+      return { main: main.total - main.jit, all: all.total - all.jit, jit: all.jit, misses: main.misses };
     }
     if (Date.now() > deadline) throw new Error(`no totals in ${prefix}*`);
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/** Each batch's main-thread misses per request (`--cache-sim`), by server. */
+const missesOf = new Map<string, Misses[]>();
 
 async function measure(name: string, server: Server, key: string): Promise<number[]> {
   const pid = String(server.child.pid);
@@ -156,6 +181,8 @@ async function measure(name: string, server: Server, key: string): Promise<numbe
     control('--dump');
     const ir = await dumpedIr(server.outFile, b + 1);
     figures.push(ir.main / answered);
+    const perRequest = { i1: ir.misses.i1 / answered, d1: ir.misses.d1 / answered, ll: ir.misses.ll / answered };
+    missesOf.set(name, [...(missesOf.get(name) ?? []), perRequest]);
     log(`  ${name.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads, JIT compilation left out (${Math.round(ir.jit / answered).toLocaleString('en')}; ${answered} answered)`);
   }
   return figures;
@@ -209,6 +236,13 @@ async function main() {
     log('| server | Ir / request, main thread, JIT compilation left out (per batch) |');
     log('|---|---:|');
     for (const [id, figures] of results) log(`| ${id} | ${figures.map((f) => Math.round(f).toLocaleString('en')).join(' · ')} |`);
+    if (args['cache-sim']) {
+      log('');
+      log('| server | main thread per request (per batch): first-level instruction misses · first-level data misses · last-level misses |');
+      log('|---|---|');
+      const n = (x: number) => Math.round(x).toLocaleString('en');
+      for (const [id] of results) log(`| ${id} | ${(missesOf.get(id) ?? []).map((m) => `${n(m.i1)} · ${n(m.d1)} · ${n(m.ll)}`).join(' ; ')} |`);
+    }
     const floor = results.find(([id]) => id === 'floor')?.[1];
     const rest = results.find(([id]) => id === 'rest-ids')?.[1];
     if (floor && rest) log(`\nF / REST by instructions: ${((Math.min(...floor) / Math.min(...rest)) * 100).toFixed(0)}%`);
