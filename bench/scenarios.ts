@@ -15,10 +15,9 @@ import { MANY_KEYS, PET_COUNT } from './seed.js';
 export type ServiceName = 'l0' | 'koa' | 'gate' | 'floor' | 'memory' | 'no-limiter' | 'no-outbox' | 'traced' | 'redis' | 'postgres' | 'against' | 'against-postgres';
 /** The ladder from L0 to the service (bench/ladder-server.ts): each adds one layer of the stack. */
 export const LADDER: ServiceName[] = ['koa', 'gate', 'floor'];
-/** `many`: each request carries the next of MANY_KEYS keys, each of its own account (bench/seed.ts). */
-export type KeyName = 'enterprise' | 'free' | 'many';
-/** The keys a run sends: one per name, a list for `many`. */
+/** The keys a run sends: one per name; `many`, MANY_KEYS keys each of its own account, which requests take in turn (bench/seed.ts). */
 export type BenchKeys = { enterprise: string; free: string; many: readonly string[] };
+type KeyName = keyof BenchKeys;
 
 /** The requests again, each carrying the next key of `keys` (autocannon's per-request headers override the run's). */
 export function rotatingKeys(requests: autocannon.Request[], keys: readonly string[]): autocannon.Request[] {
