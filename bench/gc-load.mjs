@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { seedBenchDatabase } from '../dist/bench/seed.js';
-import { rotatingKeys, SCENARIOS } from '../dist/bench/scenarios.js';
+import { keyedRequests, SCENARIOS } from '../dist/bench/scenarios.js';
 
 const OPS = Number(process.env.OPS ?? 5000);
 const wanted = (process.env.SCENARIOS ?? 'rest-ids,gql-ids,rest-page,gql-page,rest-order').split(',');
@@ -44,8 +44,7 @@ try {
     const rss = [];
     for (const pass of ['warm-up', 'measured']) {
       for (const s of scenarios) {
-        const key = s.key === 'free' ? db.freeKey : s.key === 'many' ? db.manyKeys[0] : db.enterpriseKey;
-        const requests = s.key === 'many' ? rotatingKeys(s.requests, db.manyKeys) : s.requests;
+        const { key, requests } = keyedRequests(s, { enterprise: db.enterpriseKey, free: db.freeKey, many: db.manyKeys });
         await autocannon({ url, connections: 32, amount: OPS * s.requestsPerOp, headers: { 'X-API-Key': key }, requests });
       }
       rss.push(`${pass} ${mb(rssKb(child.pid))}`);

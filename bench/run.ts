@@ -55,7 +55,7 @@ import autocannon from 'autocannon';
 import { seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
 import { announcedUrl, benchServiceEnv, writeOnce } from './start-server.js';
-import { envOption, LADDER, RATIOS, REST_IDS_PATH, rotatingKeys, SCENARIOS, startNodeArgs, type BenchKeys, type Scenario, type ServiceName } from './scenarios.js';
+import { envOption, keyedRequests, LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, startNodeArgs, type BenchKeys, type Scenario, type ServiceName } from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
 import { measureBesideHangingWebhook } from './hostile-webhooks.js';
@@ -177,15 +177,15 @@ async function stop(service: Service) {
   await exited;
 }
 
-/** `key`: the scenario's one key, or the keys its requests take turns with. */
-async function fire(service: Service, scenario: Scenario, key: string | readonly string[], seconds: number): Promise<Run> {
-  const requests = typeof key === 'string' ? scenario.requests : rotatingKeys(scenario.requests, key);
+/** `keys`: the service's keys; the scenario's own are sent (keyedRequests). */
+async function fire(service: Service, scenario: Scenario, keys: BenchKeys, seconds: number): Promise<Run> {
+  const { key, requests } = keyedRequests(scenario, keys);
   const cpuBefore = cpuMs(service.child.pid!);
   const result = await autocannon({
     url: service.url,
     connections: scenario.connections ?? CONNECTIONS,
     duration: seconds,
-    headers: { 'X-API-Key': typeof key === 'string' ? key : key[0]! },
+    headers: { 'X-API-Key': key },
     requests,
   });
   const byStatus = result as unknown as Record<string, number>;
@@ -230,7 +230,7 @@ async function main() {
     /** The PostgreSQL service has its own database, hence its own accounts and keys. */
     const keysOf = new Map<ServiceName, BenchKeys>();
     let pgAdminKey: string | undefined;
-    const keyFor = (s: Scenario) => (keysOf.get(s.service) ?? keys)[s.key];
+    const keyFor = (s: Scenario) => keysOf.get(s.service) ?? keys;
     const copy = (name: string) => {
       const file = join(work, `${name}.db`);
       copyFileSync(db.file, file);
@@ -436,7 +436,7 @@ async function soak(service: Service, keys: BenchKeys) {
   const minutes = Number(args['soak-minutes']);
   const mix = SCENARIOS.filter((s) => s.service === 'memory' && s.expect !== 429);
   log(`soak: ${minutes} min of ${mix.map((s) => s.id).join(', ')} in 30 s slices`);
-  for (const s of mix) await fire(service, s, keys[s.key], WARMUP);
+  for (const s of mix) await fire(service, s, keys, WARMUP);
   const pid = service.child.pid!;
   // Under load RSS swings by tens of MB with V8's heap sizing; after a few idle seconds V8 shrinks the
   // heap, so the idle readings at the start and the end are the ones that show a leak.
@@ -451,7 +451,7 @@ async function soak(service: Service, keys: BenchKeys) {
   const end = Date.now() + minutes * 60_000;
   for (let i = 0; Date.now() < end; i++) {
     const s = mix[i % mix.length]!;
-    const run = await fire(service, s, keys[s.key], Math.min(30, Math.max(1, Math.ceil((end - Date.now()) / 1000))));
+    const run = await fire(service, s, keys, Math.min(30, Math.max(1, Math.ceil((end - Date.now()) / 1000))));
     const rss = rssKb(pid);
     samples.push(rss);
     log(`  ${s.id.padEnd(12)} ${run.opsPerSec.toFixed(0).padStart(6)} op/s  unexpected ${run.unexpected + run.errors}  RSS ${mb(rss)}`);

@@ -19,8 +19,18 @@ export const LADDER: ServiceName[] = ['koa', 'gate', 'floor'];
 export type BenchKeys = { enterprise: string; free: string; many: readonly string[] };
 type KeyName = keyof BenchKeys;
 
-/** The requests again, each carrying the next key of `keys` (autocannon's per-request headers override the run's). */
-export function rotatingKeys(requests: autocannon.Request[], keys: readonly string[]): autocannon.Request[] {
+/**
+ * What a scenario sends with which key: its one key (the run's header), or for `many` the first key as the run's header
+ * and its requests each carrying the next of the keys (autocannon's per-request headers override the run's). The one
+ * place every bench tool asks.
+ */
+export function keyedRequests(scenario: Scenario, keys: BenchKeys): { key: string; requests: autocannon.Request[] } {
+  const named = keys[scenario.key];
+  if (typeof named === 'string') return { key: named, requests: scenario.requests };
+  return { key: named[0]!, requests: rotatingKeys(scenario.requests, named) };
+}
+
+function rotatingKeys(requests: autocannon.Request[], keys: readonly string[]): autocannon.Request[] {
   let next = 0;
   return requests.map((request) => ({
     ...request,

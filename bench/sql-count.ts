@@ -9,7 +9,7 @@ import 'reflect-metadata';
 import type autocannon from 'autocannon';
 import { loadConfig } from '../src/config.js';
 import { createApp } from '../src/app.js';
-import type { BenchKeys, Scenario } from './scenarios.js';
+import { keyedRequests, type BenchKeys, type Scenario } from './scenarios.js';
 
 export interface StatementCount {
   total: number;
@@ -46,8 +46,7 @@ export async function countStatements(file: string, scenarios: Scenario[], keys:
     for (const scenario of scenarios) {
       if (scenario.service !== 'memory') continue;
       // A many-keys scenario is counted with its first key (steady state: the key cached).
-      const named = keys[scenario.key];
-      const key = typeof named === 'string' ? named : named[0]!;
+      const { key } = keyedRequests(scenario, keys);
       // The free key's 60 per minute: spend them so the counted request is a refusal.
       const warmups = scenario.expect === 429 ? 61 : 1;
       for (let i = 0; i < warmups; i++) for (const r of scenario.requests) await send(key, r);
