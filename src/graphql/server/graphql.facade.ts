@@ -59,7 +59,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     state.errorCode = errors[0]?.extensions?.code as string | undefined;
     setHeaders(ctx, headers);
     ctx.response.status = status;
-    ctx.response.type = answerType(ctx);
+    setHeader(ctx, 'content-type', answerType(ctx));
     ctx.response.body = `${JSON.stringify({ errors })}\n`;
   };
 
@@ -69,7 +69,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
       throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.req.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
     }
     if (prefersHtml(ctx)) {
-      setHeader(ctx, 'Content-Type', 'text/html');
+      setHeader(ctx, 'content-type', 'text/html');
       ctx.response.body = await page();
       return;
     }
@@ -84,7 +84,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     const formatted = result.errors?.length ? formatErrors(result.errors, state.requestId, logger) : undefined;
     if (formatted) setHeaders(ctx, formatted.headers);
     ctx.response.status = 200;
-    ctx.response.type = answerType(ctx);
+    setHeader(ctx, 'content-type', answerType(ctx));
     // An executed operation answers 200 with its data, its errors and its cost.
     ctx.response.body = `${JSON.stringify({ errors: formatted?.errors, data: result.data, extensions: { ...result.extensions, cost: prepared.cost } })}\n`;
   };
@@ -95,7 +95,7 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     state.facade = 'graphql';
     state.route = ctx.request.path === GRAPHQL_PATH ? `${ctx.req.method} ${GRAPHQL_PATH}` : undefined;
     // Results depend on the key: never stored by a cache.
-    setHeader(ctx, 'Cache-Control', 'no-store');
+    setHeader(ctx, 'cache-control', 'no-store');
     const context = new RequestContext(state, ctx.request.ip);
     try {
       await answer(ctx, state, context);

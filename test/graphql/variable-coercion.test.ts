@@ -1,0 +1,147 @@
+/**
+ * The request preparation coerces an operation's variables with graphql-jit's compiled coercion first and falls
+ * back to graphql-js's `getVariableValues` when that refuses (src/graphql/server/operation-shape.ts). The answer
+ * must always be graphql-js's: the same verdict, the same coerced values, the same messages. Checked here over
+ * generated inputs (fast-check) for every input type of the service's schema, bare and wrapped in lists and
+ * non-nulls, with and without a default: values shaped like the type (so that most are accepted) and noise.
+ */
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import {
+  buildSchema,
+  getVariableValues,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isScalarType,
+  parse,
+  typeFromAST,
+  type GraphQLInputType,
+  type NamedTypeNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { createRequire } from 'node:module';
+
+import { buildGraphQLSchema } from '../../src/graphql/schema/schema.builder.js';
+import { coerceVariables, compiledCoercion } from '../../src/graphql/server/operation-shape.js';
+
+// graphql-jit's ESM file for this module imports './generate' without an extension, which Node's ESM loader cannot
+// resolve: its CommonJS build is loaded instead (the one its main entry loads too, over the same graphql-js).
+const { compileVariableParsing, failToParseVariables } = createRequire(import.meta.url)('graphql-jit/dist/variables.js') as typeof import('graphql-jit/dist/variables.js');
+
+const RUNS = 300;
+
+/** Any JSON value, small: what a client can put anywhere. */
+const noise = fc.jsonValue({ maxDepth: 2 });
+
+/** Values shaped like `type` (now and then wrong: a wrong scalar, a missing or unknown field, a null), or noise. */
+function valueOf(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
+  if (isNonNullType(type)) return fc.oneof({ weight: 9, arbitrary: valueOf(type.ofType, depth) }, { weight: 1, arbitrary: fc.constant(null) });
+  const shaped = ((): fc.Arbitrary<unknown> => {
+    if (isListType(type)) return fc.oneof(fc.array(valueOf(type.ofType, depth + 1), { maxLength: 4 }), valueOf(type.ofType, depth + 1));
+    if (isEnumType(type)) return fc.oneof(fc.constantFrom(...type.getValues().map((v) => v.name)), fc.constantFrom('available', 'AVAILABLE', 'constructor', ''));
+    if (isInputObjectType(type)) {
+      if (depth > 3) return fc.constant({});
+      const fields = Object.fromEntries(Object.values(type.getFields()).map((f) => [f.name, valueOf(f.type, depth + 1)]));
+      return fc.oneof(
+        { weight: 8, arbitrary: fc.record(fields, { requiredKeys: [] }) },
+        { weight: 1, arbitrary: fc.record({ ...fields, unknownField: fc.integer() }, { requiredKeys: ['unknownField'] }) },
+        { weight: 1, arbitrary: fc.constantFrom([], 'text', 1) },
+      );
+    }
+    if (isScalarType(type)) {
+      switch (type.name) {
+        case 'ID':
+          return fc.oneof(fc.integer({ min: -5, max: 1e6 }).map(String), fc.integer(), fc.constantFrom('', 'abc', 1.5, true, 2 ** 53));
+        case 'Int':
+          return fc.oneof(fc.integer({ min: -10, max: 200 }), fc.constantFrom(2 ** 31, -(2 ** 31) - 1, 1.5, '5', Number.MAX_SAFE_INTEGER));
+        case 'Float':
+          return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom('1.5', true));
+        case 'Boolean':
+          return fc.oneof(fc.boolean(), fc.constantFrom('true', 0, 1));
+        case 'String':
+          return fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom(5, false));
+        case 'DateTime':
+          return fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.constantFrom('2026-13-01T00:00:00Z', 'yesterday', '', 0, 1_700_000_000_000));
+        default:
+          return noise;
+      }
+    }
+    return noise;
+  })();
+  return fc.oneof({ weight: 8, arbitrary: shaped }, { weight: 1, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: noise });
+}
+
+/** The type's GraphQL spelling, and what it contributes to a variable definition. */
+function wrappings(name: string): string[] {
+  return [name, `${name}!`, `[${name}]`, `[${name}!]`, `[${name}!]!`];
+}
+
+describe('GraphQL variables: the compiled coercion answers exactly as graphql-js', () => {
+  let schema: GraphQLSchema;
+  const cases: Array<{ title: string; operation: OperationDefinitionNode; type: GraphQLInputType; compiled: ReturnType<typeof compiledCoercion> }> = [];
+  before(async () => {
+    schema = await buildGraphQLSchema();
+    const named = Object.values(schema.getTypeMap()).filter(
+      (t) => !t.name.startsWith('__') && (isInputObjectType(t) || isEnumType(t) || isScalarType(t)),
+    );
+    for (const t of named) {
+      for (const spelled of wrappings(t.name)) {
+        const operation = parse(`query ($v: ${spelled}, $w: Int = 7) { __typename }`).definitions[0] as OperationDefinitionNode;
+        const type = typeFromAST(schema, operation.variableDefinitions![0]!.type as NamedTypeNode) as GraphQLInputType;
+        cases.push({ title: spelled, operation, type, compiled: compiledCoercion(schema, operation) });
+      }
+    }
+  });
+
+  it('when any input is coerced, then coerceVariables gives graphql-js verdict, values and messages, and the compiled coercion accepts only what graphql-js accepts, with the same values', () => {
+    let acceptedByJit = 0;
+    let refused = 0;
+    for (const { title, operation, type, compiled } of cases) {
+      fc.assert(
+        fc.property(fc.record({ v: valueOf(type), w: fc.oneof(fc.integer({ min: -3, max: 3 }), fc.constant(null), fc.constant('x')) }, { requiredKeys: [] }), (inputs) => {
+          const js = getVariableValues(schema, operation.variableDefinitions!, inputs, { maxErrors: 50 });
+          const jit = compiled?.(inputs);
+          if (jit && !failToParseVariables(jit)) {
+            acceptedByJit++;
+            assert.equal(js.errors, undefined, `${title}: jit accepted ${JSON.stringify(inputs)}, graphql-js refused: ${js.errors?.map((e) => e.message).join('; ')}`);
+            assert.deepStrictEqual({ ...jit.coerced }, { ...js.coerced }, `${title}: ${JSON.stringify(inputs)}`);
+          }
+          const ours = coerceVariables(schema, operation, inputs);
+          if (js.errors) {
+            refused++;
+            assert.ok('errors' in ours, `${title}: ${JSON.stringify(inputs)} was accepted`);
+            assert.deepEqual(
+              ours.errors.map((e) => e.message),
+              js.errors.map((e) => e.message),
+            );
+          } else {
+            assert.ok('variables' in ours, `${title}: ${JSON.stringify(inputs)} was refused`);
+            assert.deepStrictEqual({ ...ours.variables }, { ...js.coerced });
+          }
+        }),
+        { numRuns: RUNS, seed: 20261129 },
+      );
+    }
+    // Not vacuous: both sides of the comparison were exercised, many times.
+    const compiled = cases.filter((c) => c.compiled).length;
+    assert.ok(compiled >= 20, `${compiled} of the cases have a compiled coercion`);
+    assert.ok(acceptedByJit > compiled * RUNS * 0.2, `jit accepted ${acceptedByJit} of ${compiled * RUNS}`);
+    assert.ok(refused > cases.length * RUNS * 0.1, `graphql-js refused ${refused} of ${cases.length * RUNS}`);
+  });
+
+  it('when a variable is an input object, then graphql-js alone coerces it (graphql-jit 0.8 takes an array for an object)', () => {
+    const operation = parse('query ($f: PetFilter) { __typename }').definitions[0] as OperationDefinitionNode;
+    assert.ok(!failToParseVariables(compileVariableParsing(schema, operation.variableDefinitions!)({ f: [] })), 'graphql-jit accepts it: if it no longer does, this case proves nothing');
+    assert.equal(compiledCoercion(schema, operation), null);
+    const coerced = coerceVariables(schema, operation, { f: [] });
+    assert.ok('errors' in coerced);
+    assert.deepEqual(
+      coerced.errors.map((e) => e.message),
+      ['Variable "$f" got invalid value []; Expected type "PetFilter" to be an object.'],
+    );
+  });
+});
