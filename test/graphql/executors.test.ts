@@ -29,7 +29,7 @@ import { comparableAnswer } from './support.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { HttpError } from '../../src/http/errors.js';
 import { formatErrors } from '../../src/graphql/server/error.mapping.js';
-import { operationExecutor, type OperationExecutor } from '../../src/graphql/server/jit.executor.js';
+import { SERIALIZE_AFTER, operationExecutor, type OperationExecutor } from '../../src/graphql/server/jit.executor.js';
 import { coerceVariables } from '../../src/graphql/server/operation-shape.js';
 import { queryLimits } from '../../src/graphql/server/query-limits.js';
 
@@ -102,6 +102,39 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
     await same('customer', 'query ($s: Boolean = true) { pets(first: 3) { edges { node { id ... @include(if: $s) { name } ...N @skip(if: $s) } } } } fragment N on Pet { status name }', { s: false });
   });
 
+  it('when a query is repeated past the point where jit writes it with its compiled serializer, then every answer is still byte for byte graphql-js\'s', async () => {
+    // Names that JSON must escape, or that a serializer may get wrong: quotes, backslashes, control characters, a
+    // character outside the BMP, HTML, a long one (fast-json-stringify escapes short and long strings two ways).
+    // A lone surrogate is not a valid name (the domain refuses it).
+    const names = ['Quote " and \\ back', 'Tab\tnew\nline\u0001', 'Émile 🐶', '</script><b>', ' '.repeat(3) + 'x'.repeat(60)];
+    for (const t of [jit, js]) {
+      const category = await t.admin.post('/v1/categories', { name: 'Escapes' });
+      assert.equal(category.status, 201);
+      for (const name of names) {
+        const pet = await t.admin.post('/v1/pets', { name, categoryId: category.body.id });
+        assert.equal(pet.status, 201, pet.text);
+      }
+    }
+    const reader = { jit: (await createAccount(jit, { name: 'R', plan: 'enterprise', limits: { perMinute: 100_000, perDay: 1_000_000 } })).client, js: (await createAccount(js, { name: 'R', plan: 'enterprise', limits: { perMinute: 100_000, perDay: 1_000_000 } })).client };
+    const queries: Array<[string, Record<string, unknown>?]> = [
+      ['query ($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }', { ids: ['1', '2', '5', '6', '7', '8', '9', '10', '11', '999'] }],
+      ['query { pets(first: 100) { edges { cursor node { name id ...F category { name description id } } } pageInfo { hasNextPage endCursor } } } fragment F on Pet { status name }'],
+      ['query { one: pet(id: "5") { id name inventory { quantity status } } none: pet(id: "999") { id } categories { edges { node { name pets(first: 5) { edges { node { __typename id name } } } } } } }'],
+      // A DateTime and a union: no compiled serializer (JSON.stringify writes these).
+      ['query { orders { edges { node { id petId quantity complete shipDate } } } }'],
+      ['query { events(first: 50) { edges { node { id type data { __typename ... on Pet { name id } ... on Category { id name } } } } } }'],
+      ['query { __schema { queryType { name } } __type(name: "PetStatus") { enumValues { name description } } }'],
+    ];
+    for (const [query, variables] of queries) {
+      const send = (c: Client) => c.request('POST', '/graphql', { body: { query, variables }, skipContract: true });
+      const expected = comparableAnswer(await send(reader.js), ['x-ratelimit-remaining', 'ratelimit']);
+      for (let i = 0; i <= SERIALIZE_AFTER + 1; i++) {
+        const answer = await send(reader.jit);
+        assert.deepEqual(comparableAnswer(answer, ['x-ratelimit-remaining', 'ratelimit']), expected, `answer ${i + 1} to ${query.slice(0, 80)}`);
+      }
+    }
+  });
+
   it('when requests fail (field errors, refused variables, unknown operations, limits, authentication), then both answer alike', async () => {
     const cases: Array<[who: 'admin' | 'customer' | 'anonymous', query: string, variables?: Record<string, unknown>, operationName?: string]> = [
       ['customer', 'query { pet(id: "abc") { id } }'],
@@ -167,7 +200,7 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
     const operation = getOperationAST(document)!;
     const coerced = coerceVariables(schema, operation, variables);
     if ('errors' in coerced) return { refused: formatErrors(coerced.errors, 'r', logger) };
-    const result = await executor.run({ document, operation, rawVariables: variables }, { requestId: 'r' });
+    const { result } = await executor.run({ document, operation, rawVariables: variables }, { requestId: 'r' });
     const formatted = result.errors?.length ? formatErrors(result.errors, 'r', logger) : undefined;
     return JSON.parse(JSON.stringify({ errors: formatted?.errors, headers: formatted?.headers, data: result.data })) as Record<string, unknown>;
   };
@@ -189,6 +222,20 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
       assert.deepEqual(a, b, JSON.stringify({ jit: a, js: b }));
     });
   }
+
+  it('when an error-free query has been answered often enough, then jit writes it with a compiled serializer, byte for byte as JSON.stringify', async () => {
+    const query = 'query ($s: String) { a: echo b: echo(n: 5, s: $s) c: echo(s: "lit") }';
+    const document = parse(query);
+    const operation = getOperationAST(document)!;
+    const executor = operationExecutor(schema, 'jit');
+    const seen = [];
+    for (let i = 0; i < SERIALIZE_AFTER + 2; i++) {
+      const { result, stringify } = await executor.run({ document, operation, rawVariables: { s: i % 2 ? 'quote " \\ \n 🐶' : null } }, { requestId: 'r' });
+      seen.push(stringify === JSON.stringify);
+      assert.equal(stringify({ data: result.data }), JSON.stringify({ data: result.data }));
+    }
+    assert.deepEqual(seen, [...Array(SERIALIZE_AFTER - 1).fill(true), false, false, false]);
+  });
 
   it('when the cases above ran, then jit answered the error-free queries and graphql-js the others', () => {
     // Aliases/defaults and introspection ran on jit; three had errors and one has @include (graphql-js answered); three never executed.

@@ -80,13 +80,18 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     if (prepared.label) context.observed.operation = prepared.label;
     if (prepared.headers) setHeaders(ctx, prepared.headers);
     if (isRefusal(prepared)) return refuse(ctx, state, prepared.refused);
-    const result = await executor.run(prepared, context);
+    const { result, stringify } = await executor.run(prepared, context);
     const formatted = result.errors?.length ? formatErrors(result.errors, state.requestId, logger) : undefined;
     if (formatted) setHeaders(ctx, formatted.headers);
     ctx.response.status = 200;
     setHeader(ctx, 'content-type', answerType(ctx));
     // An executed operation answers 200 with its data, its errors and its cost.
-    ctx.response.body = `${JSON.stringify({ errors: formatted?.errors, data: result.data, extensions: { ...result.extensions, cost: prepared.cost } })}\n`;
+    const extensions = { ...result.extensions, cost: prepared.cost };
+    ctx.response.body =
+      formatted || result.data === undefined
+        ? `${JSON.stringify({ errors: formatted?.errors, data: result.data, extensions })}\n`
+        : // `{"data":…}` as the executor writes it, then the extensions inside the same object.
+          `${stringify({ data: result.data }).slice(0, -1)},"extensions":${JSON.stringify(extensions)}}\n`;
   };
 
   // Mounted on /graphql by the request walk: every request here is GraphQL's.

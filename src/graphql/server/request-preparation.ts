@@ -240,7 +240,8 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     }
     // Starting a subscription costs 1 (its pushed answers are charged as they go); any other operation its cost.
     const price = operation.operation === 'subscription' ? 1 : requested;
-    const before = await beforeCharge?.();
+    // Awaited only when there is one (`await undefined` still costs two promises).
+    const before = beforeCharge ? await beforeCharge() : undefined;
     if (before) return { label, operationName, refused: [before] };
     let headers: Record<string, string>;
     try {
