@@ -1,5 +1,4 @@
 import getRawBody from 'raw-body';
-import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import { HttpError } from './errors.js';
 import { requestHeader } from './context.js';
@@ -36,7 +35,7 @@ export async function readJsonBody(ctx: Context, { requireJsonType = true } = {}
   }
   let text: string;
   try {
-    const bytes = arrivedBody(ctx.req) ?? (await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, length: length || undefined }));
+    const bytes = await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, length: length || undefined });
     try {
       // Fatal decoding: invalid UTF-8 is refused rather than silently turned into U+FFFD.
       text = utf8.decode(bytes);
@@ -58,17 +57,6 @@ export async function readJsonBody(ctx: Context, { requireJsonType = true } = {}
   } catch {
     throw validationFailed('The request body is not valid JSON.', [{ path: 'body', message: 'malformed JSON' }]);
   }
-}
-
-/**
- * The whole body, when all of it has already arrived and sits unread in the request stream (a small body usually
- * comes in the packet of its headers): taken at once, without raw-body's stream listeners and promise. Node's parser
- * has framed it (Content-Length or chunked), so a complete request holds exactly its body. Otherwise undefined, and
- * raw-body reads it as it comes (limit, length check, an aborted request).
- */
-function arrivedBody(req: IncomingMessage): Buffer | undefined {
-  if (!req.complete || req.readableFlowing !== null || req.readableLength === 0 || req.readableLength > MAX_BODY_BYTES) return undefined;
-  return (req.read() as Buffer | null) ?? undefined;
 }
 
 // The rest of an oversized body is never read, so the connection cannot carry another request.

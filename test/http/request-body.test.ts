@@ -1,8 +1,8 @@
 /**
- * A JSON request body is read whole however it arrives (src/http/body.ts): in the packet of its headers (taken at
- * once from the request stream), or in pieces with pauses between them, with Content-Length or chunked (read as it
- * comes), a UTF-8 character split across two pieces included; and a connection kept alive carries the next request
- * after a body read either way.
+ * A JSON request body is read whole however it arrives (src/http/body.ts, raw-body): in the packet of its headers,
+ * or in pieces with pauses between them, with Content-Length or chunked, the headers arriving with part of the body,
+ * a UTF-8 character split across two pieces; and a connection kept alive carries the next request after each body,
+ * pipelined requests included.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
