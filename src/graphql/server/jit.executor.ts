@@ -56,6 +56,7 @@ export interface OperationExecutor {
  *   document, skipped selections included, where graphql-js orders them by the first selection that is kept
  *   (`{ ... @include(if: false) { name } ...F }` with `F` = `{ status name }` answers `name, status` on jit,
  *   `status, name` on graphql-js);
+ * - documents with a response key `__proto__` (an alias: jit's object literals would take it as the prototype);
  * - a query whose jit result has errors (refused variables, a failing field, a null in a non-null
  *   position), or whose jit run throws, runs again on graphql-js, whose answer is sent. jit reports such errors differently
  *   (in another order, also under a parent already nulled, with a read-only `message`, without the `nodes` that give an error its `locations`).
@@ -80,7 +81,7 @@ export function operationExecutor(schema: GraphQLSchema, engine: 'jit' | 'graphq
     };
     if (engine === 'graphql-js' || operation.operation !== 'query') return graphqlJs();
     let jsOnly = onGraphqlJs.get(document);
-    if (jsOnly === undefined) onGraphqlJs.set(document, (jsOnly = hasSkipOrInclude(document)));
+    if (jsOnly === undefined) onGraphqlJs.set(document, (jsOnly = jitAnswersDiffer(document)));
     if (jsOnly) return graphqlJs();
     // The same cached document and operation: the same compiled function.
     let entry = compiled.get(operation);
@@ -132,15 +133,35 @@ function compiledSerializer(schema: GraphQLSchema, document: DocumentNode, opera
   );
   if (abstract) return undefined;
   const query = compileQuery(schema, document, operationName, { disablingCapturingStackErrors: true, customJSONSerializer: true });
-  return isCompiledQuery(query) ? (query.stringify as Executed['stringify']) : undefined;
+  if (!isCompiledQuery(query)) return undefined;
+  const compiled = query.stringify as Executed['stringify'];
+  // A result the serializer cannot write (it throws on a value its schema does not expect) is written as before.
+  return (answer) => {
+    try {
+      return compiled(answer);
+    } catch {
+      return JSON.stringify(answer);
+    }
+  };
 }
 
-/** Whether the document uses `@skip` or `@include` anywhere. */
-function hasSkipOrInclude(document: DocumentNode): boolean {
+/**
+ * Whether jit's answer to the document could differ from graphql-js's: it uses `@skip` or `@include` (key order), or
+ * a response key is `__proto__` (jit builds its objects as literals, where that key sets the prototype: the field
+ * would be missing from the answer; graphql-js keeps it).
+ */
+function jitAnswersDiffer(document: DocumentNode): boolean {
   let found = false;
   visit(document, {
     Directive(node) {
       if (node.name.value === 'skip' || node.name.value === 'include') {
+        found = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+    Field(node) {
+      if ((node.alias ?? node.name).value === '__proto__') {
         found = true;
         return BREAK;
       }

@@ -9,11 +9,13 @@ import {
   isObjectType,
   Kind,
   typeFromAST,
+  valueFromAST,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLError,
   type GraphQLField,
+  type GraphQLInputType,
   type GraphQLObjectType,
   type GraphQLSchema,
   type NamedTypeNode,
@@ -22,13 +24,14 @@ import {
 } from 'graphql';
 import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
 import { createRequire } from 'node:module';
+import { isDeepStrictEqual } from 'node:util';
 import type { CoercedVariableValues } from 'graphql-jit/dist/variables.js';
 import type { GraphQLOperationShape } from '../../rate-limit/cost.js';
 import { pageSize } from '../../domain/pagination.js';
 
 // graphql-jit's ESM file for this module imports './generate' without an extension, which Node's ESM loader cannot
 // resolve: its CommonJS build is loaded instead (the one its main entry loads too, over the same graphql-js).
-const { compileVariableParsing, failToParseVariables } = createRequire(import.meta.url)('graphql-jit/dist/variables.js') as typeof import('graphql-jit/dist/variables.js');
+export const { compileVariableParsing, failToParseVariables } = createRequire(import.meta.url)('graphql-jit/dist/variables.js') as typeof import('graphql-jit/dist/variables.js');
 
 /** Root fields that only introspect: a keyless caller may send them. */
 const INTROSPECTION: ReadonlySet<string> = new Set(['__schema', '__type', '__typename']);
@@ -50,7 +53,8 @@ export interface OperationShape extends GraphQLOperationShape {
  * Per operation of a cached document: its variables' coercion compiled by graphql-jit into one function (about
  * 50× cheaper per request than graphql-js's walk: ~0.1 µs against ~3 µs for ten ids), or null when it is not used:
  * when a variable's type holds an input object (graphql-jit 0.8 takes an array for an input object, which graphql-js
- * refuses), or graphql-jit cannot compile it.
+ * refuses), a variable is named after a property of `Object.prototype`, a default does not survive a JSON round trip,
+ * or graphql-jit cannot compile it.
  */
 const compiledCoercions = new WeakMap<OperationDefinitionNode, ((inputs: Record<string, unknown>) => CoercedVariableValues) | null>();
 
@@ -60,7 +64,13 @@ export function compiledCoercion(schema: GraphQLSchema, operation: OperationDefi
     const definitions = operation.variableDefinitions ?? [];
     const leavesOnly = definitions.every((d) => {
       const type = typeFromAST(schema, d.type as NamedTypeNode);
-      return !!type && isLeafType(getNamedType(type));
+      if (!type || !isLeafType(getNamedType(type))) return false;
+      // graphql-jit stores each variable on a plain object (`$__proto__` would set its prototype, not a key) and
+      // writes a default into its code as JSON (a DateTime default would stay a string, -0 become 0).
+      if (d.variable.name.value in Object.prototype) return false;
+      if (!d.defaultValue) return true;
+      const value = valueFromAST(d.defaultValue, type as GraphQLInputType);
+      return value !== undefined && isDeepStrictEqual(JSON.parse(JSON.stringify(value) ?? 'null'), value);
     });
     try {
       coerce = leavesOnly ? compileVariableParsing(schema, definitions) : null;
