@@ -28,7 +28,8 @@ export interface Executed {
 
 /**
  * After how many answers an operation gets its compiled JSON serializer: an operation a client repeats (every real
- * client's) is written by code made for its shape, ~2.5–3.3 µs against ~7 for `JSON.stringify` for ten pets. Making it
+ * client's) is written by code made for its shape (for ten pets ~35k fewer instructions in `JSON.stringify`, ~19k back
+ * in string concatenation: docs/PERFORMANCE.md). Making it
  * costs a few ms once (more than compiling the query), so a document sent once or twice never pays it: a client
  * cycling new documents makes the service spend at most ~1/10 of that per request, less than each new document's own
  * parse, validation and compilation.
@@ -70,7 +71,7 @@ export function operationExecutor(schema: GraphQLSchema, engine: 'jit' | 'graphq
    * entry lives as long as its document.
    */
   const compiled = new WeakMap<OperationDefinitionNode, { query: CompiledQuery; answers: number; stringify: Executed['stringify'] }>();
-  /** Per document: whether graphql-js runs it (jit cannot compile it, or it has `@skip`/`@include`). */
+  /** Per document: whether graphql-js runs it (jit cannot compile it, or `jitAnswersDiffer`). */
   const onGraphqlJs = new WeakMap<DocumentNode, boolean>();
 
   const run: OperationExecutor['run'] = async ({ document, operation, rawVariables: variables }, context) => {
