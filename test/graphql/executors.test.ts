@@ -29,7 +29,8 @@ import { comparableAnswer } from './support.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { HttpError } from '../../src/http/errors.js';
 import { formatErrors } from '../../src/graphql/server/error.mapping.js';
-import { SERIALIZE_AFTER, operationExecutor, type OperationExecutor } from '../../src/graphql/server/jit.executor.js';
+import { SERIALIZE_AFTER, compiledSerializer, operationExecutor, type OperationExecutor } from '../../src/graphql/server/jit.executor.js';
+import { buildGraphQLSchema } from '../../src/graphql/schema/schema.builder.js';
 import { coerceVariables } from '../../src/graphql/server/operation-shape.js';
 import { queryLimits } from '../../src/graphql/server/query-limits.js';
 
@@ -135,6 +136,16 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
         assert.deepEqual(comparableAnswer(answer, ['x-ratelimit-remaining', 'ratelimit']), expected, `answer ${i + 1} to ${query.slice(0, 80)}`);
       }
     }
+  });
+
+  it('when the service\'s schema is compiled, then the queries above get a serializer where one is used, and none with a union or a DateTime', async () => {
+    // What makes the byte-for-byte test above about the compiled serializer: it is made for the service's queries.
+    const schema = await buildGraphQLSchema();
+    const serializer = (query: string) => compiledSerializer(schema, parse(query), undefined);
+    assert.ok(serializer('query ($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }'));
+    assert.ok(serializer('query { __schema { queryType { name } } __type(name: "PetStatus") { enumValues { name description } } }'));
+    assert.equal(serializer('query { orders { edges { node { id shipDate } } } }'), undefined);
+    assert.equal(serializer('query { events(first: 50) { edges { node { data { __typename ... on Pet { name id } } } } } }'), undefined);
   });
 
   it('when requests fail (field errors, refused variables, unknown operations, limits, authentication), then both answer alike', async () => {

@@ -70,7 +70,7 @@ function valueOf(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
   return fc.oneof({ weight: 8, arbitrary: shaped }, { weight: 1, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: noise });
 }
 
-/** The type's GraphQL spelling, and what it contributes to a variable definition. */
+/** The ways a variable's type spells a named type: bare, non-null, and in lists. */
 function wrappings(name: string): string[] {
   return [name, `${name}!`, `[${name}]`, `[${name}!]`, `[${name}!]!`];
 }

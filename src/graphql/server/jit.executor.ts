@@ -116,7 +116,7 @@ export function operationExecutor(schema: GraphQLSchema, engine: 'jit' | 'graphq
  * over HTTP). None where it would not be: a selection of a union or an interface (its JSON schema merges the members'
  * fields in one order, where each answer follows its own type's), or a custom scalar (DateTime: not compiled).
  */
-function compiledSerializer(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): Executed['stringify'] | undefined {
+export function compiledSerializer(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): Executed['stringify'] | undefined {
   const typeInfo = new TypeInfo(schema);
   let abstract = false;
   visit(
