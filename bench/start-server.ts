@@ -8,12 +8,19 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectPath } from '../src/project-path.js';
 import autocannon from 'autocannon';
-import { REST_IDS_PATH, startNodeArgs } from './scenarios.js';
+import { GQL_IDS_REQUEST, REST_IDS_PATH, startNodeArgs } from './scenarios.js';
 
-export async function startServer(name: string, script: string, env: Record<string, string>, work: string, nodeArgs: string[] = []): Promise<{ child: ChildProcess; url: string }> {
+export async function startServer(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  work: string,
+  nodeArgs: string[] = [],
+  node = process.execPath,
+): Promise<{ child: ChildProcess; url: string }> {
   const logFile = join(work, `${name}.log`);
   const fd = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...startNodeArgs(projectPath('.')), ...nodeArgs, projectPath(script)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] });
+  const child = spawn(node, [...startNodeArgs(projectPath('.')), ...nodeArgs, projectPath(script)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   return { child, url: await announcedUrl(name, child, logFile, 60_000) };
 }
@@ -60,10 +67,15 @@ export async function benchServer(
   file: string,
   db: { enterpriseKey: string; adminKey: string },
   work: string,
-  { serviceEnv = {}, env = {}, nodeArgs = [] }: { serviceEnv?: Record<string, string>; env?: Record<string, string>; nodeArgs?: string[] } = {},
+  {
+    serviceEnv = {},
+    env = {},
+    nodeArgs = [],
+    node,
+  }: { serviceEnv?: Record<string, string>; env?: Record<string, string>; nodeArgs?: string[]; node?: string } = {},
 ) {
-  if (name === 'floor') return startServer(name, 'dist/bench/ladder-server.js', { ...env, RUNG: 'floor', DATABASE: file, KEY: db.enterpriseKey }, work, nodeArgs);
-  const server = await startServer(name, 'dist/src/main.js', { ...benchServiceEnv(file), ...serviceEnv, ...env }, work, nodeArgs);
+  if (name === 'floor') return startServer(name, 'dist/bench/ladder-server.js', { ...env, RUNG: 'floor', DATABASE: file, KEY: db.enterpriseKey }, work, nodeArgs, node);
+  const server = await startServer(name, 'dist/src/main.js', { ...benchServiceEnv(file), ...serviceEnv, ...env }, work, nodeArgs, node);
   await writeOnce(server.url, db.adminKey);
   return server;
 }
@@ -76,9 +88,13 @@ export function benchServiceEnv(databaseFile: string): Record<string, string> {
   return { NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${databaseFile}`, BAN_THRESHOLD: '1000000' };
 }
 
-/** `seconds` of the 10-id REST read at `connections` clients; the number of answers, every one of them a 2xx or it throws. */
+/**
+ * `seconds` of the 10-id read at `connections` clients: GraphQL's (`pets(filter: {ids})`, the bench's `gql-ids`)
+ * when `name` is `gql-ids`, REST's otherwise; the number of answers, every one of them a 2xx or it throws.
+ */
 export async function loadRestIds(name: string, url: string, key: string, connections: number, seconds: number): Promise<number> {
-  const result = await autocannon({ url: url + REST_IDS_PATH, connections, duration: seconds, headers: { 'X-API-Key': key } });
+  const read = name === 'gql-ids' ? { url: url + GQL_IDS_REQUEST.path, requests: [GQL_IDS_REQUEST] } : { url: url + REST_IDS_PATH };
+  const result = await autocannon({ ...read, connections, duration: seconds, headers: { 'X-API-Key': key } });
   const ok = (result as unknown as Record<string, number>)['2xx'] ?? 0;
   if (ok !== result.requests.total) throw new Error(`${name}: ${result.requests.total - ok} of ${result.requests.total} answers were not 2xx`);
   return ok;

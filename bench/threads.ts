@@ -4,13 +4,16 @@
  * main thread (user time) from the kernel's part (system time: socket writes, the log file) and from V8's and
  * libuv's helper threads, which a CPU profile of the main thread cannot.
  *
- *   npm run build && node dist/bench/threads.js [--only floor,rest-ids] [--warmup 3] [--duration 6] [--connections 10] [--env NAME=VALUE …]
+ *   npm run build && node dist/bench/threads.js [--only floor,rest-ids,gql-ids] [--warmup 3] [--duration 6] [--connections 10] [--env NAME=VALUE …] [--node PATH]
  *
  * Seeds the bench database, starts each server as `npm run bench` does (production mode, its start command's node
- * flags, the request log to a file), loads it with the 10-id REST read for `--warmup` seconds, then measures for
- * `--duration` seconds. Servers: `floor` (F, bench/ladder-server.ts) and `rest-ids` (the service). Like every CPU
+ * flags, the request log to a file), loads it with the 10-id read for `--warmup` seconds, then measures for
+ * `--duration` seconds. Servers: `floor` (F, bench/ladder-server.ts), `rest-ids` (the service, read through REST) and
+ * `gql-ids` (the service, the same ten pets through GraphQL, the bench's `gql-ids`). `--node` runs the servers on
+ * another node (`--node "$(npx -y node@24 -p process.execPath)"`). Like every CPU
  * figure on a shared host, it moves with the neighbours: start from a quiet machine and compare within one run.
  */
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +31,8 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '10' },
     /** NAME=VALUE for the service's environment (repeatable), e.g. `--env LOG_LEVEL=warn`. */
     env: { type: 'string', multiple: true, default: [] },
+    /** The node that runs the servers (default: this one). */
+    node: { type: 'string', default: process.execPath },
   },
 });
 const serviceEnv = envOption(args.env);
@@ -49,11 +54,12 @@ const work = mkdtempSync(join(tmpdir(), 'petstore-threads-'));
 try {
   const db = await seedBenchDatabase(join(work, 'seed.db'));
   const load = (name: string, url: string, seconds: number) => loadRestIds(name, url, db.enterpriseKey, Number(args.connections), seconds);
-  log(`CPU µs per request by thread (${args.duration} s measured after ${args.warmup} s of warm-up, ${args.connections} connections, node ${process.version})`);
+  const version = args.node === process.execPath ? process.version : spawnSync(args.node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  log(`CPU µs per request by thread (${args.duration} s measured after ${args.warmup} s of warm-up, ${args.connections} connections, node ${version})`);
   for (const name of args.only.split(',')) {
     const file = join(work, `${name}.db`);
     copyFileSync(db.file, file);
-    const server = await benchServer(name, file, db, work, { serviceEnv });
+    const server = await benchServer(name, file, db, work, { serviceEnv, node: args.node });
     try {
       await load(name, server.url, Number(args.warmup));
       const before = threadsCpu(server.child.pid!);
