@@ -29,7 +29,7 @@ import { comparableAnswer } from './support.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { HttpError } from '../../src/http/errors.js';
 import { formatErrors } from '../../src/graphql/server/error.mapping.js';
-import { SERIALIZE_AFTER, compiledSerializer, operationExecutor, type OperationExecutor } from '../../src/graphql/server/jit.executor.js';
+import { SERIALIZER_PAYS, SERIALIZE_AFTER, compiledSerializer, operationExecutor, type OperationExecutor } from '../../src/graphql/server/jit.executor.js';
 import { buildGraphQLSchema } from '../../src/graphql/schema/schema.builder.js';
 import { coerceVariables } from '../../src/graphql/server/operation-shape.js';
 import { queryLimits } from '../../src/graphql/server/query-limits.js';
@@ -103,7 +103,7 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
     await same('customer', 'query ($s: Boolean = true) { pets(first: 3) { edges { node { id ... @include(if: $s) { name } ...N @skip(if: $s) } } } } fragment N on Pet { status name }', { s: false });
   });
 
-  it('when a query is repeated past the point where jit writes it with its compiled serializer, then every answer is still byte for byte graphql-js\'s', async () => {
+  it('when a query is repeated past the point where jit writes it with its compiled serializer (on an engine where that pays), then every answer is still byte for byte graphql-js\'s', async () => {
     // Names that JSON must escape, or that a serializer may get wrong: quotes, backslashes, control characters, a
     // character outside the BMP, HTML, long ones with and without escapes (fast-json-stringify writes strings in
     // more than one way by their length). A lone surrogate is not a valid name (the domain refuses it).
@@ -240,7 +240,7 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
     const query = 'query ($s: String) { a: echo b: echo(n: 5, s: $s) c: echo(s: "lit") }';
     const document = parse(query);
     const operation = getOperationAST(document)!;
-    const executor = operationExecutor(schema, 'jit');
+    const executor = operationExecutor(schema, 'jit', SERIALIZE_AFTER);
     const seen = [];
     for (let i = 0; i < SERIALIZE_AFTER + 2; i++) {
       const { result, stringify } = await executor.run({ document, operation, rawVariables: { s: i % 2 ? 'quote " \\ \n 🐶' : null } }, { requestId: 'r' });
@@ -248,6 +248,15 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
       assert.equal(stringify({ data: result.data }), JSON.stringify({ data: result.data }));
     }
     assert.deepEqual(seen, [...Array(SERIALIZE_AFTER - 1).fill(true), false, false, false]);
+  });
+
+  it('when a query is repeated on the service\'s default, then jit makes a serializer only on an engine where it pays (V8 11: Node 20), and JSON.stringify writes every answer on Node 22 and 24', async () => {
+    assert.equal(SERIALIZER_PAYS, Number(process.versions.v8.split('.')[0]) < 12);
+    const document = parse('query { a: echo }');
+    const executor = operationExecutor(schema, 'jit');
+    const seen = new Set<boolean>();
+    for (let i = 0; i < SERIALIZE_AFTER + 2; i++) seen.add((await executor.run({ document, operation: getOperationAST(document)!, rawVariables: undefined }, { requestId: 'r' })).stringify === JSON.stringify);
+    assert.deepEqual([...seen], SERIALIZER_PAYS ? [true, false] : [true]);
   });
 
   it('when the cases above ran, then jit answered the error-free queries and graphql-js the others', () => {

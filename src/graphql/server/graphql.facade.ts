@@ -88,9 +88,9 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     // An executed operation answers 200 with its data, its errors and its cost.
     const extensions = { ...result.extensions, cost: prepared.cost };
     ctx.response.body =
-      formatted || result.data === undefined
+      formatted || result.data === undefined || stringify === JSON.stringify
         ? `${JSON.stringify({ errors: formatted?.errors, data: result.data, extensions })}\n`
-        : // `{"data":…}` as the executor writes it, then the extensions inside the same object.
+        : // `{"data":…}` as the operation's compiled serializer writes it, then the extensions inside the same object.
           `${stringify({ data: result.data }).slice(0, -1)},"extensions":${JSON.stringify(extensions)}}\n`;
   };
 

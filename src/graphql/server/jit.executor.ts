@@ -36,6 +36,14 @@ export interface Executed {
  */
 export const SERIALIZE_AFTER = 10;
 
+/**
+ * Whether the compiled serializer pays on this engine: it does on V8 11 (Node 20), whose `JSON.stringify` it beats by
+ * ~2–4% of a GraphQL read by ids; on V8 12 (Node 22) the two cost the same and on V8 13 (Node 24), whose
+ * `JSON.stringify` is faster, it costs ~3% more (instructions per read, docs/PERFORMANCE.md). Where it does not pay,
+ * every answer is written by one `JSON.stringify`.
+ */
+export const SERIALIZER_PAYS = Number(process.versions.v8.split('.')[0]) < 12;
+
 export interface OperationExecutor {
   run(operation: Runnable, context: unknown): Promise<Executed>;
   /** How many operations each engine answered (tests read it). */
@@ -63,7 +71,12 @@ export interface OperationExecutor {
  *   (in another order, also under a parent already nulled, with a read-only `message`, without the `nodes` that give an error its `locations`).
  *   Queries have no side effects, so running one twice only costs time, and only on that path.
  */
-export function operationExecutor(schema: GraphQLSchema, engine: 'jit' | 'graphql-js'): OperationExecutor {
+export function operationExecutor(
+  schema: GraphQLSchema,
+  engine: 'jit' | 'graphql-js',
+  /** After how many error-free jit answers an operation gets its compiled serializer (never where it does not pay). */
+  serializeAfter = SERIALIZER_PAYS ? SERIALIZE_AFTER : Infinity,
+): OperationExecutor {
   const answered = { jit: 0, graphqlJs: 0 };
   /**
    * Per operation of a cached document, its compiled query, how many answers it gave, and its serializer once it has
@@ -103,7 +116,7 @@ export function operationExecutor(schema: GraphQLSchema, engine: 'jit' | 'graphq
     }
     if (result.errors?.length) return graphqlJs();
     answered.jit++;
-    if (++entry.answers === SERIALIZE_AFTER) entry.stringify = compiledSerializer(schema, document, operationName) ?? JSON.stringify;
+    if (++entry.answers === serializeAfter) entry.stringify = compiledSerializer(schema, document, operationName) ?? JSON.stringify;
     return { result, stringify: entry.stringify };
   };
 
