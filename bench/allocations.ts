@@ -3,10 +3,10 @@
  * profile shows where time goes, this shows the allocations that cost GC time and cache misses later, in code the
  * profile charges nothing to.
  *
- *   npm run build && node dist/bench/allocations.js [--only floor,rest-ids] [--warmup 3] [--duration 5] [--connections 8] [--top 25] [--env NAME=VALUE …]
+ *   npm run build && node dist/bench/allocations.js [--only floor,rest-ids,gql-ids] [--warmup 3] [--duration 5] [--connections 8] [--top 25] [--env NAME=VALUE …] [--node PATH]
  *
  * Seeds the bench database, starts each server as the bench does (bench/start-server.ts) with
- * bench/allocation-sampler.ts loaded, loads it with the 10-id REST read for `--warmup` seconds, then samples V8's
+ * bench/allocation-sampler.ts loaded, loads it with the 10-id read (REST's, or GraphQL's for `gql-ids`) for `--warmup` seconds, then samples V8's
  * allocations (one sample per 4 KB on average, collected objects included) for `--duration` seconds of the same
  * load, and prints the bytes per request in all and of the `--top` functions that allocated most themselves.
  * Allocation counts do not move with the neighbours as CPU time does.
@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
 import { envOption } from './scenarios.js';
-import { benchServer, loadRestIds } from './start-server.js';
+import { benchServer, loadRestIds, nodeVersion } from './start-server.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -30,6 +30,8 @@ const { values: args } = parseArgs({
     top: { type: 'string', default: '25' },
     /** NAME=VALUE for the service's environment (repeatable), e.g. `--env LOG_LEVEL=warn`; F gets none. */
     env: { type: 'string', multiple: true, default: [] },
+    /** The node that runs the servers (default: this one), e.g. `--node "$(npx -y node@24 -p process.execPath)"`. */
+    node: { type: 'string', default: process.execPath },
   },
 });
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -62,7 +64,7 @@ const work = mkdtempSync(join(tmpdir(), 'petstore-allocations-'));
 try {
   const db = await seedBenchDatabase(join(work, 'seed.db'));
   const load = (name: string, url: string, seconds: number) => loadRestIds(name, url, db.enterpriseKey, Number(args.connections), seconds);
-  log(`Bytes allocated per request (${args.duration} s sampled after ${args.warmup} s of warm-up, ${args.connections} connections, node ${process.version})`);
+  log(`Bytes allocated per request (${args.duration} s sampled after ${args.warmup} s of warm-up, ${args.connections} connections, node ${nodeVersion(args.node)})`);
   for (const name of args.only.split(',')) {
     const file = join(work, `${name}.db`);
     copyFileSync(db.file, file);
@@ -71,6 +73,7 @@ try {
       serviceEnv: envOption(args.env),
       env: { ALLOCATION_PROFILE: profileFile },
       nodeArgs: ['--import', sampler],
+      node: args.node,
     });
     const logged = (line: string) => readFileSync(join(work, `${name}.log`), 'utf8').includes(line);
     const waitFor = async (what: string, done: () => boolean) => {

@@ -3,7 +3,7 @@
  * output to a log file in `work`, resolved with its URL once it prints it. Used by threads.ts and allocations.ts;
  * run.ts and instructions.ts start theirs their own way (another node, valgrind) and wait with `announcedUrl`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectPath } from '../src/project-path.js';
@@ -23,6 +23,11 @@ export async function startServer(
   const child = spawn(node, [...startNodeArgs(projectPath('.')), ...nodeArgs, projectPath(script)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   return { child, url: await announcedUrl(name, child, logFile, 60_000) };
+}
+
+/** The version of the node at `path` (a tool's `--node`), `process.version` for this one. */
+export function nodeVersion(path: string): string {
+  return path === process.execPath ? process.version : spawnSync(path, ['--version'], { encoding: 'utf8' }).stdout.trim();
 }
 
 /**

@@ -13,14 +13,13 @@
  * another node (`--node "$(npx -y node@24 -p process.execPath)"`). Like every CPU
  * figure on a shared host, it moves with the neighbours: start from a quiet machine and compare within one run.
  */
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { seedBenchDatabase } from './seed.js';
 import { envOption } from './scenarios.js';
-import { benchServer, loadRestIds } from './start-server.js';
+import { benchServer, loadRestIds, nodeVersion } from './start-server.js';
 import { mainThreadSleeps } from './idle.js';
 
 const { values: args } = parseArgs({
@@ -54,8 +53,7 @@ const work = mkdtempSync(join(tmpdir(), 'petstore-threads-'));
 try {
   const db = await seedBenchDatabase(join(work, 'seed.db'));
   const load = (name: string, url: string, seconds: number) => loadRestIds(name, url, db.enterpriseKey, Number(args.connections), seconds);
-  const version = args.node === process.execPath ? process.version : spawnSync(args.node, ['--version'], { encoding: 'utf8' }).stdout.trim();
-  log(`CPU µs per request by thread (${args.duration} s measured after ${args.warmup} s of warm-up, ${args.connections} connections, node ${version})`);
+  log(`CPU µs per request by thread (${args.duration} s measured after ${args.warmup} s of warm-up, ${args.connections} connections, node ${nodeVersion(args.node)})`);
   for (const name of args.only.split(',')) {
     const file = join(work, `${name}.db`);
     copyFileSync(db.file, file);
