@@ -4,7 +4,7 @@
  * main thread (user time) from the kernel's part (system time: socket writes, the log file) and from V8's and
  * libuv's helper threads, which a CPU profile of the main thread cannot.
  *
- *   npm run build && node dist/bench/threads.js [--only floor,rest-ids,gql-ids] [--warmup 3] [--duration 6] [--connections 10] [--env NAME=VALUE …] [--node PATH]
+ *   npm run build && node dist/bench/threads.js [--only floor,rest-ids,gql-ids] [--warmup 3] [--duration 6] [--connections 10] [--env NAME=VALUE …] [--node PATH] [--by-thread]
  *
  * Seeds the bench database, starts each server as `npm run bench` does (production mode, its start command's node
  * flags, the request log to a file), loads it with the 10-id read for `--warmup` seconds, then measures for
@@ -30,6 +30,8 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '10' },
     /** NAME=VALUE for the service's environment (repeatable), e.g. `--env LOG_LEVEL=warn`. */
     env: { type: 'string', multiple: true, default: [] },
+    /** Also each other thread's CPU per request, by its id and name (V8's compiler and GC helpers, libuv's pool …). */
+    'by-thread': { type: 'boolean', default: false },
     /** The node that runs the servers (default: this one). */
     node: { type: 'string', default: process.execPath },
   },
@@ -69,19 +71,25 @@ try {
       let mainUser = 0;
       let mainSystem = 0;
       let others = 0;
+      const byThread: string[] = [];
       const main = `${server.child.pid}`;
       for (const [thread, end] of after) {
         const begin = before.get(thread) ?? { user: 0, system: 0 };
         if (thread.split(' ')[0] === main) {
           mainUser = end.user - begin.user;
           mainSystem = end.system - begin.system;
-        } else others += end.user - begin.user + end.system - begin.system;
+        } else {
+          const spent = end.user - begin.user + end.system - begin.system;
+          others += spent;
+          if (spent > 0) byThread.push(`${thread} ${perRequest(spent)}`);
+        }
       }
       log(
         `  ${name.padEnd(9)} ${ok} requests: main thread ${perRequest(mainUser)} user + ${perRequest(mainSystem)} system, ` +
           `other threads ${perRequest(others)}, in all ${perRequest(mainUser + mainSystem + others)} µs per request; ` +
           `the main thread slept ${(sleeps / ok).toFixed(3)} times per request`,
       );
+      if (args['by-thread']) log(`            other threads (tid name µs per request): ${byThread.join(', ') || 'none'}`);
     } finally {
       server.child.kill('SIGTERM');
     }
