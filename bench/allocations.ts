@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
 import { envOption } from './scenarios.js';
-import { benchServer, loadRestIds, nodeVersion } from './start-server.js';
+import { benchServer, loadIds, nodeVersion } from './start-server.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -63,7 +63,7 @@ const sampler = projectPath('dist/bench/allocation-sampler.js');
 const work = mkdtempSync(join(tmpdir(), 'petstore-allocations-'));
 try {
   const db = await seedBenchDatabase(join(work, 'seed.db'));
-  const load = (name: string, url: string, seconds: number) => loadRestIds(name, url, db.enterpriseKey, Number(args.connections), seconds);
+  const load = (name: string, url: string, seconds: number) => loadIds(name, url, db.enterpriseKey, Number(args.connections), seconds);
   log(`Bytes allocated per request (${args.duration} s sampled after ${args.warmup} s of warm-up, ${args.connections} connections, node ${nodeVersion(args.node)})`);
   for (const name of args.only.split(',')) {
     const file = join(work, `${name}.db`);

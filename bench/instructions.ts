@@ -31,8 +31,8 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
-import { announcedUrl, benchServiceEnv, writeOnce } from './start-server.js';
-import { envOption, GQL_IDS_REQUEST, REST_IDS_PATH, startNodeArgs } from './scenarios.js';
+import { announcedUrl, benchServiceEnv, checkGraphQLAnswer, idsRead, writeOnce } from './start-server.js';
+import { envOption, REST_IDS_PATH, startNodeArgs } from './scenarios.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -88,24 +88,10 @@ async function start(name: string, script: string, env: Record<string, string>, 
 
 /** Sends `amount` requests; returns how many were answered 2xx (a slow server under valgrind may lose a few to timeouts). */
 async function send(server: Server, key: string, amount: number): Promise<number> {
-  const request = server.graphql
-    ? { url: server.url + GQL_IDS_REQUEST.path, method: GQL_IDS_REQUEST.method, body: GQL_IDS_REQUEST.body, headers: { ...GQL_IDS_REQUEST.headers, 'X-API-Key': key } }
-    : { url: server.url + REST_IDS_PATH, headers: { 'X-API-Key': key } };
-  const result = await autocannon({ ...request, connections: CONNECTIONS, amount, timeout: 120 });
+  const result = await autocannon({ ...idsRead(server.url, key, server.graphql === true), connections: CONNECTIONS, amount, timeout: 120 });
   const ok = (result as unknown as Record<string, number>)['2xx'] ?? 0;
   if (ok < amount * 0.95) throw new Error(`${amount} requests sent, ${ok} answered 2xx (${result.non2xx} other, ${result.errors} errors)`);
   return ok;
-}
-
-/** A GraphQL answer is a 200 even with errors: the measured one must hold the ten pets, without errors. */
-async function checkGraphQLAnswer(server: Server, key: string): Promise<void> {
-  const res = await fetch(server.url + GQL_IDS_REQUEST.path, {
-    method: GQL_IDS_REQUEST.method,
-    headers: { ...(GQL_IDS_REQUEST.headers as Record<string, string>), 'X-API-Key': key },
-    body: GQL_IDS_REQUEST.body as string,
-  });
-  const answer = (await res.json()) as { errors?: unknown[]; data?: { pets?: { edges?: unknown[] } } };
-  if (res.status !== 200 || answer.errors || answer.data?.pets?.edges?.length !== 10) throw new Error(`unexpected GraphQL answer: ${res.status} ${JSON.stringify(answer).slice(0, 300)}`);
 }
 
 /** V8's compilers, at every tier, and deoptimisation: work whose amount depends on when tiering happens, not on the request. */
@@ -226,7 +212,7 @@ async function main() {
       // The service measured as it serves: after a write (bench/start-server.ts, writeOnce).
       if (id !== 'floor') await writeOnce(server.url, db.adminKey);
       server.graphql = id.startsWith('gql-ids');
-      if (server.graphql) await checkGraphQLAnswer(server, db.enterpriseKey);
+      if (server.graphql) await checkGraphQLAnswer(server.url, db.enterpriseKey);
       const figures = await measure(id, server, db.enterpriseKey);
       server.child.kill('SIGTERM');
       return [id, figures];

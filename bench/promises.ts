@@ -15,8 +15,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
-import { GQL_IDS_REQUEST, REST_IDS_PATH } from './scenarios.js';
-import { benchServer } from './start-server.js';
+import { benchServer, idsRead } from './start-server.js';
 
 const { values: args } = parseArgs({ options: { only: { type: 'string', default: 'floor,rest-ids,gql-ids' }, requests: { type: 'string', default: '4000' } } });
 const REQUESTS = Number(args.requests);
@@ -30,10 +29,7 @@ try {
     copyFileSync(db.file, file);
     const server = await benchServer(name, file, db, work, { nodeArgs: ['--import', projectPath('dist/bench/promise-counter.js')] });
     try {
-      const request =
-        name === 'gql-ids'
-          ? { url: server.url + GQL_IDS_REQUEST.path, method: GQL_IDS_REQUEST.method, body: GQL_IDS_REQUEST.body, headers: { ...GQL_IDS_REQUEST.headers, 'X-API-Key': db.enterpriseKey } }
-          : { url: server.url + REST_IDS_PATH, headers: { 'X-API-Key': db.enterpriseKey } };
+      const request = idsRead(server.url, db.enterpriseKey, name === 'gql-ids');
       const send = async (amount: number) => {
         const result = await autocannon({ ...request, connections: 8, amount });
         if (result.non2xx || result.errors) throw new Error(`${name}: ${result.non2xx} answers not 2xx, ${result.errors} errors`);

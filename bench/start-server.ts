@@ -93,13 +93,34 @@ export function benchServiceEnv(databaseFile: string): Record<string, string> {
   return { NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${databaseFile}`, BAN_THRESHOLD: '1000000' };
 }
 
+/** The 10-id read as autocannon's options, with the key: GraphQL's (`pets(filter: {ids})`, the bench's `gql-ids`) or REST's. */
+export function idsRead(url: string, key: string, graphql: boolean): { url: string; method?: autocannon.Request['method']; body?: string; headers: Record<string, string> } {
+  return graphql
+    ? {
+        url: url + GQL_IDS_REQUEST.path,
+        method: GQL_IDS_REQUEST.method,
+        body: GQL_IDS_REQUEST.body as string,
+        headers: { ...(GQL_IDS_REQUEST.headers as Record<string, string>), 'X-API-Key': key },
+      }
+    : { url: url + REST_IDS_PATH, headers: { 'X-API-Key': key } };
+}
+
+/** A GraphQL answer is a 200 even with errors: the read by ids must hold the ten pets, without errors. */
+export async function checkGraphQLAnswer(url: string, key: string): Promise<void> {
+  const { url: target, method, body, headers } = idsRead(url, key, true);
+  const res = await fetch(target, { method, headers, body });
+  const answer = (await res.json()) as { errors?: unknown[]; data?: { pets?: { edges?: unknown[] } } };
+  if (res.status !== 200 || answer.errors || answer.data?.pets?.edges?.length !== 10) throw new Error(`unexpected GraphQL answer: ${res.status} ${JSON.stringify(answer).slice(0, 300)}`);
+}
+
 /**
- * `seconds` of the 10-id read at `connections` clients: GraphQL's (`pets(filter: {ids})`, the bench's `gql-ids`)
- * when `name` is `gql-ids`, REST's otherwise; the number of answers, every one of them a 2xx or it throws.
+ * `seconds` of the 10-id read at `connections` clients: GraphQL's when `name` is `gql-ids` (one answer checked first),
+ * REST's otherwise; the number of answers, every one of them a 2xx or it throws.
  */
-export async function loadRestIds(name: string, url: string, key: string, connections: number, seconds: number): Promise<number> {
-  const read = name === 'gql-ids' ? { url: url + GQL_IDS_REQUEST.path, requests: [GQL_IDS_REQUEST] } : { url: url + REST_IDS_PATH };
-  const result = await autocannon({ ...read, connections, duration: seconds, headers: { 'X-API-Key': key } });
+export async function loadIds(name: string, url: string, key: string, connections: number, seconds: number): Promise<number> {
+  const graphql = name === 'gql-ids';
+  if (graphql) await checkGraphQLAnswer(url, key);
+  const result = await autocannon({ ...idsRead(url, key, graphql), connections, duration: seconds });
   const ok = (result as unknown as Record<string, number>)['2xx'] ?? 0;
   if (ok !== result.requests.total) throw new Error(`${name}: ${result.requests.total - ok} of ${result.requests.total} answers were not 2xx`);
   return ok;

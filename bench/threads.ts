@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { seedBenchDatabase } from './seed.js';
 import { envOption } from './scenarios.js';
-import { benchServer, loadRestIds, nodeVersion } from './start-server.js';
+import { benchServer, loadIds, nodeVersion } from './start-server.js';
 import { mainThreadSleeps } from './idle.js';
 
 const { values: args } = parseArgs({
@@ -54,7 +54,7 @@ function threadsCpu(pid: number): Map<string, { user: number; system: number }> 
 const work = mkdtempSync(join(tmpdir(), 'petstore-threads-'));
 try {
   const db = await seedBenchDatabase(join(work, 'seed.db'));
-  const load = (name: string, url: string, seconds: number) => loadRestIds(name, url, db.enterpriseKey, Number(args.connections), seconds);
+  const load = (name: string, url: string, seconds: number) => loadIds(name, url, db.enterpriseKey, Number(args.connections), seconds);
   log(`CPU µs per request by thread (${args.duration} s measured after ${args.warmup} s of warm-up, ${args.connections} connections, node ${nodeVersion(args.node)})`);
   for (const name of args.only.split(',')) {
     const file = join(work, `${name}.db`);

@@ -1,8 +1,9 @@
 /**
  * The two library patches `npm install` applies (patches/, through patch-package; docs/DECISIONS.md, "Patched
  * libraries"): graphql-jit's compiled code builds a leaf field's error locations and path only when the field
- * fails (and a list item that is not a promise is written without two closures), and type-graphql hands a resolver its arguments without a promise when they are not validated. Each test
- * here fails on the unpatched library, and shows that what the patch touches still behaves as before.
+ * fails (and a list item that is not a promise is written without two closures), and type-graphql hands a resolver
+ * its arguments without a promise when they are not validated (and makes its field lists once). The first test of each
+ * part fails on the unpatched library; the second shows that what the patch touches behaves as before.
  */
 import 'reflect-metadata';
 import { describe, it } from 'node:test';
@@ -107,6 +108,11 @@ describe('type-graphql, patched: arguments that are not validated reach the reso
     assert.ok(calls[0]!.filter instanceof PatchFilter);
     assert.ok(calls[0]!.page instanceof PatchPage);
     assert.deepEqual({ ...(calls[0]!.filter as object) }, { names: ['a', 'b'] });
+    // The converted arguments of a second call: the same classes and values, from field lists made once.
+    resolve(undefined, { filter: { names: ['c'] } }, {}, {} as never);
+    assert.ok(calls[1]!.filter instanceof PatchFilter);
+    assert.deepEqual({ ...(calls[1]!.filter as object) }, { names: ['c'] });
+    assert.deepEqual({ ...(calls[1]!.page as object) }, {});
   });
 
   it('when a validation function is set, then every argument is still validated before the resolver runs', async () => {
