@@ -1,7 +1,8 @@
 /**
  * Starts a server of the bench tools as `npm run bench` starts it: its start command's node flags (plus `nodeArgs`),
- * output to a log file in `work`, resolved with its URL once it prints it. Used by threads.ts and allocations.ts;
- * run.ts and instructions.ts start theirs their own way (another node, valgrind) and wait with `announcedUrl`.
+ * output to a log file in `work`, resolved with its URL once it prints it. Used by threads.ts, allocations.ts and
+ * promises.ts; run.ts and instructions.ts start theirs their own way (another node, valgrind) and wait with
+ * `announcedUrl`. The read by ids every tool sends (`idsRead`, `checkGraphQLAnswer`, `loadIds`) is here too.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
