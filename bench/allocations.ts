@@ -15,13 +15,13 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
 import { envOption } from './scenarios.js';
 import { benchServer, loadIds, nodeVersion } from './start-server.js';
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs(import.meta.url, {
   options: {
     only: { type: 'string', default: 'floor,rest-ids' },
     warmup: { type: 'string', default: '3' },

@@ -15,10 +15,10 @@
 import { hash } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import { REST_ANSWER_LINES } from './rest-answer-lines.js';
 
-const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '3' } } });
+const { values: args } = benchArgs(import.meta.url, { options: { rounds: { type: 'string', default: '3' } } });
 
 /** About 1 KB of JSON: a page of 10 pets with their categories (a REST read by 10 ids answers about 600 bytes). */
 const BODY = JSON.stringify({

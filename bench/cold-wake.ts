@@ -13,12 +13,12 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import { loadConfig } from '../src/config.js';
 import { createOrm } from '../src/db/orm.js';
 import { readerFork } from '../src/events/commit-signal.js';
 
-const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, 'idle-ms': { type: 'string', default: '2000' } } });
+const { values: args } = benchArgs(import.meta.url, { options: { rounds: { type: 'string', default: '5' }, 'idle-ms': { type: 'string', default: '2000' } } });
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-cold-wake-'));
 process.env.DATABASE_URL = `sqlite:${join(dir, 'scratch.db')}`;

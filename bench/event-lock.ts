@@ -12,10 +12,10 @@
  * kind the rate is capped at 1 / (hold time) however many connections or instances write.
  */
 import pg from 'pg';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import { createDatabase, dropDatabase } from '../src/db/pg-admin.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, connections: { type: 'string', default: '16' } } });
+const { values } = benchArgs(import.meta.url, { options: { seconds: { type: 'string', default: '5' }, connections: { type: 'string', default: '16' } } });
 const base = process.env.PG_URL;
 if (!base) throw new Error('Set PG_URL (e.g. postgres://postgres@127.0.0.1:5432/test).');
 const name = `petstore_lock_${process.pid}`;

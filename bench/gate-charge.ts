@@ -9,13 +9,13 @@
  * Copied into another build's dist/bench/ (`bash bench/build-ref.sh <commit>`), it measures that build's gate (a build
  * without `penaltyNow` prints – for it).
  */
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import { loadConfig } from '../src/config.js';
 import { createRateLimitGate } from '../src/rate-limit/index.js';
 import { memoryStore } from '../src/rate-limit/store.js';
 import type { Actor } from '../src/domain/index.js';
 
-const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '3' } } });
+const { values: args } = benchArgs(import.meta.url, { options: { rounds: { type: 'string', default: '3' } } });
 const N = 200_000;
 
 /** Nanoseconds per call of `f`, awaited one after another, after a warm-up of `N / 4`. */

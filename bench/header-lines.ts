@@ -17,7 +17,7 @@ import { createServer } from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import autocannon from 'autocannon';
 import { cpuMs, mainThreadSleeps } from './idle.js';
 import { REST_ANSWER_LINES } from './rest-answer-lines.js';
@@ -42,7 +42,7 @@ if (process.env.HEADER_LINES_SERVER) {
   server.keepAliveTimeout = 65_000;
   server.listen(0, '127.0.0.1', () => process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`));
 } else {
-  const { values: args } = parseArgs({
+  const { values: args } = benchArgs(import.meta.url, {
     options: {
       client: { type: 'string', default: 'autocannon' },
       rounds: { type: 'string', default: '8' },

@@ -7,9 +7,9 @@
  *   npm run build && node dist/bench/header-names.js [--rounds 3]
  */
 import { OutgoingMessage } from 'node:http';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 
-const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '3' } } });
+const { values: args } = benchArgs(import.meta.url, { options: { rounds: { type: 'string', default: '3' } } });
 
 const USUAL = [
   'X-RateLimit-Limit',

@@ -27,14 +27,14 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
 import { announcedUrl, benchServiceEnv, checkGraphQLAnswer, idsRead, writeOnce } from './start-server.js';
 import { envOption, REST_IDS_PATH, startNodeArgs } from './scenarios.js';
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs(import.meta.url, {
   options: {
     only: { type: 'string', default: 'floor,rest-ids' },
     requests: { type: 'string', default: '2000' },

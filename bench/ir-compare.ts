@@ -12,10 +12,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { benchArgs, refuse } from './cli.js';
 
-const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '40' } } });
-if (positionals.length !== 4) throw new Error('usage: ir-compare A.callgrind.N-01 REQUESTS_A B.callgrind.N-01 REQUESTS_B [--top 40]');
+const { values: args, positionals } = benchArgs(import.meta.url, { allowPositionals: true, options: { top: { type: 'string', default: '40' } } });
+if (positionals.length !== 4) refuse(import.meta.url, 'takes A.callgrind.N-01 REQUESTS_A B.callgrind.N-01 REQUESTS_B [--top 40]');
 const top = Number(args.top);
 
 interface CodeRange {

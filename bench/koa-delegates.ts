@@ -9,11 +9,11 @@
  */
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import Koa, { type Context } from 'koa';
 import { requestHeader } from '../src/http/context.js';
 
-const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '3' } } });
+const { values: args } = benchArgs(import.meta.url, { options: { rounds: { type: 'string', default: '3' } } });
 const app = new Koa();
 const contexts = Array.from({ length: 64 }, () => {
   const req = new IncomingMessage(new Socket());

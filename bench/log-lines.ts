@@ -10,11 +10,11 @@
  * build's logger; `valgrind --tool=callgrind node dist/bench/log-lines.js --lines N` counts its instructions (run it
  * with two values of N: the difference over the difference in lines is per line, start-up left out).
  */
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import { setImmediate as turn } from 'node:timers/promises';
 import { createLogger, flatLineLogger, REQUEST_LINE } from '../src/observability/logger.js';
 
-const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, lines: { type: 'string', default: '' } } });
+const { values: args } = benchArgs(import.meta.url, { options: { rounds: { type: 'string', default: '3' }, lines: { type: 'string', default: '' } } });
 const PER_TURN = 16;
 
 const logger = flatLineLogger(createLogger({ logLevel: 'info', env: 'production', logFlushMs: 100 }));

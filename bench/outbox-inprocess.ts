@@ -12,11 +12,11 @@ import 'reflect-metadata';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import { projectPath } from '../src/project-path.js';
 import { PET_COUNT } from './seed.js';
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs(import.meta.url, {
   options: {
     rounds: { type: 'string', default: '14' },
     batch: { type: 'string', default: '2000' },

@@ -13,7 +13,7 @@
  * per request (`npm run bench -- --cpu-prof --only floor,rest-ids`, then this on each profile).
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { benchArgs, refuse } from './cli.js';
 
 interface ProfileNode {
   id: number;
@@ -26,12 +26,12 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const { values: args, positionals } = parseArgs({
+const { values: args, positionals } = benchArgs(import.meta.url, {
   allowPositionals: true,
   options: { top: { type: 'string', default: '30' }, from: { type: 'string', default: '0' } },
 });
 const file = positionals[0];
-if (!file) throw new Error('usage: profile-summary FILE.cpuprofile [--top N] [--from SECONDS]');
+if (!file) refuse(import.meta.url, 'takes FILE.cpuprofile [--top N] [--from SECONDS]');
 const top = Number(args.top);
 const fromUs = Number(args.from) * 1e6;
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;

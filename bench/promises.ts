@@ -11,13 +11,13 @@
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import autocannon from 'autocannon';
 import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
 import { benchServer, checkGraphQLAnswer, idsRead } from './start-server.js';
 
-const { values: args } = parseArgs({ options: { only: { type: 'string', default: 'floor,rest-ids,gql-ids' }, requests: { type: 'string', default: '4000' } } });
+const { values: args } = benchArgs(import.meta.url, { options: { only: { type: 'string', default: 'floor,rest-ids,gql-ids' }, requests: { type: 'string', default: '4000' } } });
 const REQUESTS = Number(args.requests);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const work = mkdtempSync(join(tmpdir(), 'petstore-promises-'));

@@ -50,7 +50,7 @@ import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import autocannon from 'autocannon';
 import { seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
@@ -63,7 +63,7 @@ import { hostileReadRow, measureBesideHeavySubscriptions } from './hostile-subsc
 import { IDLE_TARGET_MS_PER_S, cpuMs, idleCpu } from './idle.js';
 import { createDatabase, dropDatabase } from '../src/db/pg-admin.js';
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs(import.meta.url, {
   options: {
     rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '3' },

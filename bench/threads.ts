@@ -16,13 +16,13 @@
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli.js';
 import { seedBenchDatabase } from './seed.js';
 import { envOption } from './scenarios.js';
 import { benchServer, loadIds, nodeVersion } from './start-server.js';
 import { mainThreadSleeps } from './idle.js';
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs(import.meta.url, {
   options: {
     only: { type: 'string', default: 'floor,rest-ids' },
     warmup: { type: 'string', default: '3' },

@@ -1,0 +1,72 @@
+/**
+ * The bench tools' command line, one way for all of them: node's `parseArgs` (strict: an option a tool does not
+ * know is refused), plus
+ *
+ * - `--help` / `-h`: prints the tool's own header comment (its usage, with examples) and exits 0;
+ * - a refused command line (an unknown option, a missing value, a number option given something else than a
+ *   number): one line on stderr saying what is wrong and how to see the options, exit status 2, no stack trace;
+ * - an option whose default is a number (`rounds: { type: 'string', default: '5' }`) takes only a number.
+ */
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+type Parsed<T extends ParseArgsConfig> = ReturnType<typeof parseArgs<T>>;
+
+/** A refused command line: its message is for the person who typed it. */
+class UsageError extends Error {}
+
+/** The leading `/** … *\/` comment of a tool's source, as plain text (its usage). */
+export function toolUsage(toolUrl: string): string {
+  const source = readFileSync(fileURLToPath(toolUrl), 'utf8');
+  const comment = /^(?:#![^\n]*\n)?\s*\/\*\*([\s\S]*?)\*\//.exec(source)?.[1];
+  if (!comment) return `${toolName(toolUrl)}: no usage written\n`;
+  return `${comment
+    .split('\n')
+    .map((line) => line.replace(/^\s*\* ?/, ''))
+    .join('\n')
+    .trim()}\n`;
+}
+
+function toolName(toolUrl: string): string {
+  return basename(fileURLToPath(toolUrl));
+}
+
+/** Checks what `parseArgs` leaves alone: a number option's value is a number. */
+function checkNumbers(config: ParseArgsConfig, values: Record<string, unknown>): void {
+  for (const [name, option] of Object.entries(config.options ?? {})) {
+    const fallback = option.default;
+    if (option.type !== 'string' || typeof fallback !== 'string' || !/^-?\d+(\.\d+)?$/.test(fallback)) continue;
+    const given = values[name];
+    if (typeof given === 'string' && (given.trim() === '' || !Number.isFinite(Number(given)))) {
+      throw new UsageError(`option --${name} takes a number (default ${fallback}), got ${JSON.stringify(given)}`);
+    }
+  }
+}
+
+/**
+ * Parses the tool's command line (`process.argv`) by `config`. `toolUrl` is the tool's `import.meta.url`: `--help`
+ * prints that file's header comment.
+ */
+export function benchArgs<T extends ParseArgsConfig>(toolUrl: string, config: T, argv = process.argv.slice(2)): Parsed<T> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(toolUsage(toolUrl));
+    process.exit(0);
+  }
+  try {
+    const parsed = parseArgs({ ...config, args: argv }) as Parsed<T>;
+    checkNumbers(config, parsed.values as Record<string, unknown>);
+    return parsed;
+  } catch (error) {
+    const known = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS_');
+    if (!known) throw error;
+    return refuse(toolUrl, (error as Error).message);
+  }
+}
+
+/** Refuses the command line: one line saying what is wrong and how to see the options, exit status 2. */
+export function refuse(toolUrl: string, message: string): never {
+  process.stderr.write(`${toolName(toolUrl)}: ${message}\n  (--help prints the options and examples)\n`);
+  process.exit(2);
+}
