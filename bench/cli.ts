@@ -5,9 +5,10 @@
  * - `--help` / `-h`: prints the tool's own header comment (its usage, with examples) and exits 0;
  * - a refused command line (an unknown option, a missing value, a number option given something else than a
  *   number): one line on stderr saying what is wrong and how to see the options, exit status 2, no stack trace;
- * - an option whose default is a number (`rounds: { type: 'string', default: '5' }`) takes only a number.
+ * - an option whose default is a number (`rounds: { type: 'string', default: '5' }`), or one named as a number
+ *   option, takes only a number; a value that starts with `-` goes after `=` (`--node-args=--no-flush-bytecode`).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -33,40 +34,53 @@ function toolName(toolUrl: string): string {
   return basename(fileURLToPath(toolUrl));
 }
 
-/** Checks what `parseArgs` leaves alone: a number option's value is a number. */
-function checkNumbers(config: ParseArgsConfig, values: Record<string, unknown>): void {
+/**
+ * Checks what `parseArgs` leaves alone: a number option's value, when given, is a number. Number options are those
+ * whose default is a number and those named in `numbers` (no default, or a default that means "not given").
+ */
+function checkNumbers(config: ParseArgsConfig, values: Record<string, unknown>, numbers: readonly string[]): void {
   for (const [name, option] of Object.entries(config.options ?? {})) {
     const fallback = option.default;
-    if (option.type !== 'string' || typeof fallback !== 'string' || !/^-?\d+(\.\d+)?$/.test(fallback)) continue;
+    const numeric = numbers.includes(name) || (typeof fallback === 'string' && /^-?\d+(\.\d+)?$/.test(fallback));
+    if (option.type !== 'string' || !numeric) continue;
     const given = values[name];
-    if (typeof given === 'string' && (given.trim() === '' || !Number.isFinite(Number(given)))) {
-      throw new UsageError(`option --${name} takes a number (default ${fallback}), got ${JSON.stringify(given)}`);
+    if (typeof given !== 'string' || given === fallback) continue;
+    if (given.trim() === '' || !Number.isFinite(Number(given))) {
+      throw new UsageError(`option --${name} takes a number${typeof fallback === 'string' && fallback !== '' ? ` (default ${fallback})` : ''}, got ${JSON.stringify(given)}`);
     }
   }
 }
 
 /**
  * Parses the tool's command line (`process.argv`) by `config`. `toolUrl` is the tool's `import.meta.url`: `--help`
- * prints that file's header comment.
+ * prints that file's header comment. `numbers`: options that take a number but have no numeric default.
  */
-export function benchArgs<T extends ParseArgsConfig>(toolUrl: string, config: T, argv = process.argv.slice(2)): Parsed<T> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(toolUsage(toolUrl));
+export function benchArgs<T extends ParseArgsConfig>(
+  toolUrl: string,
+  config: T,
+  { numbers = [], argv = process.argv.slice(2) }: { numbers?: readonly string[]; argv?: string[] } = {},
+): Parsed<T> {
+  const options = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
+  if (options.includes('--help') || options.includes('-h')) {
+    // Written at once: process.exit does not wait for a pipe to drain.
+    writeSync(1, toolUsage(toolUrl));
     process.exit(0);
   }
   try {
     const parsed = parseArgs({ ...config, args: argv }) as Parsed<T>;
-    checkNumbers(config, parsed.values as Record<string, unknown>);
+    checkNumbers(config, parsed.values as Record<string, unknown>, numbers);
     return parsed;
   } catch (error) {
     const known = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS_');
     if (!known) throw error;
-    return refuse(toolUrl, (error as Error).message);
+    // node's own messages can run over several lines (an ambiguous `--opt -x` explains itself): the first says it.
+    const first = (error as Error).message.split('\n')[0]!;
+    return refuse(toolUrl, first.endsWith('is ambiguous.') ? `${first} A value that starts with "-" goes after "=" (--name=-value).` : first);
   }
 }
 
 /** Refuses the command line: one line saying what is wrong and how to see the options, exit status 2. */
 export function refuse(toolUrl: string, message: string): never {
-  process.stderr.write(`${toolName(toolUrl)}: ${message}\n  (--help prints the options and examples)\n`);
+  writeSync(2, `${toolName(toolUrl)}: ${message}\n  (--help prints the options and examples)\n`);
   process.exit(2);
 }

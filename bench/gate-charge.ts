@@ -6,7 +6,7 @@
  *
  *   npm run build && node dist/bench/gate-charge.js [--rounds 3]
  *
- * Copied into another build's dist/bench/ (`bash bench/build-ref.sh <commit>`), it measures that build's gate (a build
+ * Copied with cli.js into another build's dist/bench/ (`bash bench/build-ref.sh <commit>`), it measures that build's gate (a build
  * without `penaltyNow` prints – for it).
  */
 import { benchArgs } from './cli.js';

@@ -6,7 +6,7 @@
  *
  *   npm run build && node dist/bench/log-lines.js [--rounds 3] > /dev/null
  *
- * Prints to stderr. Copied into another build's dist/bench/ (`bash bench/build-ref.sh <commit>`), it measures that
+ * Prints to stderr. Copied with cli.js into another build's dist/bench/ (`bash bench/build-ref.sh <commit>`), it measures that
  * build's logger; `valgrind --tool=callgrind node dist/bench/log-lines.js --lines N` counts its instructions (run it
  * with two values of N: the difference over the difference in lines is per line, start-up left out).
  */
@@ -14,7 +14,7 @@ import { benchArgs } from './cli.js';
 import { setImmediate as turn } from 'node:timers/promises';
 import { createLogger, flatLineLogger, REQUEST_LINE } from '../src/observability/logger.js';
 
-const { values: args } = benchArgs(import.meta.url, { options: { rounds: { type: 'string', default: '3' }, lines: { type: 'string', default: '' } } });
+const { values: args } = benchArgs(import.meta.url, { options: { rounds: { type: 'string', default: '3' }, lines: { type: 'string', default: '' } } }, { numbers: ['lines'] });
 const PER_TURN = 16;
 
 const logger = flatLineLogger(createLogger({ logLevel: 'info', env: 'production', logFlushMs: 100 }));

@@ -88,7 +88,7 @@ const { values: args } = benchArgs(import.meta.url, {
     /** F's usual CPU µs per request on the servers' node, when FLOOR_USUAL_CPU_US has none for it (or to override it). */
     'floor-usual': { type: 'string' },
   },
-});
+}, { numbers: ['floor-usual'] });
 const ROUNDS = Number(args.rounds);
 const againstEnv = envOption(args['against-env'].split(',').filter(Boolean));
 const DURATION = Number(args.duration);

@@ -27,8 +27,13 @@ test("--help prints the tool's usage from its header comment, with examples, and
 test('an unknown option, a number option given a word, a missing argument: one line, exit 2, no stack trace', () => {
   for (const [name, args, says] of [
     ['run', ['--round', '5'], /run\.js: Unknown option '--round'/],
-    ['run', ['--rounds', 'five'], /run\.js: option --rounds takes a number \(default 5\), got "five"/],
-    ['allocations', ['--duration', ''], /option --duration takes a number/],
+    ['header-names', ['--rounds', 'five'], /header-names\.js: option --rounds takes a number \(default 3\), got "five"/],
+    ['header-names', ['--rounds', ''], /option --rounds takes a number/],
+    // No numeric default, still a number: a word here would have made every run count (F's check against NaN).
+    ['run', ['--floor-usual', 'abc'], /run\.js: option --floor-usual takes a number, got "abc"/],
+    ['idle-gap', ['--gaps', '5,x'], /idle-gap\.js: --gaps takes seconds separated by commas/],
+    // node's message for a value that starts with a dash runs over three lines: one is printed.
+    ['idle-gap', ['--node-args', '--no-flush-bytecode'], /idle-gap\.js: .*--node-args/],
     ['ir-compare', ['a.callgrind.1-01'], /ir-compare\.js: takes A\.callgrind/],
     ['profile-summary', [], /profile-summary\.js: takes FILE\.cpuprofile/],
   ] as const) {
@@ -36,6 +41,7 @@ test('an unknown option, a number option given a word, a missing argument: one l
     assert.equal(result.status, 2, `${name} ${args.join(' ')}: ${result.stderr}`);
     assert.match(result.stderr, says);
     assert.match(result.stderr, /--help prints the options and examples/);
+    assert.equal(result.stderr.trimEnd().split('\n').length, 2, `one line and the hint: ${result.stderr}`);
     assert.doesNotMatch(result.stderr, /^\s+at /m, 'no stack trace');
     assert.equal(result.stdout, '');
   }
