@@ -19,7 +19,7 @@ type Parsed<T extends ParseArgsConfig> = ReturnType<typeof parseArgs<T>>;
 class UsageError extends Error {}
 
 /** The leading `/** … *\/` comment of a tool's source, as plain text (its usage). */
-export function toolUsage(toolUrl: string): string {
+function toolUsage(toolUrl: string): string {
   const source = readFileSync(fileURLToPath(toolUrl), 'utf8');
   const comment = /^(?:#![^\n]*\n)?\s*\/\*\*([\s\S]*?)\*\//.exec(source)?.[1];
   if (!comment) return `${toolName(toolUrl)}: no usage written\n`;

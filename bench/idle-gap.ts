@@ -7,8 +7,8 @@
  * Written for the full `npm run bench` of 2026-11-29 (docs/PERFORMANCE-LOG.md), where the service's REST read, the
  * first of its scenarios after ~45 s of serving nothing, cost ~30% more than its limiter-off twin round after round.
  * One run of this tool showed it (50 s after shorter gaps: 167 against 132 with no gap and 121–126 after shorter
- * gaps, 138 in the 3 s after); a lone
- * 50 s gap did not, with or without the V8 flags tried. Kept to chase it: the gaps and the node flags are options.
+ * gaps, 138 in the 3 s after); a lone 50 s gap did not, with or without the V8 flags tried. Kept to chase it: the
+ * gaps and the node flags are options.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -33,7 +33,7 @@ test('an unknown option, a number option given a word, a missing argument: one l
     ['run', ['--floor-usual', 'abc'], /run\.js: option --floor-usual takes a number, got "abc"/],
     ['idle-gap', ['--gaps', '5,x'], /idle-gap\.js: --gaps takes seconds separated by commas/],
     // node's message for a value that starts with a dash runs over three lines: one is printed.
-    ['idle-gap', ['--node-args', '--no-flush-bytecode'], /idle-gap\.js: .*--node-args/],
+    ['idle-gap', ['--node-args', '--no-flush-bytecode'], /idle-gap\.js: .*--node-args.* goes after "=" \(--name=-value\)/],
     ['ir-compare', ['a.callgrind.1-01'], /ir-compare\.js: takes A\.callgrind/],
     ['profile-summary', [], /profile-summary\.js: takes FILE\.cpuprofile/],
   ] as const) {
