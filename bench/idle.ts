@@ -4,7 +4,7 @@
  * ceiling within a few seconds). On SQLite, and on PostgreSQL when PG_URL is set. Target ≤ 5 ms of
  * CPU per second.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** CPU time (user + system) a process has used so far, in ms (Linux, clock ticks of 10 ms). */
 export function cpuMs(pid: number): number {
@@ -15,6 +15,35 @@ export function cpuMs(pid: number): number {
 /** How often a process's main thread has gone to sleep so far (waiting for a socket, a timer, a lock): its voluntary context switches. */
 export function mainThreadSleeps(pid: number): number {
   return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+}
+
+/** Each thread's user and system CPU so far, in ms (clock ticks of 10 ms), by "tid name". */
+export function threadsCpu(pid: number): Map<string, { user: number; system: number }> {
+  const out = new Map<string, { user: number; system: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(`${tid} ${name}`, { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 });
+  }
+  return out;
+}
+
+/** Where a process's CPU went between two `threadsCpu` readings, in ms: its main thread's user and system time, and every other thread's. */
+export function cpuSplit(pid: number, before: ReturnType<typeof threadsCpu>, after: ReturnType<typeof threadsCpu>) {
+  const split = { mainUser: 0, mainSystem: 0, others: 0, byThread: new Map<string, number>() };
+  for (const [thread, end] of after) {
+    const begin = before.get(thread) ?? { user: 0, system: 0 };
+    if (thread.split(' ')[0] === String(pid)) {
+      split.mainUser = end.user - begin.user;
+      split.mainSystem = end.system - begin.system;
+    } else {
+      const spent = end.user - begin.user + end.system - begin.system;
+      split.others += spent;
+      if (spent > 0) split.byThread.set(thread, spent);
+    }
+  }
+  return split;
 }
 
 export const IDLE_TARGET_MS_PER_S = 5;

@@ -37,11 +37,14 @@
  *                                      # here with the request log written line by line as the other side
  *   npm run bench -- --node "$(npx -y node@24 -p process.execPath)"
  *                                      # every server on another node binary (the load generator stays on this one)
+ *   npm run bench -- --threads         # each round's line also splits the server's CPU per request: main thread
+ *                                      # user + system, other threads (V8's GC and compiler, libuv), main-thread sleeps
  *
  * Every ratio is reported from the serving processes' CPU time per request first (op/s moves with the
  * neighbours on a shared machine), op/s second. A run counts toward a target only when it was quiet: the
- * load average below 0.5 at its start, and F's CPU per request within 10% of its usual value on that node
- * (FLOOR_USUAL_CPU_US); the report says whether it was. A target is met when two such runs both meet it.
+ * load average below 0.5 at its start (the run first waits up to 2 minutes for it, as `npm run bench`'s own build
+ * lifts it), and F's CPU per request within 10% of its usual value on that node (FLOOR_USUAL_CPU_US); the report
+ * says whether it was. A target is met when two such runs both meet it.
  *
  * Every service runs with the node flags of its build's start command (package.json's `start`), as served.
  */
@@ -60,7 +63,7 @@ import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
 import { measureBesideHangingWebhook } from './hostile-webhooks.js';
 import { hostileReadRow, measureBesideHeavySubscriptions } from './hostile-subscriptions.js';
-import { IDLE_TARGET_MS_PER_S, cpuMs, idleCpu } from './idle.js';
+import { IDLE_TARGET_MS_PER_S, cpuMs, cpuSplit, idleCpu, mainThreadSleeps, threadsCpu } from './idle.js';
 import { createDatabase, dropDatabase } from '../src/db/pg-admin.js';
 
 const { values: args } = benchArgs(import.meta.url, {
@@ -85,6 +88,18 @@ const { values: args } = benchArgs(import.meta.url, {
     'against-env': { type: 'string', default: '' },
     /** The node binary every server runs on (default: this one). */
     node: { type: 'string' },
+    /**
+     * Also where each measured load's CPU went in its server, per request, on each round's line: the main thread's
+     * user + system time, V8's and libuv's other threads, and how often the main thread slept (fewer sleeps per
+     * request: more requests handled per turn of the event loop).
+     */
+    threads: { type: 'boolean', default: false },
+    /** Node flags for every server of this build (after its start command's own), e.g. `--node-args=--trace-gc`. */
+    'node-args': { type: 'string', default: '' },
+    /** Seconds every server sits idle after each round (the gap a full run leaves between a service's loads, made longer). */
+    pause: { type: 'string', default: '0' },
+    /** A directory to copy the servers' logs into at the end (their output, with what --node-args made node print). */
+    'keep-logs': { type: 'string' },
     /** F's usual CPU µs per request on the servers' node, when FLOOR_USUAL_CPU_US has none for it (or to override it). */
     'floor-usual': { type: 'string' },
   },
@@ -94,6 +109,7 @@ const againstEnv = envOption(args['against-env'].split(',').filter(Boolean));
 const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
+const PAUSE = Number(args.pause);
 const REDIS_URL = process.env.REDIS_URL;
 /** The node binary the servers run on, and its version. */
 const SERVER_NODE = args.node ? resolve(args.node) : process.execPath;
@@ -106,8 +122,20 @@ const SERVER_NODE_VERSION = execFileSync(SERVER_NODE, ['-p', 'process.version'],
  */
 const FLOOR_USUAL_CPU_US: Record<string, number> = { '20': 118 };
 const floorUsual = args['floor-usual'] ? Number(args['floor-usual']) : FLOOR_USUAL_CPU_US[SERVER_NODE_VERSION.replace(/^v(\d+)\..*$/, '$1')];
-/** The 1-minute load average when the run started: 0.5 or more means other work was running. */
-const LOAD_AT_START = loadavg()[0]!;
+/** The load average under which a run starts quiet, and how long a run waits for it before it starts anyway. */
+const QUIET_LOAD = 0.5;
+const QUIET_WAIT_S = 120;
+/**
+ * The 1-minute load average when the run started: 0.5 or more means other work was running. `npm run bench` compiles
+ * first, which alone lifts it over 0.5 on 2 cores: the run waits (up to QUIET_WAIT_S) for it to fall back, and a
+ * run that starts over it all the same does not count.
+ */
+const LOAD_AT_START = await (async () => {
+  if (loadavg()[0]! < QUIET_LOAD) return loadavg()[0]!;
+  process.stdout.write(`load average ${loadavg()[0]!.toFixed(2)}: waiting up to ${QUIET_WAIT_S} s for it to fall under ${QUIET_LOAD} (the build before the run lifts it)\n`);
+  for (const deadline = Date.now() + QUIET_WAIT_S * 1000; loadavg()[0]! >= QUIET_LOAD && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 2000));
+  return loadavg()[0]!;
+})();
 const PG_URL = process.env.PG_URL;
 
 interface Service {
@@ -125,6 +153,8 @@ interface Run {
   non2xx: number;
   unexpected: number;
   errors: number;
+  /** With --threads: the line's CPU split per request (main thread user + system, other threads, main-thread sleeps). */
+  split?: string;
 }
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
@@ -180,7 +210,10 @@ async function stop(service: Service) {
 /** `keys`: the service's keys; the scenario's own are sent (keyedRequests). */
 async function fire(service: Service, scenario: Scenario, keys: BenchKeys, seconds: number): Promise<Run> {
   const { key, requests } = keyedRequests(scenario, keys);
-  const cpuBefore = cpuMs(service.child.pid!);
+  const pid = service.child.pid!;
+  const threadsBefore = args.threads ? threadsCpu(pid) : undefined;
+  const sleepsBefore = args.threads ? mainThreadSleeps(pid) : 0;
+  const cpuBefore = cpuMs(pid);
   const result = await autocannon({
     url: service.url,
     connections: scenario.connections ?? CONNECTIONS,
@@ -192,7 +225,14 @@ async function fire(service: Service, scenario: Scenario, keys: BenchKeys, secon
   const expected = scenario.expect === 429 ? 0 : byStatus[`${Math.floor(scenario.expect / 100)}xx`] ?? 0;
   const unexpected = scenario.expect === 429 ? result.requests.total - result.non2xx : result.requests.total - expected;
   const ops = result.requests.total / scenario.requestsPerOp;
+  let split: string | undefined;
+  if (threadsBefore) {
+    const { mainUser, mainSystem, others } = cpuSplit(pid, threadsBefore, threadsCpu(pid));
+    const us = (ms: number) => ((ms * 1000) / ops).toFixed(0);
+    split = `main ${us(mainUser)} user + ${us(mainSystem)} sys, others ${us(others)} µs/op, ${((mainThreadSleeps(pid) - sleepsBefore) / ops).toFixed(2)} sleeps/op`;
+  }
   return {
+    split,
     opsPerSec: ops / result.duration,
     cpuMsPerOp: (cpuMs(service.child.pid!) - cpuBefore) / ops,
     p50: result.latency.p50,
@@ -245,7 +285,7 @@ async function main() {
       ...Object.fromEntries(['WEBHOOK_POLL_MS', 'SUBSCRIPTION_POLL_MS'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
     });
     // Each build runs with the node flags of its own start command (`npm start`), as it is served.
-    const ownNodeArgs = startNodeArgs(projectPath('.'));
+    const ownNodeArgs = [...startNodeArgs(projectPath('.')), ...args['node-args'].split(' ').filter(Boolean)];
     const profDir = projectPath('bench/profiles');
     if (args['cpu-prof']) mkdirSync(profDir, { recursive: true });
     const wanted = new Set<ServiceName>(
@@ -337,11 +377,12 @@ async function main() {
 
     const runs = new Map<string, Run[]>(scenarios.map((s) => [s.id, []]));
     for (let round = 1; round <= ROUNDS; round++) {
-      log(`round ${round}/${ROUNDS}`);
+      if (round > 1 && PAUSE > 0) await new Promise((resolve) => setTimeout(resolve, PAUSE * 1000));
+      log(`round ${round}/${ROUNDS} (${new Date().toISOString().slice(11, 19)})`);
       for (const s of scenarios) {
         const run = await fire(services.get(s.service)!, s, keyFor(s), DURATION);
         runs.get(s.id)!.push(run);
-        log(`  ${s.id.padEnd(20)} ${(run.cpuMsPerOp * 1000).toFixed(0).padStart(5)} CPU µs/op  ${run.opsPerSec.toFixed(0).padStart(6)} op/s  p50 ${run.p50} ms  p99 ${run.p99} ms  non-2xx ${run.non2xx}`);
+        log(`  ${s.id.padEnd(20)} ${(run.cpuMsPerOp * 1000).toFixed(0).padStart(5)} CPU µs/op  ${run.opsPerSec.toFixed(0).padStart(6)} op/s  p50 ${run.p50} ms  p99 ${run.p99} ms  non-2xx ${run.non2xx}${run.split ? `  (${run.split})` : ''}`);
       }
     }
     const rssEnd = new Map([...services].map(([name, s]) => [name, rssKb(s.child.pid!)]));
@@ -351,6 +392,10 @@ async function main() {
     closeSink();
     if (REDIS_URL && services.has('redis')) await dropRedisKeys(REDIS_URL, redisPrefix).catch(() => {});
     if (pgCreated) await dropDatabase(PG_URL!, pgDatabase).catch((error: Error) => log(`could not drop ${pgDatabase}: ${error.message}`));
+    if (args['keep-logs']) {
+      mkdirSync(args['keep-logs'], { recursive: true });
+      for (const name of services.keys()) copyFileSync(join(work, `${name}.log`), join(args['keep-logs'], `${name}.log`));
+    }
     rmSync(work, { recursive: true, force: true });
   }
 }
@@ -369,7 +414,7 @@ function report(
   const floorRuns = runs.get('floor');
   const floorCpu = floorRuns ? median(floorRuns.map((r) => r.cpuMsPerOp)) * 1000 : undefined;
   const reasons: string[] = [];
-  if (LOAD_AT_START >= 0.5) reasons.push(`the load average was ${LOAD_AT_START.toFixed(2)} at the start (≥ 0.5)`);
+  if (LOAD_AT_START >= QUIET_LOAD) reasons.push(`the load average was ${LOAD_AT_START.toFixed(2)} at the start (≥ ${QUIET_LOAD}, after waiting up to ${QUIET_WAIT_S} s)`);
   if (floorCpu === undefined) reasons.push('F was not measured (add floor to --only)');
   else if (floorUsual === undefined) reasons.push(`F has no usual value on node ${SERVER_NODE_VERSION} (give --floor-usual)`);
   else if (Math.abs(floorCpu / floorUsual - 1) > 0.1) reasons.push(`F measured ${floorCpu.toFixed(0)} CPU µs/op, ${pct(floorCpu / floorUsual - 1)} from its usual ${floorUsual} (more than 10%)`);

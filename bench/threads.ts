@@ -13,14 +13,14 @@
  * another node (`--node "$(npx -y node@24 -p process.execPath)"`). Like every CPU
  * figure on a shared host, it moves with the neighbours: start from a quiet machine and compare within one run.
  */
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli.js';
 import { seedBenchDatabase } from './seed.js';
 import { envOption } from './scenarios.js';
 import { benchServer, loadIds, nodeVersion } from './start-server.js';
-import { mainThreadSleeps } from './idle.js';
+import { cpuSplit, mainThreadSleeps, threadsCpu } from './idle.js';
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
@@ -39,18 +39,6 @@ const { values: args } = benchArgs(import.meta.url, {
 const serviceEnv = envOption(args.env);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-/** Each thread's user and system CPU so far, in ms (clock ticks of 10 ms), by "tid name". */
-function threadsCpu(pid: number): Map<string, { user: number; system: number }> {
-  const out = new Map<string, { user: number; system: number }>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(`${tid} ${name}`, { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 });
-  }
-  return out;
-}
-
 const work = mkdtempSync(join(tmpdir(), 'petstore-threads-'));
 try {
   const db = await seedBenchDatabase(join(work, 'seed.db'));
@@ -68,22 +56,8 @@ try {
       const after = threadsCpu(server.child.pid!);
       const sleeps = mainThreadSleeps(server.child.pid!) - sleepsBefore;
       const perRequest = (ms: number) => ((ms * 1000) / ok).toFixed(1);
-      let mainUser = 0;
-      let mainSystem = 0;
-      let others = 0;
-      const byThread: string[] = [];
-      const main = `${server.child.pid}`;
-      for (const [thread, end] of after) {
-        const begin = before.get(thread) ?? { user: 0, system: 0 };
-        if (thread.split(' ')[0] === main) {
-          mainUser = end.user - begin.user;
-          mainSystem = end.system - begin.system;
-        } else {
-          const spent = end.user - begin.user + end.system - begin.system;
-          others += spent;
-          if (spent > 0) byThread.push(`${thread} ${perRequest(spent)}`);
-        }
-      }
+      const { mainUser, mainSystem, others, byThread: spentBy } = cpuSplit(server.child.pid!, before, after);
+      const byThread = [...spentBy].map(([thread, spent]) => `${thread} ${perRequest(spent)}`);
       log(
         `  ${name.padEnd(9)} ${ok} requests: main thread ${perRequest(mainUser)} user + ${perRequest(mainSystem)} system, ` +
           `other threads ${perRequest(others)}, in all ${perRequest(mainUser + mainSystem + others)} µs per request; ` +
