@@ -17,30 +17,37 @@ export function mainThreadSleeps(pid: number): number {
   return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))?.[1] ?? NaN);
 }
 
-/** Each thread's user and system CPU so far, in ms (clock ticks of 10 ms), by "tid name". */
-export function threadsCpu(pid: number): Map<string, { user: number; system: number }> {
-  const out = new Map<string, { user: number; system: number }>();
+/** Each thread's name and user and system CPU so far, in ms (clock ticks of 10 ms), by thread id; a thread that exits while it is read is left out. */
+export function threadsCpu(pid: number): Map<string, { name: string; user: number; system: number }> {
+  const out = new Map<string, { name: string; user: number; system: number }>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(`${tid} ${name}`, { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 });
+    out.set(tid, { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 });
   }
   return out;
 }
 
-/** Where a process's CPU went between two `threadsCpu` readings, in ms: its main thread's user and system time, and every other thread's. */
+/**
+ * Where a process's CPU went between two `threadsCpu` readings, in ms: its main thread's user and system time, and
+ * every other thread's (by "tid name"). A thread that ended between the readings is not counted: its CPU is lost.
+ */
 export function cpuSplit(pid: number, before: ReturnType<typeof threadsCpu>, after: ReturnType<typeof threadsCpu>) {
   const split = { mainUser: 0, mainSystem: 0, others: 0, byThread: new Map<string, number>() };
-  for (const [thread, end] of after) {
-    const begin = before.get(thread) ?? { user: 0, system: 0 };
-    if (thread.split(' ')[0] === String(pid)) {
+  for (const [tid, end] of after) {
+    const begin = before.get(tid) ?? { user: 0, system: 0 };
+    if (tid === String(pid)) {
       split.mainUser = end.user - begin.user;
       split.mainSystem = end.system - begin.system;
     } else {
       const spent = end.user - begin.user + end.system - begin.system;
       split.others += spent;
-      if (spent > 0) split.byThread.set(thread, spent);
+      if (spent > 0) split.byThread.set(`${tid} ${end.name}`, spent);
     }
   }
   return split;

@@ -39,21 +39,23 @@
  *                                      # every server on another node binary (the load generator stays on this one)
  *   npm run bench -- --threads         # each round's line also splits the server's CPU per request: main thread
  *                                      # user + system, other threads (V8's GC and compiler, libuv), main-thread sleeps
+ *   npm run bench -- --only floor,rest-ids,rest-ids-keys,rest-order --pause 40 --threads --node-args=--trace-gc --keep-logs /tmp/gc
+ *                                      # every server idle 40 s after each round, with more node flags; their logs kept
  *
  * Every ratio is reported from the serving processes' CPU time per request first (op/s moves with the
  * neighbours on a shared machine), op/s second. A run counts toward a target only when it was quiet: the
- * load average below 0.5 at its start (the run first waits up to 2 minutes for it, as `npm run bench`'s own build
- * lifts it), and F's CPU per request within 10% of its usual value on that node (FLOOR_USUAL_CPU_US); the report
+ * load average below 0.5 at its start (every run first waits up to 2 minutes for it, as `npm run bench`'s own
+ * build lifts it), and F's CPU per request within 10% of its usual value on that node (FLOOR_USUAL_CPU_US); the report
  * says whether it was. A target is met when two such runs both meet it.
  *
  * Every service runs with the node flags of its build's start command (package.json's `start`), as served.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { benchArgs } from './cli.js';
+import { benchArgs, refuse } from './cli.js';
 import autocannon from 'autocannon';
 import { seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
@@ -110,6 +112,7 @@ const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
 const PAUSE = Number(args.pause);
+if (PAUSE < 0) refuse(import.meta.url, `--pause takes seconds (0 or more), got ${args.pause}`);
 const REDIS_URL = process.env.REDIS_URL;
 /** The node binary the servers run on, and its version. */
 const SERVER_NODE = args.node ? resolve(args.node) : process.execPath;
@@ -127,14 +130,15 @@ const QUIET_LOAD = 0.5;
 const QUIET_WAIT_S = 120;
 /**
  * The 1-minute load average when the run started: 0.5 or more means other work was running. `npm run bench` compiles
- * first, which alone lifts it over 0.5 on 2 cores: the run waits (up to QUIET_WAIT_S) for it to fall back, and a
- * run that starts over it all the same does not count.
+ * first, which alone lifts it over 0.5 on 2 cores: every run (--idle, --soak and --events too) first waits up to
+ * QUIET_WAIT_S for it to fall back, and a run that starts over it all the same does not count.
  */
 const LOAD_AT_START = await (async () => {
-  if (loadavg()[0]! < QUIET_LOAD) return loadavg()[0]!;
-  process.stdout.write(`load average ${loadavg()[0]!.toFixed(2)}: waiting up to ${QUIET_WAIT_S} s for it to fall under ${QUIET_LOAD} (the build before the run lifts it)\n`);
-  for (const deadline = Date.now() + QUIET_WAIT_S * 1000; loadavg()[0]! >= QUIET_LOAD && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 2000));
-  return loadavg()[0]!;
+  let load = loadavg()[0]!;
+  if (load < QUIET_LOAD) return load;
+  process.stdout.write(`load average ${load.toFixed(2)}: waiting up to ${QUIET_WAIT_S} s for it to fall under ${QUIET_LOAD} (a build just before lifts it)\n`);
+  for (const deadline = Date.now() + QUIET_WAIT_S * 1000; load >= QUIET_LOAD && Date.now() < deadline; load = loadavg()[0]!) await new Promise((r) => setTimeout(r, 2000));
+  return load;
 })();
 const PG_URL = process.env.PG_URL;
 
@@ -392,11 +396,21 @@ async function main() {
     closeSink();
     if (REDIS_URL && services.has('redis')) await dropRedisKeys(REDIS_URL, redisPrefix).catch(() => {});
     if (pgCreated) await dropDatabase(PG_URL!, pgDatabase).catch((error: Error) => log(`could not drop ${pgDatabase}: ${error.message}`));
-    if (args['keep-logs']) {
-      mkdirSync(args['keep-logs'], { recursive: true });
-      for (const name of services.keys()) copyFileSync(join(work, `${name}.log`), join(args['keep-logs'], `${name}.log`));
+    try {
+      // Every server's log that was written, a failed start's too; a copy that fails is said, not thrown.
+      if (args['keep-logs']) {
+        mkdirSync(args['keep-logs'], { recursive: true });
+        for (const file of readdirSync(work).filter((f) => f.endsWith('.log'))) {
+          try {
+            copyFileSync(join(work, file), join(args['keep-logs'], file));
+          } catch (error) {
+            log(`could not keep ${file}: ${(error as Error).message}`);
+          }
+        }
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
     }
-    rmSync(work, { recursive: true, force: true });
   }
 }
 

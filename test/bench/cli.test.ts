@@ -32,6 +32,7 @@ test('an unknown option, a number option given a word, a missing argument: one l
     // No numeric default, still a number: a word here would have made every run count (F's check against NaN).
     ['run', ['--floor-usual', 'abc'], /run\.js: option --floor-usual takes a number, got "abc"/],
     ['run', ['--pause', 'soon'], /run\.js: option --pause takes a number \(default 0\), got "soon"/],
+    ['run', ['--pause=-5'], /run\.js: --pause takes seconds \(0 or more\), got -5/],
     ['idle-gap', ['--gaps', '5,x'], /idle-gap\.js: --gaps takes seconds separated by commas/],
     // node's message for a value that starts with a dash runs over three lines: one is printed.
     ['idle-gap', ['--node-args', '--no-flush-bytecode'], /idle-gap\.js: .*--node-args.* goes after "=" \(--name=-value\)/],
