@@ -314,11 +314,10 @@ async function main() {
     if (wanted.has('redis')) {
       starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }, work, ownNodeArgs));
     }
-    if (args.against) {
-      const root = resolve(args.against);
-      const nodeArgs = [...startNodeArgs(root), ...args['against-node-args'].split(' ').filter(Boolean)];
-      starting.push(start('against', join(root, 'dist/src/main.js'), { ...serviceEnv('against'), ...againstEnv }, work, nodeArgs));
-    }
+    // The --against build: its own start command's flags, then --against-node-args (on SQLite and on PostgreSQL alike).
+    const againstRoot = args.against ? resolve(args.against) : undefined;
+    const againstNodeArgs = againstRoot ? [...startNodeArgs(againstRoot), ...args['against-node-args'].split(' ').filter(Boolean)] : [];
+    if (againstRoot) starting.push(start('against', join(againstRoot, 'dist/src/main.js'), { ...serviceEnv('against'), ...againstEnv }, work, againstNodeArgs));
     if (wanted.has('postgres')) {
       t = performance.now();
       const url = await createDatabase(PG_URL!, pgDatabase);
@@ -329,12 +328,9 @@ async function main() {
       log(`seeded ${PET_COUNT} pets on PostgreSQL (${pgDatabase}) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
       starting.push(start('postgres', 'dist/src/main.js', { ...serviceEnv('postgres'), DATABASE_URL: url }, work, [...ownNodeArgs, ...profArgs('postgres')]));
       // Before/after on PostgreSQL: the --against build on the same database (orders rotate over 10,000 pets of ample stock).
-      if (args.against) {
+      if (againstRoot) {
         starting.push(
-          start('against-postgres', join(resolve(args.against), 'dist/src/main.js'), { ...serviceEnv('against-postgres'), DATABASE_URL: url, ...againstEnv }, work, [
-            ...startNodeArgs(resolve(args.against)),
-            ...args['against-node-args'].split(' ').filter(Boolean),
-          ]),
+          start('against-postgres', join(againstRoot, 'dist/src/main.js'), { ...serviceEnv('against-postgres'), DATABASE_URL: url, ...againstEnv }, work, againstNodeArgs),
         );
         keysOf.set('against-postgres', keysOf.get('postgres')!);
       }
