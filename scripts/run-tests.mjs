@@ -25,11 +25,7 @@ if (selected.length === 0) {
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
 // A hang (something left open keeps a test process alive) fails the run instead of stalling CI.
 const minutes = Number(process.env.TEST_TIMEOUT_MINUTES ?? 35);
-// Every test process loads MikroORM through src/db/orm-contexts.ts first, whatever a test file imports first (the
-// service's entry points import it first themselves: test/db/orm-contexts.test.ts checks src/app.ts without this
-// preload, and the tests that start dist/src/main.js as a process would fail if it did not).
-const preload = ['--import', './dist/src/db/orm-contexts.js'];
-const result = spawnSync(process.execPath, [...preload, '--test', `--test-concurrency=${concurrency}`, ...process.argv.slice(2), ...selected], {
+const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...process.argv.slice(2), ...selected], {
   stdio: 'inherit',
   env: { ...process.env, NODE_ENV: 'test' },
   timeout: minutes * 60_000,

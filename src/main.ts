@@ -1,7 +1,5 @@
 /** Process entry: config → app → listen; SIGTERM/SIGINT shut down gracefully, also one that comes while it starts. */
 import 'reflect-metadata';
-// Before anything loads MikroORM (its async contexts, switched on only while in use: src/db/orm-contexts.ts).
-import './db/orm-contexts.js';
 import { constants as osConstants } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type Config } from './config.js';

@@ -1,8 +1,6 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-// Before @mikro-orm/core, which it loads first (its async contexts, on only while in use): keep it above.
-import { ormContextsScoped } from './orm-contexts.js';
 import { MikroORM, type Options } from '@mikro-orm/core';
 import { BaseSqlitePlatform, type AbstractSqlDriver } from '@mikro-orm/knex';
 import { ENTITIES } from '../domain/entities/index.js';
@@ -85,8 +83,6 @@ export async function createOrm(config: OrmConfig): Promise<Orm> {
     const { ensureDatabase } = await import('./pg-admin.js');
     await ensureDatabase(config.database.url, config.databaseCreate ?? false);
   }
-  // MikroORM loaded before src/db/orm-contexts.ts would switch async hooks on for every promise after the first write.
-  if (!ormContextsScoped()) throw new Error('@mikro-orm/core was loaded before src/db/orm-contexts.ts: import that module first.');
   const orm = (await MikroORM.init(await ormOptions(config))) as unknown as Orm;
   if (config.database.kind === 'sqlite') {
     beginAsWriter(orm);
