@@ -1,4 +1,4 @@
-import Router from '@koa/router';
+import Router, { type RouterContext } from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { validationFailed } from '../domain/errors.js';
 import type { Actor, Domain } from '../domain/index.js';
@@ -41,7 +41,7 @@ export type RestDeprecations = Record<string, (params: Record<string, string>) =
 /**
  * Runs once for every /v1 request, routed or not (`op` is null for an unknown route): authentication
  * outcome and rate limiting, which set the rate-limit headers on every response. `notModified`: the
- * answer is a 304, admitted or refused like any request but consuming nothing (SPEC §6).
+ * answer is a 304, admitted or refused like any request but consuming nothing (docs/RATE-LIMITS.md).
  */
 export type RestGuard = (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean }) => Promise<void>;
 
@@ -56,7 +56,7 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
   if (missing.length) throw new Error(`No REST handler for: ${missing.join(', ')}`);
 
   // One router per first path segment (`pets`, `store`, …): a request is matched against its segment's few routes
-  // instead of every route of the API (@koa/router tests each route's pattern in turn, about 1.5 µs for all 48).
+  // instead of every route of the API (@koa/router tests each route's pattern in turn).
   const routers = new Map<string, Router>();
   for (const op of ops) {
     const segment = segmentOf(`/v1${op.path}`);
@@ -69,7 +69,7 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
     router.register(koaPath, [op.method.toUpperCase()], async (ctx: Context) => {
       const state = ctx.state as AppState;
       state.route = route;
-      if (deprecation) setHeaders(ctx, deprecation((ctx as Context & { params: Record<string, string> }).params));
+      if (deprecation) setHeaders(ctx, deprecation(routeParams(ctx)));
       // The request checked, then handled; a refusal of the parameters is thrown at once, a body's once it is read.
       const run = (): Promise<RestResult> => {
         const input = validateRequest(ctx, op);
@@ -84,7 +84,7 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
         return send(ctx, await run(), ifNoneMatch);
       }
       // A conditional GET with a key costs what its answer is: nothing for a 304, 1 for anything else
-      // (SPEC §6). The answer decides, so the request is guarded once it is known, and only then; a key
+      // (docs/RATE-LIMITS.md). The answer decides, so the request is guarded once it is known, and only then; a key
       // over its limit or banned is refused as it would be without the header.
       let result: RestResult;
       try {
@@ -99,26 +99,16 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
       send(ctx, result, ifNoneMatch, answer);
     });
   }
+  const dispatchers = new Map([...routers].map(([segment, router]) => [segment, router.routes()]));
 
-  // The facade below runs the first handler of the route it matches: every route must be that one handler (no
-  // `router.use`, `router.param` or second handler would run).
-  for (const router of routers.values()) {
-    const odd = router.stack.find((layer) => layer.stack.length !== 1 || layer.methods.length === 0);
-    if (odd) throw new Error(`Every REST route must be exactly one handler; ${odd.path} is not.`);
-  }
-
-  // Mounted on /v1 by the request walk: every request here is REST's.
+  // Mounted on /v1 by the request walk: every request here is REST's. The segment's router dispatches the route it
+  // matches; a request it does not route falls through to `notRouted`, with the routes whose path matched in
+  // `ctx.matched`.
   return (ctx: Context) => {
     (ctx.state as AppState).facade = 'rest';
-    const path = ctx.request.path;
-    // Matched by the segment's router (@koa/router's own patterns and parameter decoding), and the one route it selects
-    // run at once: its dispatch would build and compose a middleware chain per request, read the Host header and read
-    // the method and path for a debug() call (6k–12k instructions a read), for a chain that is always this one handler.
-    const match = routers.get(segmentOf(path))?.match(path, ctx.req.method!);
-    const layer = match?.pathAndMethod[0];
-    if (!layer) return notRouted(ctx, match?.path);
-    (ctx as Context & { params: Record<string, string> }).params = layer.params(path, layer.captures(path));
-    return layer.stack[0]!(ctx as Parameters<(typeof layer.stack)[0]>[0], NOTHING_AFTER);
+    const dispatch = dispatchers.get(segmentOf(ctx.request.path));
+    const fallThrough = () => notRouted(ctx, (ctx as RouterContext).matched);
+    return dispatch ? dispatch(ctx as RouterContext, fallThrough) : fallThrough();
   };
 
   /** Not routed: 405 when the path exists with other methods (`matched`: the routes whose path matched), else 404. */
@@ -131,9 +121,6 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
     throw notFound(ctx, 'See /v1/openapi.json for the operations.');
   }
 }
-
-/** A route's handler answers: nothing runs after it. */
-const NOTHING_AFTER = () => Promise.resolve();
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -152,9 +139,12 @@ function segmentOf(path: string): string {
   return (end === -1 ? path.slice(4) : path.slice(4, end)).toLowerCase();
 }
 
+/** The path parameters @koa/router decoded for the route it dispatched. */
+const routeParams = (ctx: Context): Record<string, string> => (ctx as RouterContext).params;
+
 /** The request's parameters and headers, checked against the document (its body, if the operation takes one, by `validateBody`). */
 function validateRequest(ctx: Context, op: CompiledOperation): RestInput {
-  const params = { ...(ctx as Context & { params: Record<string, string> }).params };
+  const params = { ...routeParams(ctx) };
   const badPathIds = notDecimal(params, op.integerParameters.path);
   if (badPathIds.length) throw validationFailed('A path parameter is invalid.', badPathIds);
   if (!op.validateParams(params)) {
