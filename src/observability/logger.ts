@@ -44,7 +44,7 @@ export function loggerOptions(config: Pick<Config, 'logLevel'>): LoggerOptions {
 
 /**
  * pino's `isoTime` (`,"time":"2026-…Z"`), formatted once per second and completed with the milliseconds: a busy
- * service logs several lines per millisecond, and `toISOString` was a tenth of a request line's cost.
+ * service logs several lines per millisecond, and `toISOString` per line is a visible share of a request line's cost.
  */
 let lastMs = 0;
 let lastTime = '';
@@ -66,33 +66,12 @@ function isoTime(): string {
   return lastTime;
 }
 
-type FlatLine = Record<string, string | number | boolean | undefined>;
-
 /**
- * A child of `logger` for lines whose object is flat (strings, numbers, booleans, absent values) and holds no
- * credential: the one line per request. pino still decides the level, stamps the time, adds the bindings and writes
- * to the destination; only the object is serialised by one `JSON.stringify` instead of pino's key-by-key loop
- * (each key and value escaped and concatenated on its own: half of the line's ~4.5 KB of allocation), and the
- * redaction pass is skipped. The line is what pino writes for the same object: `{"level":…,"time":…,<bindings>,
- * <the object's keys>,"msg":…}`.
+ * A child of `logger` for lines whose object is flat and holds no credential: the one line per request. Its
+ * redaction pass is switched off (pino's `redact` child option), since the line carries no header and no key.
  */
 export function flatLineLogger(logger: Logger): Logger {
-  const child = logger.child({}, { redact: { paths: [] } });
-  const { asJsonSym, lsCacheSym, chindingsSym, endSym, messageKeySym, nestedKeySym, formattersSym, serializersSym } = pino.symbols;
-  type Internals = Record<symbol, unknown>;
-  // What this `asJson` leaves out of pino's: another message key, a nested key, a `formatters.log`, serializers
-  // (but pino's default one for `err`, which the line never holds). A logger with any of them is refused at start.
-  const internals = child as unknown as Internals;
-  const serializers = Object.keys(internals[serializersSym] as object).filter((key) => key !== 'err');
-  if (internals[messageKeySym] !== 'msg' || internals[nestedKeySym] || (internals[formattersSym] as { log?: unknown }).log || serializers.length) {
-    throw new Error('flatLineLogger: the logger has options its line would leave out (messageKey, nestedKey, formatters.log or serializers)');
-  }
-  internals[asJsonSym] = function asJson(this: Internals, obj: FlatLine, msg: string, level: number, time: string) {
-    const fields = JSON.stringify(obj);
-    const levelStart = (this[lsCacheSym] as Record<number, string>)[level]!;
-    return `${levelStart}${time}${this[chindingsSym] as string}${fields.length > 2 ? `,${fields.slice(1, -1)}` : ''},"msg":${JSON.stringify(msg)}${this[endSym] as string}`;
-  };
-  return child;
+  return logger.child({}, { redact: { paths: [] } });
 }
 
 /** The logger `createApp` uses unless given one; `destination` lets tests capture the lines. */
@@ -112,20 +91,18 @@ const LOG_BATCH_BYTES = 16_384;
 /** pino's level of a warning: a request line at it or above (a 5xx's) is written at once. */
 const WARN = 40;
 
-/** The message of the one line per request (src/observability/request-observer.ts): the lines that go out in batches. */
+/** The message of the one line per request (src/http/request-observer.ts): the lines that go out in batches. */
 export const REQUEST_LINE = 'request';
 
 /**
  * stdout in batches: request lines go out one write per ~16 KB instead of one per line. A line written by itself
- * costs a round trip through libuv's thread pool: with one client at a time, the batches take 18% off a REST read's
- * CPU (docs/PERFORMANCE-LOG.md). The batch is gathered here and handed to pino's asynchronous destination (sonic-boom)
- * whole: sonic-boom's own batching (`minLength`) measures the bytes of everything it holds again at each line, which
- * flattened and scanned a growing string once per line. `node dist/bench/log-lines.js`: 4.9–7.0 µs of CPU per line
- * with sonic-boom's 4 KB batches, 4.0–4.6 gathered here in 4 KB, 2.8–3.6 in 16 KB. So that no line waits for a full
- * batch, a timer armed only while lines wait hands them over at most `flushMs` after they were logged. Every other
- * line (start, shutdown, warnings, errors), and a request line that is a warning (a 5xx's), is handed over at once,
- * with what waits before it. Lost to a SIGKILL or a power cut: at most those `flushMs` of request lines (the rest is
- * written at a normal exit, a crash's included).
+ * costs a round trip through libuv's thread pool (the bench's one-client REST read shows it). The batch is gathered
+ * here and handed to pino's asynchronous destination (sonic-boom) whole: sonic-boom's own batching (`minLength`)
+ * measures the bytes of everything it holds again at each line. So that no line waits for a full batch, a timer
+ * armed only while lines wait hands them over at most `flushMs` after they were logged. Every other line (start,
+ * shutdown, warnings, errors), and a request line that is a warning (a 5xx's), is handed over at once, with what
+ * waits before it. Lost to a SIGKILL or a power cut: at most those `flushMs` of request lines (the rest is written
+ * at a normal exit, a crash's included).
  */
 function batchedStdout(flushMs: number): DestinationStream {
   // One per process and delay: every logger writing to stdout shares it, so lines keep their order.
@@ -159,8 +136,9 @@ function batchedStdout(flushMs: number): DestinationStream {
     batch = '';
   });
   const batched = {
-    // pino tells the destination each line's message and level (`lastMsg`, `lastLevel`) before writing it.
-    [pino.symbols.needsMetadataGsym]: true,
+    // pino tells the destination each line's message and level (`lastMsg`, `lastLevel`) before writing it
+    // (its documented `Symbol.for('pino.metadata')` on a destination).
+    [Symbol.for('pino.metadata')]: true,
     lastMsg: undefined as string | undefined,
     lastLevel: 0,
     write(line: string) {
