@@ -47,24 +47,20 @@ export interface Refusals {
 
 type ServerConfig = Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'shutdownGraceMs'>;
 
-/**
- * A socket as Node's HTTP server leaves it: the answer it is writing now (`_httpMessage`, set from the moment a
- * request's headers are read until its answer has finished, as Node's own `closeIdleConnections` reads it; of requests
- * pipelined on one connection, the first's) and, while it speaks HTTP, its parser (an upgraded WebSocket has none).
- */
-type HttpSocket = Socket & { _httpMessage?: ServerResponse | null; parser?: unknown };
+/** An open connection as the drain sees it, kept from the server's public events. */
+interface Connection {
+  /** The answers under way on it: from the request's `request` event until the answer's `close`. */
+  answers: Set<ServerResponse>;
+  /** Whether it left HTTP for a WebSocket (the subscription server closes those). */
+  upgraded: boolean;
+  /** During a drain: since when it has been seen carrying no request, and how much it had read then. */
+  idle?: { since: number; bytesRead: number };
+}
 
 export function createHttpServer(handler: RequestListener, config: ServerConfig, logger: Logger, refusals: Refusals): HttpServer {
   let listening = false;
-  /**
-   * The open connections. What each one carries is read from the socket when the drain needs it, so a request costs
-   * no bookkeeping of its own (no listener, no set: 8k instructions, about 1.3% of a REST read's). An answer to a
-   * request pipelined behind another before the signal is not seen here: it goes out without `Connection: close`,
-   * and its connection then closes as any idle one does.
-   */
-  const connections = new Set<HttpSocket>();
-  /** During a drain: since when each socket has been seen carrying no request, and how much it had read then. */
-  const idleSeen = new Map<HttpSocket, { since: number; bytesRead: number }>();
+  /** The open connections, each with what it carries now. */
+  const connections = new Map<Socket, Connection>();
   let draining = false;
   let closing: Promise<void> | undefined;
 
@@ -80,23 +76,31 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
       keepAliveTimeout: 65_000,
     },
     (req: IncomingMessage, res: ServerResponse) => {
+      const connection = connections.get(req.socket);
+      if (connection) {
+        connection.answers.add(res);
+        res.once('close', () => connection.answers.delete(res));
+      }
       // During a drain a keep-alive client gets its answer and is told to go elsewhere for the next one.
       if (draining) res.setHeader('Connection', 'close');
       handler(req, res);
     },
   );
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
-  server.on('connection', (socket: HttpSocket) => {
-    connections.add(socket);
-    socket.once('close', () => {
-      connections.delete(socket);
-      idleSeen.delete(socket);
-    });
+  server.on('connection', (socket: Socket) => {
+    connections.set(socket, { answers: new Set(), upgraded: false });
+    socket.once('close', () => connections.delete(socket));
   });
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, refusals, logger));
+  server.on('upgrade', (_req: IncomingMessage, socket: Duplex) => {
+    const connection = connections.get(socket as Socket);
+    if (connection) connection.upgraded = true;
+    // Only this listener left (the subscription server has closed, as it does at shutdown): nobody will answer it.
+    if (server.listenerCount('upgrade') === 1) socket.destroy();
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, connections.get(socket as Socket), refusals, logger));
 
-  /** The answers under way: one per connection carrying a request. */
-  const inFlight = () => [...connections].flatMap((socket) => (socket._httpMessage ? [socket._httpMessage] : []));
+  /** The answers under way, on every connection. */
+  const inFlight = () => [...connections.values()].flatMap((connection) => [...connection.answers]);
 
   /** The grace period is over: what has no answer yet is refused, then every connection closes. */
   async function refuseLeftovers() {
@@ -120,16 +124,16 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
   /**
    * Closes the HTTP sockets that have carried no request and read nothing for the idle grace, as seen by this sweep
    * and the ones before it (a request on a socket keeps it open, and starts its grace again). A socket upgraded to a
-   * WebSocket has no HTTP parser any more: the subscription server closes those.
+   * WebSocket is left to the subscription server, which closes those.
    */
   function closeIdleSockets(graceMs: number) {
     const now = Date.now();
-    for (const socket of connections) {
-      const seen = idleSeen.get(socket);
-      if (socket._httpMessage || !socket.parser) {
-        idleSeen.delete(socket);
+    for (const [socket, connection] of connections) {
+      const seen = connection.idle;
+      if (connection.answers.size > 0 || connection.upgraded) {
+        connection.idle = undefined;
       } else if (!seen || seen.bytesRead !== socket.bytesRead) {
-        idleSeen.set(socket, { since: now, bytesRead: socket.bytesRead });
+        connection.idle = { since: now, bytesRead: socket.bytesRead };
       } else if (now - seen.since >= graceMs) {
         socket.destroy();
       }
@@ -182,9 +186,9 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
  * What Node would answer with an empty body (400, 408, 431) gets the Error shape and a request id, as
  * long as no answer has started on the connection; otherwise the connection just closes.
  */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, refusals: Refusals, logger: Logger) {
-  const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (error.code === 'ECONNRESET' || !socket.writable || current?.headersSent) {
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, connection: Connection | undefined, refusals: Refusals, logger: Logger) {
+  const answerStarted = connection !== undefined && [...connection.answers].some((res) => res.headersSent);
+  if (error.code === 'ECONNRESET' || !socket.writable || answerStarted) {
     socket.destroy();
     return;
   }
