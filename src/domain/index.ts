@@ -1,12 +1,13 @@
 import type { EntityManager } from '@mikro-orm/knex';
-import { AccountsService, authenticateKey, type AccountsDeps, type BanRegistry } from './accounts.service.js';
+import { AccountsService, type AccountsDeps, type BanRegistry } from './accounts.service.js';
+import { authenticateKey } from './api-keys.js';
 import { PetsService } from './pets.service.js';
 import { CategoriesService } from './categories.service.js';
 import type { SqlReader } from './reader.js';
 import type { SqlWriter } from './writer.js';
 import { StoreService } from './store.service.js';
 import { EventsService } from './events.service.js';
-import { WebhooksService, type WebhookPolicy, type WebhookInput } from './webhooks.service.js';
+import { WebhooksService, type WebhookPolicy, type WebhookInput } from './webhook-endpoints.service.js';
 
 export { DomainError, ReplayedDomainError, DOMAIN_ERROR_CODES, type DomainErrorCode, type ErrorDetail } from './errors.js';
 export { OPERATOR, type Actor } from './actor.js';

@@ -1,5 +1,5 @@
 /**
- * The webhook worker every instance runs. It only runs the rules of src/domain/webhooks.service.ts:
+ * The webhook worker every instance runs. It only runs the rules of src/domain/webhook-queue.service.ts:
  * it relays new events into deliveries, then gives each endpoint with attempts due a lane of its own —
  * one attempt at a time per endpoint (the endpoint's queue is leased, so across every instance too),
  * each lane independent of the others, so a slow, hanging or failing receiver delays only its own
@@ -19,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Orm } from '../db/orm.js';
-import { WebhooksService, type WebhookAttempt } from '../domain/webhooks.service.js';
+import { WebhookQueue, type WebhookAttempt } from '../domain/webhook-queue.service.js';
 import { readerFork } from './commit-signal.js';
 import { sendWebhook, signature } from './webhook-sender.js';
 import { WorkLoop } from './work-loop.js';
@@ -56,7 +56,7 @@ export interface WebhookDispatcher {
 
 export function startWebhookDispatcher(orm: Orm, logger: Logger, options: WebhookDispatcherOptions): WebhookDispatcher {
   const instance = randomUUID();
-  const service = () => new WebhooksService(readerFork(orm), { allowPrivate: options.allowPrivate, retryScale: options.retryScale });
+  const service = () => new WebhookQueue(readerFork(orm), { retryScale: options.retryScale });
   // A claim outlives the attempt's timeout: only a dead holder's runs out.
   const leaseMs = options.timeoutMs + 5000;
   // Stopping cuts in-flight attempts short; their claims are released for another instance (or the next start).

@@ -9,7 +9,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { isPublicAddress } from '../domain/webhooks.service.js';
+import { isPublicAddress } from '../domain/webhook-addresses.js';
 import { inSpan, linksTo, SpanKind, SpanStatusCode, traceHeaders, tracingOn } from '../observability/tracing.js';
 
 /** How much of a receiver's answer is read (it is only kept as an excerpt in the delivery log). */

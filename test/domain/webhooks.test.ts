@@ -1,8 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rejectsWith, startDomain, type DomainFixture } from './support.js';
-import { authenticateKey } from '../../src/domain/accounts.service.js';
-import { WebhooksService } from '../../src/domain/index.js';
+import { authenticateKey } from '../../src/domain/api-keys.js';
+import { WebhookQueue } from '../../src/domain/webhook-queue.service.js';
 import { WebhookDelivery } from '../../src/domain/entities/index.js';
 
 /** Webhook rules held by the domain, so both facades get them (no HTTP). */
@@ -32,7 +32,7 @@ describe('domain: webhooks', () => {
     const category = await f.domain().categories.createCategory(f.staff, { name: 'Fan-out' });
     for (let i = 0; i < 200; i++) await f.domain().pets.createPet(f.staff, { name: `Fan ${i}`, categoryId: category.id });
 
-    const relay = new WebhooksService(f.orm.em.fork(), { allowPrivate: false });
+    const relay = new WebhookQueue(f.orm.em.fork());
     let relayed = 0;
     for (let batch = await relay.relayEvents(200); batch > 0; batch = await relay.relayEvents(200)) relayed += batch;
     assert.ok(relayed >= 200, `relayed ${relayed} events`);

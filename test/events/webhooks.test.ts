@@ -12,7 +12,8 @@ import { Client, startApp, type TestApp } from '../helpers/app.js';
 import { assertError, walk } from '../rest/support.js';
 import { createAjv, loadOpenApiDocument } from '../../src/rest/openapi.js';
 import { sendWebhook } from '../../src/events/webhook-sender.js';
-import { RETRY_SCHEDULE_S, isPublicAddress } from '../../src/domain/webhooks.service.js';
+import { RETRY_SCHEDULE_S } from '../../src/domain/webhook-queue.service.js';
+import { isPublicAddress } from '../../src/domain/webhook-addresses.js';
 import { eventually, startReceiver, verified, type Receiver, type Received } from './support.js';
 import { sample } from '../ops/support.js';
 

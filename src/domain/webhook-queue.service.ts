@@ -1,29 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import { raw } from '@mikro-orm/core';
 import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
-import { Account, Event, WebhookDelivery, WebhookEndpoint } from './entities/index.js';
-import { DomainError, notFound, validationFailed } from './errors.js';
-import type { Actor } from './actor.js';
-import { limitsFor } from './plans.js';
-import { findPage, type Page, type PageRequest } from './pagination.js';
-import { EVENT_TYPES, canSee, newestPosition, parseEventTypes, positionOf, readEvents, readableEvents, toEventView } from './events.service.js';
+import { Event, WebhookDelivery, WebhookEndpoint } from './entities/index.js';
+import { canSee, positionOf, readEvents, readableEvents, toEventView } from './events.service.js';
 import { isAfter, type EventPosition } from './event-position.js';
 import { eventRepresentation } from './representations.js';
-import type { WebhookDeliveryView, WebhookEndpointView, WebhookEndpointWithSecretView } from './views.js';
-import * as v from './validate.js';
-
-
-/** How long the secret before a rotation keeps signing deliveries (beside the new one), so receivers can switch over. */
-export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600 * 1000;
-
-export interface WebhookPolicy {
-  /** Development and tests: http and private (loopback, LAN) addresses are allowed. */
-  allowPrivate: boolean;
-  /** Factor on the retry schedule (WEBHOOK_RETRY_SCALE; default 1). */
-  retryScale?: number;
-}
 
 /** Seconds before each retry (Standard Webhooks' suggested schedule), scaled by WEBHOOK_RETRY_SCALE; then the endpoint is disabled. */
 export const RETRY_SCHEDULE_S = [5, 30, 120, 600, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 24 * 3600];
@@ -31,90 +11,10 @@ export const RETRY_SCHEDULE_S = [5, 30, 120, 600, 3600, 3 * 3600, 6 * 3600, 12 *
 /** ±20 % jitter, so receivers that failed together are not retried together. */
 export const retryDelayMs = (retry: number, scale: number, random = Math.random()) => RETRY_SCHEDULE_S[retry - 1]! * 1000 * scale * (0.8 + 0.4 * random);
 
-export interface WebhookInput {
-  url?: unknown;
-  events?: unknown;
-  enabled?: unknown;
+export interface WebhookQueueOptions {
+  /** Factor on the retry schedule (WEBHOOK_RETRY_SCALE; default 1). */
+  retryScale?: number;
 }
-
-const blocks = (cidrs: string[]) => cidrs.map((c) => ipaddr.parseCIDR(c));
-
-/** The space a public unicast address may be in: IPv4 below 224.0.0.0 (multicast and reserved above it), IPv6's global unicast 2000::/3. */
-const PUBLIC_SPACE = {
-  ipv4: blocks(['0.0.0.0/1', '128.0.0.0/2', '192.0.0.0/3']),
-  ipv6: blocks(['2000::/3']),
-};
-
-/**
- * Blocks inside that space that are not public (IANA's special-purpose address registries): this
- * network, private, shared (CGNAT), loopback, link-local, protocol assignments, documentation,
- * 6to4 relays, benchmarking; IPv6 protocol assignments (Teredo among them), documentation and 6to4
- * (which embeds any IPv4 address).
- */
-const NOT_PUBLIC = {
-  ipv4: blocks([
-    '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.0.2.0/24',
-    '192.31.196.0/24', '192.52.193.0/24', '192.88.99.0/24', '192.168.0.0/16', '192.175.48.0/24', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24',
-  ]),
-  ipv6: blocks(['2001::/23', '2001:db8::/32', '2002::/16', '3fff::/20']),
-};
-
-/**
- * An address a webhook may reach: public unicast only. The address must lie in the space a public
- * unicast address may be in and outside every special-purpose block (an allow-list: a spelling
- * nobody listed is refused, not let through); an IPv6 address that carries an IPv4 one (IPv4-mapped
- * `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`) is judged by the IPv4 address it reaches.
- */
-export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  let ip: ipaddr.IPv4 | ipaddr.IPv6 = ipaddr.parse(address);
-  if (ip.kind() === 'ipv6') {
-    const v6 = ip as ipaddr.IPv6;
-    if (v6.isIPv4MappedAddress()) ip = v6.toIPv4Address();
-    else if (v6.parts.slice(0, 6).every((part) => part === 0)) ip = new ipaddr.IPv4(v6.toByteArray().slice(12));
-  }
-  const within = (list: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>) => list.some((range) => ip.kind() === range[0].kind() && ip.match(range));
-  const kind = ip.kind();
-  return within(PUBLIC_SPACE[kind]) && !within(NOT_PUBLIC[kind]) && ip.range() === 'unicast';
-}
-
-/** Names that never resolve to a public address (RFC 6761 and its successors), besides single labels. */
-const NOT_PUBLIC_NAMES = /(^|\.)(localhost|local|internal|home\.arpa|invalid|test|onion)$/;
-
-/**
- * A host name a webhook may be registered with: a dotted name outside the special-use names. A
- * trailing dot (`localhost.`, the same name written fully qualified) is ignored. Where it resolves is
- * checked again at every connection (src/events/webhook-sender.ts).
- */
-export function isPublicName(hostname: string): boolean {
-  const name = hostname.toLowerCase().replace(/\.+$/, '');
-  return name.includes('.') && !NOT_PUBLIC_NAMES.test(name);
-}
-
-export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
-
-export const toEndpointView = (e: WebhookEndpoint): WebhookEndpointView => ({
-  id: e.id,
-  url: e.url,
-  events: JSON.parse(e.events) as string[],
-  enabled: e.enabled,
-  disabledReason: e.disabledReason,
-  createdAt: e.createdAt,
-});
-
-export const toDeliveryView = (d: WebhookDelivery): WebhookDeliveryView => ({
-  id: d.id,
-  webhookId: d.endpoint.id,
-  eventId: d.eventId,
-  eventType: d.eventType,
-  attempt: d.attempt,
-  status: d.status,
-  scheduledAt: d.scheduledAt,
-  attemptedAt: d.attemptedAt,
-  responseStatus: d.responseStatus,
-  durationMs: d.durationMs,
-  error: d.error,
-});
 
 /** One attempt to make, as the worker gets it: where to, the body, and the secrets that sign it. */
 export interface WebhookAttempt {
@@ -149,127 +49,23 @@ export interface DueEndpoint {
 /** The relay's row in event_relays, inserted by the migration that created the table. */
 const RELAY = 'webhooks';
 
-/** A time read by raw SQL: epoch milliseconds (SQLite, as a number or text) or a Date (PostgreSQL). */
 /** The earliest start position among enabled endpoints (one parameter: true). */
 const FIRST_START = 'select start_after_txid, start_after_event_id from webhook_endpoints where enabled = ? order by start_after_txid, start_after_event_id limit 1';
 
+/** A time read by raw SQL: epoch milliseconds (SQLite, as a number or text) or a Date (PostgreSQL). */
 const fromSqlTime = (value: unknown): Date | null =>
   value === null || value === undefined ? null : new Date(typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : (value as number | string | Date));
 
 /**
- * Webhook endpoints and their delivery log. An endpoint belongs to the account that registered it:
- * another account's endpoint, staff's included, is NOT_FOUND (its secret and traffic are the owner's).
+ * The webhook delivery queue, run by each instance's worker (src/events/webhook-dispatcher.ts): the worker decides
+ * when and how many; which deliveries exist, who holds a queue, what an outcome means (retry, give up, disable) are
+ * the rules here.
  */
-export class WebhooksService {
+export class WebhookQueue {
   constructor(
     private readonly em: EntityManager,
-    private readonly policy: WebhookPolicy,
+    private readonly options: WebhookQueueOptions = {},
   ) {}
-
-  async listWebhooks(actor: Actor, page: PageRequest): Promise<Page<WebhookEndpointView>> {
-    return findPage(this.em, WebhookEndpoint, { account: actor.accountId }, page, toEndpointView);
-  }
-
-  async getWebhook(actor: Actor, id: number): Promise<WebhookEndpointView> {
-    return toEndpointView(await this.ownEndpoint(actor, id));
-  }
-
-  async createWebhook(actor: Actor, input: WebhookInput): Promise<WebhookEndpointWithSecretView> {
-    const url = this.checkedUrl(input.url);
-    const events = this.checkedEvents(input.events);
-    return this.em.transactional(async (em) => {
-      // Counting under the account row's lock keeps two concurrent creations from both passing the cap.
-      await em.nativeUpdate(Account, { id: actor.accountId }, { name: raw('name') });
-      const count = await em.count(WebhookEndpoint, { account: actor.accountId });
-      const cap = limitsFor(actor.plan, actor.limits).webhookEndpoints;
-      if (count >= cap) {
-        throw new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} webhook endpoint${cap === 1 ? '' : 's'}; delete one or upgrade the plan.`);
-      }
-      const endpoint = new WebhookEndpoint(em.getReference(Account, actor.accountId), url, JSON.stringify(events), newWebhookSecret(), await newestPosition(em));
-      em.persist(endpoint);
-      await em.flush();
-      return { ...toEndpointView(endpoint), secret: endpoint.secret };
-    });
-  }
-
-  async updateWebhook(actor: Actor, id: number, input: WebhookInput): Promise<WebhookEndpointView> {
-    if (input.url === undefined && input.events === undefined && input.enabled === undefined) {
-      throw validationFailed('Give at least one property to change.', [{ path: 'input', message: 'is empty' }]);
-    }
-    const endpoint = await this.ownEndpoint(actor, id);
-    if (input.url !== undefined) endpoint.url = this.checkedUrl(input.url);
-    if (input.events !== undefined) endpoint.events = JSON.stringify(this.checkedEvents(input.events));
-    if (input.enabled !== undefined) {
-      if (typeof input.enabled !== 'boolean') throw validationFailed('enabled must be a boolean.', [{ path: 'enabled', message: 'must be a boolean' }]);
-      endpoint.enabled = input.enabled;
-      if (input.enabled) endpoint.disabledReason = null;
-    }
-    await this.em.flush();
-    return toEndpointView(endpoint);
-  }
-
-  async deleteWebhook(actor: Actor, id: number): Promise<void> {
-    const endpoint = await this.ownEndpoint(actor, id);
-    await this.em.nativeDelete(WebhookEndpoint, { id: endpoint.id });
-  }
-
-  /** A new secret, shown once; the previous one keeps signing beside it for 24 hours. */
-  async rotateSecret(actor: Actor, id: number): Promise<WebhookEndpointWithSecretView> {
-    const endpoint = await this.ownEndpoint(actor, id);
-    endpoint.previousSecret = endpoint.secret;
-    endpoint.previousSecretExpiresAt = new Date(Date.now() + PREVIOUS_SECRET_GRACE_MS);
-    endpoint.secret = newWebhookSecret();
-    await this.em.flush();
-    return { ...toEndpointView(endpoint), secret: endpoint.secret };
-  }
-
-  /** Every attempt, oldest first. */
-  async listDeliveries(actor: Actor, webhookId: number, page: PageRequest): Promise<Page<WebhookDeliveryView>> {
-    const endpoint = await this.ownEndpoint(actor, webhookId);
-    return findPage(this.em, WebhookDelivery, { endpoint: endpoint.id }, page, toDeliveryView);
-  }
-
-  /**
-   * Sends a delivery's event again, now, as a new first attempt; costs what any request costs (1).
-   * At most one delivery of an event is queued per endpoint: while one is pending (a retry waiting
-   * for its time included), that one is returned, brought forward to now, and nothing is added. A
-   * disabled endpoint sends nothing: WEBHOOK_DISABLED (re-enable it first).
-   */
-  async redeliver(actor: Actor, webhookId: number, deliveryId: number): Promise<WebhookDeliveryView> {
-    const endpointId = v.id(webhookId, 'webhookId');
-    const id = v.id(deliveryId, 'deliveryId');
-    return this.em.transactional(async (em) => {
-      // A write first: the endpoint row's lock (SQLite: the write lock) lets one redelivery at a time look for a pending one.
-      if (!(await em.nativeUpdate(WebhookEndpoint, { id: endpointId, account: actor.accountId }, { url: raw('url') }))) throw notFound('Webhook', endpointId);
-      const endpoint = await em.findOneOrFail(WebhookEndpoint, { id: endpointId });
-      const original = await em.findOne(WebhookDelivery, { id, endpoint: endpoint.id });
-      if (!original) throw notFound('Delivery', id);
-      if (!endpoint.enabled) {
-        throw new DomainError(
-          'WEBHOOK_DISABLED',
-          `Webhook ${endpoint.id} is disabled${endpoint.disabledReason ? ` (${endpoint.disabledReason})` : ''}; nothing is sent to it. PATCH {"enabled": true}, then redeliver.`,
-        );
-      }
-      if (!(await em.count(Event, { id: original.eventId }))) {
-        throw new DomainError('EVENT_EXPIRED', `Event ${original.eventId} is older than 30 days and no longer kept.`);
-      }
-      const now = new Date();
-      const pending = await em.findOne(WebhookDelivery, { endpoint: endpoint.id, eventId: original.eventId, status: 'pending' }, { orderBy: { id: 'asc' } });
-      if (pending) {
-        if (pending.scheduledAt > now) pending.scheduledAt = now;
-        await em.flush();
-        return toDeliveryView(pending);
-      }
-      const delivery = new WebhookDelivery(endpoint, original.eventId, original.eventType, 1, now);
-      em.persist(delivery);
-      await em.flush();
-      return toDeliveryView(delivery);
-    });
-  }
-
-  // The delivery queue, run by each instance's worker (src/events/webhook-dispatcher.ts): the worker
-  // decides when and how many; which deliveries exist, who holds a queue, what an outcome means
-  // (retry, give up, disable) are the rules below.
 
   /**
    * Fans events committed since the last call out into pending deliveries, one per endpoint that
@@ -442,10 +238,10 @@ export class WebhooksService {
       // The other order deadlocked on PostgreSQL with a DELETE of the endpoint (it held the endpoint, waited for
       // the delivery; this held the delivery, waited for the endpoint to insert the retry), and one of the two failed.
       if (!(await tx.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId }, { url: raw('url') }))) return { recorded: false, disabled: false };
-      const recorded = await new WebhooksService(tx, this.policy).finish(attempt.deliveryId, owner, outcome, started);
+      const recorded = await new WebhookQueue(tx, this.options).finish(attempt.deliveryId, owner, outcome, started);
       if (!recorded) return { recorded, disabled: false };
       if (attempt.attempt <= RETRY_SCHEDULE_S.length) {
-        const next = new Date(Date.now() + retryDelayMs(attempt.attempt, this.policy.retryScale ?? 1));
+        const next = new Date(Date.now() + retryDelayMs(attempt.attempt, this.options.retryScale ?? 1));
         const original = await tx.findOneOrFail(WebhookDelivery, { id: attempt.deliveryId });
         tx.persist(new WebhookDelivery(tx.getReference(WebhookEndpoint, attempt.endpointId), attempt.eventId, original.eventType, attempt.attempt + 1, next));
         await tx.flush();
@@ -482,41 +278,5 @@ export class WebhooksService {
   /** A time as raw SQL compares it with the ORM's stored dates (SQLite: epoch milliseconds). */
   private sqlTime(date: Date): Date | number {
     return this.em.getPlatform() instanceof BaseSqlitePlatform ? date.getTime() : date;
-  }
-
-  private async ownEndpoint(actor: Actor, id: number): Promise<WebhookEndpoint> {
-    const webhookId = v.id(id, 'webhookId');
-    const endpoint = await this.em.findOne(WebhookEndpoint, { id: webhookId, account: actor.accountId });
-    if (!endpoint) throw notFound('Webhook', webhookId);
-    return endpoint;
-  }
-
-  private checkedEvents(value: unknown): string[] {
-    if (!Array.isArray(value) || value.length === 0 || value.length > EVENT_TYPES.length) {
-      throw validationFailed('events must list 1 or more event types.', [{ path: 'events', message: 'must list event types such as order.placed or order.*' }]);
-    }
-    return parseEventTypes(value, 'events')!;
-  }
-
-  /**
-   * https only, and no address that is not public, unless the policy allows private ones. This is the
-   * first check; the delivery checks the address again when it connects (the name may resolve elsewhere by then).
-   */
-  private checkedUrl(value: unknown): string {
-    const text = v.trimmedText(value, 'url', 2048);
-    const refuse = (message: string) => validationFailed(`url ${message}.`, [{ path: 'url', message }]);
-    let url: URL;
-    try {
-      url = new URL(text);
-    } catch {
-      throw refuse('must be an absolute URL such as https://example.com/hooks');
-    }
-    if (url.username || url.password) throw refuse('must not carry credentials');
-    if (url.protocol !== 'https:' && !(this.policy.allowPrivate && url.protocol === 'http:')) throw refuse('must use https');
-    if (!this.policy.allowPrivate) {
-      const host = url.hostname.replace(/^\[|\]$/g, '');
-      if (isIP(host) ? !isPublicAddress(host) : !isPublicName(host)) throw refuse('must point to a public address');
-    }
-    return url.toString();
   }
 }
