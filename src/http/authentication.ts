@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import type { Context, Middleware, Next } from 'koa';
 import type { Actor, Domain } from '../domain/index.js';
-import { hashApiKey, wellFormedKey } from '../domain/accounts.service.js';
+import { hashApiKey, wellFormedKey } from '../domain/api-keys.js';
 import type { RateLimitGate } from '../rate-limit/gate.js';
 import { requestHeader, type AppState } from './context.js';
 import { describeError, HttpError } from './errors.js';

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { authenticateKey } from '../../src/domain/accounts.service.js';
+import { authenticateKey } from '../../src/domain/api-keys.js';
 import { startDomain, type DomainFixture } from './support.js';
 
 /**

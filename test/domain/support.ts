@@ -9,7 +9,7 @@ import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { createReader } from '../../src/db/reader.js';
 import { createWriter } from '../../src/db/writer.js';
 import { createDomain, type Actor, type Domain } from '../../src/domain/index.js';
-import { authenticateKey } from '../../src/domain/accounts.service.js';
+import { authenticateKey } from '../../src/domain/api-keys.js';
 import type { SqlReader } from '../../src/domain/reader.js';
 
 export interface DomainFixture {
