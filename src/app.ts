@@ -28,7 +28,7 @@ import { docsRoutes } from './docs/docs.routes.js';
 import { graphiqlRoutes } from './docs/graphiql.routes.js';
 import { createLogger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
-import { observeRequests } from './observability/request-observer.js';
+import { observeRequests } from './http/request-observer.js';
 import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
 import { startEventWorkers } from './events/workers.js';

@@ -5,10 +5,10 @@
  */
 import type { Context, Middleware, Next } from 'koa';
 import type { Logger } from 'pino';
-import type { AppState } from '../http/context.js';
-import type { Metrics } from './metrics.js';
-import { activeSpan, logIds, type Span } from './tracing.js';
-import { flatLineLogger, REQUEST_LINE } from './logger.js';
+import type { AppState } from './context.js';
+import type { Metrics } from '../observability/metrics.js';
+import { activeSpan, logIds, type Span } from '../observability/tracing.js';
+import { flatLineLogger, REQUEST_LINE } from '../observability/logger.js';
 
 /** Paths outside both facades that get their own label; anything else is `other` (never the raw path). */
 const META_PATHS = new Map([
@@ -22,8 +22,8 @@ const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 export function observeRequests({ logger: appLogger, metrics }: { logger: Logger; metrics?: Metrics }): Middleware {
   // The request line is built here from fixed fields of strings and numbers, none of which can hold a credential
-  // (no headers, no body, no query string): it skips the app logger's redaction pass (~3% of a read's CPU) and
-  // pino's key-by-key serialisation. test/ops/logging.test.ts holds that no key reaches a log line.
+  // (no headers, no body, no query string): it skips the app logger's redaction pass. test/ops/logging.test.ts holds
+  // that no key reaches a log line.
   const logger = flatLineLogger(appLogger);
   return async (ctx: Context, next: Next) => {
     const started = performance.now();
