@@ -5,7 +5,8 @@
  * finds the file locked is retried asynchronously, with backoff, until the budget (DB_BUSY_TIMEOUT_MS)
  * is spent; between attempts the connection goes back to the pool and reads (WAL: never blocked by a
  * writer) and /healthz carry on. A write that still cannot get the lock fails with SQLITE_BUSY, which
- * the error envelope answers 503 UNAVAILABLE with Retry-After.
+ * the db layer throws as `DatabaseUnavailable` (src/db/errors.ts): the error envelope answers it 503 UNAVAILABLE with
+ * Retry-After.
  *
  * A full disk (SQLITE_FULL) is remembered: readiness then probes whether a write could allocate a
  * page again, and turns 503 until it can.
@@ -14,6 +15,7 @@ import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { MikroORM } from '@mikro-orm/core';
 import type { AbstractSqlDriver } from '@mikro-orm/knex';
+import { DatabaseUnavailable } from './errors.js';
 
 /** The ORM (as `src/db/orm.ts` builds it; named here so the two modules do not import each other). */
 type Orm = MikroORM<AbstractSqlDriver>;
@@ -41,17 +43,26 @@ const states = new WeakMap<Orm, SqliteState>();
 
 const codeOf = (error: unknown) => (error as { code?: string } | null)?.code ?? '';
 /**
- * The one decision "the database is busy, retry shortly": SQLite locked by another connection (also as
- * MikroORM's lock-wait timeout), or a PostgreSQL lock timeout or deadlock. This module retries it on
- * SQLite; the error envelope (src/http/errors.ts) answers it 503 UNAVAILABLE when retrying did not help.
+ * SQLite locked by another connection (also as MikroORM's lock-wait timeout): retried here while the budget lasts,
+ * then thrown as `DatabaseUnavailable`.
  */
-export const isDatabaseBusy = (error: unknown) => {
+const isDatabaseBusy = (error: unknown) => {
   const code = codeOf(error);
   const name = (error as Error | null)?.name;
   return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || name === 'LockWaitTimeoutException' || name === 'DeadlockException';
 };
 /** SQLite could not grow the file (disk or quota full). */
-export const isSqliteFull = (error: unknown) => codeOf(error) === 'SQLITE_FULL';
+const isSqliteFull = (error: unknown) => codeOf(error) === 'SQLITE_FULL';
+
+/** A busy or full database as the db layer throws it (`DatabaseUnavailable`); any other error as it is. */
+const unavailableOr = (error: unknown): unknown =>
+  error instanceof DatabaseUnavailable || !(error instanceof Error)
+    ? error
+    : isSqliteFull(error)
+      ? new DatabaseUnavailable('full', error)
+      : isDatabaseBusy(error)
+        ? new DatabaseUnavailable('busy', error)
+        : error;
 
 /**
  * Retries top-level transactions and statements outside a transaction while the file is locked by
@@ -67,7 +78,7 @@ export function makeSqliteResilient(orm: Orm, path: string, budgetMs: number): v
   const guarded = <T>(attempt: () => Promise<T>) =>
     whileBusy(attempt, budgetMs).catch((error: unknown) => {
       if (isSqliteFull(error)) state.full = true;
-      throw error;
+      throw unavailableOr(error);
     });
   // Inside a transaction the write lock is already held (BEGIN IMMEDIATE): only the outermost step waits.
   connection.begin = (options: { ctx?: unknown } = {}) => (options.ctx ? begin(options) : guarded(() => begin(options)));
@@ -77,27 +88,27 @@ export function makeSqliteResilient(orm: Orm, path: string, budgetMs: number): v
   connection.commit = (...args: unknown[]) => commit(...args).catch(noteFull);
   function noteFull(error: unknown): never {
     if (isSqliteFull(error)) state.full = true;
-    throw error;
+    throw unavailableOr(error);
   }
 }
 
 /**
  * The same policy for writes that bypass the ORM (src/db/writer.ts): `guarded` retries a step (the
- * `BEGIN IMMEDIATE`) while the file is locked, within the budget; `noteFull` remembers a SQLITE_FULL
- * for readiness. Without makeSqliteResilient (not SQLite) both only pass through.
+ * `BEGIN IMMEDIATE`) while the file is locked, within the budget; `failed` remembers a SQLITE_FULL
+ * for readiness and gives the error to throw (`DatabaseUnavailable` for a busy or full database).
  */
 export function sqliteWriteGuard(orm: Orm) {
   const state = states.get(orm);
-  const noteFull = (error: unknown) => {
+  const failed = (error: unknown): unknown => {
     if (state && isSqliteFull(error)) state.full = true;
+    return unavailableOr(error);
   };
   return {
     guarded: <T>(attempt: () => Promise<T>): Promise<T> =>
       (state ? whileBusy(attempt, state.budgetMs) : attempt()).catch((error: unknown) => {
-        noteFull(error);
-        throw error;
+        throw failed(error);
       }),
-    noteFull,
+    failed,
   };
 }
 

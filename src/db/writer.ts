@@ -118,7 +118,7 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
         committed();
         return result;
       } catch (error) {
-        guard.noteFull(error);
+        const thrown = guard.failed(error);
         if (conn.inTransaction) {
           try {
             conn.exec('ROLLBACK');
@@ -126,7 +126,7 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
             // Nothing more to undo: the connection is no longer in the transaction.
           }
         }
-        throw error;
+        throw thrown;
       } finally {
         await client.releaseConnection(conn);
       }

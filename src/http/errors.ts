@@ -1,6 +1,6 @@
 import { DomainError, type ErrorDetail } from '../domain/errors.js';
 import { RateLimitRefusal } from '../rate-limit/refusal.js';
-import { isDatabaseBusy, isSqliteFull } from '../db/sqlite-resilience.js';
+import { DatabaseUnavailable } from '../db/errors.js';
 import { statusOf, type ErrorCode } from './error-status.js';
 
 /**
@@ -53,13 +53,13 @@ export function describeError(error: unknown): KnownError | null {
   }
   const name = (error as { name?: string; code?: string } | null)?.name;
   const code = (error as { code?: string } | null)?.code;
-  // Still busy after SQLite's retries, or a PostgreSQL lock timeout or deadlock: retryable.
-  if (isDatabaseBusy(error)) {
-    return describeError(new HttpError('UNAVAILABLE', 'The database is busy; retry shortly.', { 'Retry-After': '1' }));
-  }
-  // SQLite could not grow the file (disk or quota full): nothing was written; retry once space is freed.
-  if (isSqliteFull(error)) {
+  // The file could not grow (disk or quota full): nothing was written; retry once space is freed.
+  if (error instanceof DatabaseUnavailable && error.reason === 'full') {
     return describeError(new HttpError('UNAVAILABLE', 'The database has no space left; retry later.', { 'Retry-After': '30' }));
+  }
+  // Still busy after the db layer's retries, or a lock timeout or deadlock (MikroORM's exceptions): retryable.
+  if (error instanceof DatabaseUnavailable || name === 'LockWaitTimeoutException' || name === 'DeadlockException') {
+    return describeError(new HttpError('UNAVAILABLE', 'The database is busy; retry shortly.', { 'Retry-After': '1' }));
   }
   if (name === 'ConnectionException') {
     return describeError(new HttpError('UNAVAILABLE', 'The database is unreachable; retry shortly.', { 'Retry-After': '5' }));
