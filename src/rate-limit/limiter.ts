@@ -96,17 +96,12 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       const remembered = bans.remembered(actor.keyId) ?? (actor.bannedUntil && actor.bannedUntil > Date.now() ? actor.bannedUntil : null);
       if (remembered) throw bannedError(actor, remembered);
 
-      // A request that is not to consume reads the windows and is judged as if it had been charged. With the memory
-      // store (no ban to ask a shared store about), both windows are counted at once, without a promise.
-      const banCheck = bans.check(actor.keyId);
-      const [banUntil, minute, day] =
-        consume && banCheck === null && limiter.minute.penaltyNow && limiter.day.penaltyNow
-          ? [null, limiter.minute.penaltyNow(account, cost), limiter.day.penaltyNow(account, cost)]
-          : await Promise.all([
-              banCheck,
-              consume ? limiter.minute.penalty(account, cost) : limiter.minute.get(account),
-              consume ? limiter.day.penalty(account, cost) : limiter.day.get(account),
-            ]);
+      // A request that is not to consume reads the windows and is judged as if it had been charged.
+      const [banUntil, minute, day] = await Promise.all([
+        bans.check(actor.keyId),
+        consume ? limiter.minute.penalty(account, cost) : limiter.minute.get(account),
+        consume ? limiter.day.penalty(account, cost) : limiter.day.get(account),
+      ]);
       const now = Date.now();
       const windows = windowsOf(actor, minute, day, now);
       if (!consume) for (const w of windows) w.used += cost;

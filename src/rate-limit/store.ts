@@ -5,10 +5,7 @@ import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
 import RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
 
 /** What the gate uses of a counter: it only counts (`penalty`/`reward`), reads, blocks and deletes. */
-export type Counter = Pick<RateLimiterAbstract, 'get' | 'penalty' | 'reward' | 'block' | 'delete'> & {
-  /** What `penalty` resolves with, at once: only where the count lives in this process (the memory store). */
-  penaltyNow?(key: string, points: number): RateLimiterRes;
-};
+export type Counter = Pick<RateLimiterAbstract, 'get' | 'penalty' | 'reward' | 'block' | 'delete'>;
 
 /** A counter kept in the limiter store: `points` is informative only, the gate decides from the counts. */
 export interface CounterSpec {
@@ -62,39 +59,10 @@ const PROBE_INTERVAL_MS = 1000;
 export function memoryStore(): LimiterStore {
   return {
     kind: 'memory',
-    counter: ({ points, duration }) => withPenaltyNow(new RateLimiterMemory({ points, duration })),
+    counter: ({ points, duration }) => new RateLimiterMemory({ points, duration }),
     health: async () => ({ ok: true, store: 'memory' }),
     close: async () => {},
   };
-}
-
-/** rate-limiter-flexible's memory limiter, as far as `penaltyNow` reads it (its own `penalty` does the same). */
-interface MemoryLimiterInternals {
-  points: number;
-  duration: number;
-  getKey(key: string): string;
-  _memoryStorage?: { incrby?(key: string, value: number, durationSec: number): RateLimiterRes };
-}
-
-/**
- * The memory limiter with `penaltyNow`: rate-limiter-flexible counts in its `MemoryStorage` synchronously and wraps
- * each answer in a promise; the gate charges two windows per request, and the two promises and their `Promise.all`
- * were ~0.9 µs of the gate's ~2.4 µs. `penaltyNow` is `penalty` without the promise, read from the same storage as
- * `penalty` reads it. A version of the library without that storage gets no `penaltyNow`, and the gate awaits
- * `penalty` as before (test/rate-limit/store.test.ts fails then, so an upgrade that loses it is seen).
- */
-function withPenaltyNow(limiter: InstanceType<typeof RateLimiterMemory>): Counter {
-  const internals = limiter as unknown as MemoryLimiterInternals;
-  const storage = internals._memoryStorage;
-  if (typeof storage?.incrby !== 'function' || typeof internals.getKey !== 'function') return limiter;
-  const incrby = storage.incrby.bind(storage);
-  return Object.assign(limiter, {
-    penaltyNow(key: string, points: number): RateLimiterRes {
-      const res = incrby(internals.getKey(key), points, internals.duration);
-      (res as { remainingPoints: number }).remainingPoints = Math.max(internals.points - res.consumedPoints, 0);
-      return res;
-    },
-  });
 }
 
 /** Resolves once the client is ready, fails to connect, or `waitMs` passed, whichever comes first. */
