@@ -5,7 +5,7 @@ import { MikroORM, type Options } from '@mikro-orm/core';
 import { BaseSqlitePlatform, type AbstractSqlDriver } from '@mikro-orm/knex';
 import { ENTITIES } from '../domain/entities/index.js';
 import type { Config } from '../config.js';
-import { makeSqliteResilient, SQLITE_ATTEMPT_BUSY_MS, sqliteWritable } from './sqlite-resilience.js';
+import { registerSqliteState, resilientSqliteDriver, SQLITE_ATTEMPT_BUSY_MS, sqliteState, sqliteWritable } from './sqlite-resilience.js';
 
 const DEFAULT_BUSY_BUDGET_MS = 2000;
 
@@ -83,10 +83,13 @@ export async function createOrm(config: OrmConfig): Promise<Orm> {
     const { ensureDatabase } = await import('./pg-admin.js');
     await ensureDatabase(config.database.url, config.databaseCreate ?? false);
   }
-  const orm = (await MikroORM.init(await ormOptions(config))) as unknown as Orm;
-  if (config.database.kind === 'sqlite') {
+  const options = await ormOptions(config);
+  const sqlite = config.database.kind === 'sqlite' ? sqliteState(config.database.path, config.dbBusyTimeoutMs ?? DEFAULT_BUSY_BUDGET_MS) : undefined;
+  if (sqlite) options.driver = await resilientSqliteDriver(sqlite);
+  const orm = (await MikroORM.init(options)) as unknown as Orm;
+  if (sqlite) {
     beginAsWriter(orm);
-    makeSqliteResilient(orm, config.database.path, config.dbBusyTimeoutMs ?? DEFAULT_BUSY_BUDGET_MS);
+    registerSqliteState(orm, sqlite);
   }
   return orm;
 }

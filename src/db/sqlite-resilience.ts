@@ -13,7 +13,7 @@
  */
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { MikroORM } from '@mikro-orm/core';
+import type { Configuration, MikroORM } from '@mikro-orm/core';
 import type { AbstractSqlDriver } from '@mikro-orm/knex';
 import { DatabaseUnavailable } from './errors.js';
 
@@ -26,14 +26,7 @@ const MAX_BACKOFF_MS = 200;
 /** Below this much free space on the database's file system, a database that reported full stays not ready. */
 const MIN_FREE_BYTES = 1024 * 1024;
 
-type Call = (...args: any[]) => Promise<unknown>;
-interface PatchableConnection {
-  begin: Call;
-  execute: Call;
-  commit: Call;
-}
-
-interface SqliteState {
+export interface SqliteState {
   path: string;
   /** Set by a SQLITE_FULL; cleared once a readiness probe finds room again. */
   full: boolean;
@@ -64,32 +57,50 @@ const unavailableOr = (error: unknown): unknown =>
         ? new DatabaseUnavailable('busy', error)
         : error;
 
+/** The resilience of one SQLite database: its file, the wait budget, and whether it reported full. */
+export const sqliteState = (path: string, budgetMs: number): SqliteState => ({ path, full: false, budgetMs });
+
 /**
- * Retries top-level transactions and statements outside a transaction while the file is locked by
- * another connection, for at most `budgetMs`; remembers a full disk for readiness.
+ * MikroORM's libsql driver whose connection retries top-level transactions and statements outside a transaction
+ * while the file is locked by another connection, for at most the state's budget, and remembers a full disk for
+ * readiness: the driver and connection classes as published, subclassed, and handed to MikroORM as its `driver`.
  */
-export function makeSqliteResilient(orm: Orm, path: string, budgetMs: number): void {
-  const state: SqliteState = { path, full: false, budgetMs };
-  states.set(orm, state);
-  const connection = orm.em.getConnection() as unknown as PatchableConnection;
-  const begin = connection.begin.bind(connection);
-  const execute = connection.execute.bind(connection);
-  const commit = connection.commit.bind(connection);
+export async function resilientSqliteDriver(state: SqliteState) {
+  const [{ AbstractSqlDriver }, { LibSqlConnection, LibSqlPlatform }] = await Promise.all([import('@mikro-orm/knex'), import('@mikro-orm/libsql')]);
   const guarded = <T>(attempt: () => Promise<T>) =>
-    whileBusy(attempt, budgetMs).catch((error: unknown) => {
+    whileBusy(attempt, state.budgetMs).catch((error: unknown) => {
       if (isSqliteFull(error)) state.full = true;
       throw unavailableOr(error);
     });
-  // Inside a transaction the write lock is already held (BEGIN IMMEDIATE): only the outermost step waits.
-  connection.begin = (options: { ctx?: unknown } = {}) => (options.ctx ? begin(options) : guarded(() => begin(options)));
-  connection.execute = (query: unknown, params: unknown, method: unknown, ctx: unknown, loggerContext: unknown) =>
-    ctx ? execute(query, params, method, ctx, loggerContext).catch(noteFull) : guarded(() => execute(query, params, method, ctx, loggerContext));
-  // In WAL mode a full disk can also surface when the commit writes the log.
-  connection.commit = (...args: unknown[]) => commit(...args).catch(noteFull);
-  function noteFull(error: unknown): never {
+  const noteFull = (error: unknown): never => {
     if (isSqliteFull(error)) state.full = true;
     throw unavailableOr(error);
+  };
+  type Connection = InstanceType<typeof LibSqlConnection>;
+  class ResilientConnection extends LibSqlConnection {
+    // Inside a transaction the write lock is already held (BEGIN IMMEDIATE): only the outermost step waits.
+    override begin(options: Parameters<Connection['begin']>[0] = {}): ReturnType<Connection['begin']> {
+      return options.ctx ? super.begin(options) : guarded(() => super.begin(options));
+    }
+    override execute<T extends Awaited<ReturnType<Connection['execute']>>>(...args: Parameters<Connection['execute']>): Promise<T> {
+      const ctx = args[3];
+      return ctx ? super.execute<T>(...args).catch(noteFull) : guarded(() => super.execute<T>(...args));
+    }
+    // In WAL mode a full disk can also surface when the commit writes the log.
+    override commit(...args: Parameters<Connection['commit']>): Promise<void> {
+      return super.commit(...args).catch(noteFull);
+    }
   }
+  return class ResilientSqliteDriver extends AbstractSqlDriver<ResilientConnection> {
+    constructor(config: Configuration) {
+      super(config, new LibSqlPlatform(), ResilientConnection, ['knex', 'libsql']);
+    }
+  };
+}
+
+/** Registers the ORM whose driver `resilientSqliteDriver` made with `state`, for readiness and the plain-SQL writer. */
+export function registerSqliteState(orm: Orm, state: SqliteState): void {
+  states.set(orm, state);
 }
 
 /**
