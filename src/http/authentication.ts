@@ -188,8 +188,8 @@ export function authentication({ authenticator, gate, domain }: { authenticator:
   };
   return (ctx: Context, next: Next) => {
     const state = ctx.state as AppState;
-    // Cheap to make: the services fork their EntityManager only when one first needs it. (A lazy
-    // getter defined per request cost ~3 µs: defineProperty moves the state object off its fast shape.)
+    // Cheap to make: the services fork their EntityManager only when one first needs it. (Not a lazy getter
+    // defined per request: defineProperty moves the state object off its fast shape.)
     state.domain = domain();
     const key = requestHeader(ctx, 'x-api-key');
     if (!key) {
