@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import type { Context, Middleware, Next } from 'koa';
 import helmet, { type HelmetOptions } from 'helmet';
 import { facadeOf } from './context.js';
@@ -9,13 +10,14 @@ import { setHeaders } from './headers.js';
  * helmet itself, and every response gets the same object (helmet would rebuild them per request).
  */
 function headersOf(options: HelmetOptions): Record<string, string> {
-  const headers: Record<string, string> = {};
-  const response = { setHeader: (name: string, value: unknown) => (headers[name] = String(value)), removeHeader: () => undefined };
+  const request = new IncomingMessage(new Socket());
+  const response = new ServerResponse(request);
   let done = false;
-  helmet(options)({} as IncomingMessage, response as unknown as ServerResponse, () => (done = true));
+  helmet(options)(request, response, () => (done = true));
+  const headers = response.getHeaders();
   if (!done || Object.keys(headers).length === 0) throw new Error('helmet did not set its headers synchronously');
-  // In lower case, as every header the service sets itself (src/http/headers.ts).
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+  // In lower case (as Node's getHeaders gives them), as every header the service sets itself (src/http/headers.ts).
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, String(value)]));
 }
 
 /**
