@@ -27,17 +27,10 @@ test("--help prints the tool's usage from its header comment, with examples, and
 test('an unknown option, a number option given a word, a missing argument: one line, exit 2, no stack trace', () => {
   for (const [name, args, says] of [
     ['run', ['--round', '5'], /run\.js: Unknown option '--round'/],
-    ['header-names', ['--rounds', 'five'], /header-names\.js: option --rounds takes a number \(default 3\), got "five"/],
-    ['header-names', ['--rounds', ''], /option --rounds takes a number/],
     // No numeric default, still a number: a word here would have made every run count (F's check against NaN).
     ['run', ['--floor-usual', 'abc'], /run\.js: option --floor-usual takes a number, got "abc"/],
     ['run', ['--pause', 'soon'], /run\.js: option --pause takes a number \(default 0\), got "soon"/],
     ['run', ['--pause=-5'], /run\.js: --pause takes seconds \(0 or more\), got -5/],
-    ['idle-gap', ['--gaps', '5,x'], /idle-gap\.js: --gaps takes seconds separated by commas/],
-    // node's message for a value that starts with a dash runs over three lines: one is printed.
-    ['idle-gap', ['--node-args', '--no-flush-bytecode'], /idle-gap\.js: .*--node-args.* goes after "=" \(--name=-value\)/],
-    ['ir-compare', ['a.callgrind.1-01'], /ir-compare\.js: takes A\.callgrind/],
-    ['profile-summary', [], /profile-summary\.js: takes FILE\.cpuprofile/],
   ] as const) {
     const result = tool(name, ...args);
     assert.equal(result.status, 2, `${name} ${args.join(' ')}: ${result.stderr}`);
