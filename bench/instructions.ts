@@ -69,6 +69,7 @@ export interface Count {
   misses: Misses[];
 }
 
+/** Under valgrind a server starts some 50× slower, and slower still on a busy host: it has half an hour to listen. */
 async function start(name: string, script: string, env: Record<string, string>, work: string, nodeArgs: string[], cacheSim: boolean): Promise<Server> {
   const logFile = join(work, `${name}.log`);
   const outFile = join(work, `${name}.callgrind`);
@@ -80,7 +81,7 @@ async function start(name: string, script: string, env: Record<string, string>, 
     { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] },
   );
   closeSync(fd);
-  return { child, url: await announcedUrl(name, child, logFile, 600_000), outFile, host: env.HOST ?? '' };
+  return { child, url: await announcedUrl(name, child, logFile, 1_800_000), outFile, host: env.HOST ?? '' };
 }
 
 /** Sends `amount` of scenario `id`'s request; returns how many were answered 2xx (a slow server under valgrind may lose a few to timeouts). */

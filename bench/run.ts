@@ -10,7 +10,7 @@
  * `pet(id)` / F_apollo's `pet(id)` ≥ 85%. Then the free-document flood: another customer's read median beside clients
  * sending GraphQL documents that cost no points, against its median alone (≤ 2×).
  *
- *   npm run bench                      # the targets and the flood row (about 10 minutes)
+ *   npm run bench                      # the targets and the flood row (the callgrind part, ~50× slower, takes longest)
  *   npm run bench -- --load            # every scenario by CPU per request in alternating rounds, and their ratios:
  *                                      # L0, the ladder to F, F_apollo, limiter off, outbox off, traces on, Redis
  *                                      # (REDIS_URL), PostgreSQL (PG_URL)
