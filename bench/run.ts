@@ -98,6 +98,14 @@ const REDIS_URL = process.env.REDIS_URL;
 const SERVER_NODE = args.node ? resolve(args.node) : process.execPath;
 const SERVER_NODE_VERSION = execFileSync(SERVER_NODE, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
 const PG_URL = process.env.PG_URL;
+/** The commit measured (`-dirty` with uncommitted changes): read as the run starts, since the report comes many minutes later. */
+const COMMIT = (() => {
+  try {
+    return execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=7'], { cwd: projectPath('.'), encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+})();
 /** No mode and no scenarios asked: the targets (instructions, CPU beside) and the flood row. */
 const TARGETS_MODE = !args.load && !args.only && !args.soak && !args.events && !args.idle;
 
@@ -450,15 +458,8 @@ function report(
  */
 function targetsReport(runs: Map<string, Run[]>, instructions: Map<string, number>, flood: Awaited<ReturnType<typeof measureBesideFreeDocumentFlood>>) {
   const cpuUs = (id: string) => median(runs.get(id)!.map((r) => r.cpuMsPerOp)) * 1000;
-  const commit = (() => {
-    try {
-      return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: projectPath('.'), encoding: 'utf8' }).trim();
-    } catch {
-      return 'unknown';
-    }
-  })();
   log();
-  log(`## Targets: commit ${commit}, servers on node ${SERVER_NODE_VERSION}, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
+  log(`## Targets: commit ${COMMIT}, servers on node ${SERVER_NODE_VERSION}, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
   log();
   log('| scenario | instructions / request (main thread, JIT compilation left out) | CPU µs / request (median of rounds) |');
   log('|---|---:|---:|');
