@@ -495,7 +495,7 @@ async function soak(service: Service, keys: BenchKeys) {
   log(`soak: ${minutes} min of ${mix.map((s) => s.id).join(', ')} in 30 s slices`);
   for (const s of mix) await fire(service, s, keys, WARMUP);
   const pid = service.child.pid!;
-  // Under load RSS swings by tens of MB with V8's heap sizing; after a few idle seconds V8 shrinks the
+  // Under load RSS swings with V8's heap sizing; after a few idle seconds V8 shrinks the
   // heap, so the idle readings at the start and the end are the ones that show a leak.
   const idleRss = async () => {
     await new Promise((r) => setTimeout(r, 10_000));
@@ -560,8 +560,8 @@ async function eventLag(service: Service, keys: BenchKeys, adminKey: string) {
 
 /** `--idle`: CPU per second of each service left alone, after it settles. */
 async function idle(services: Map<ServiceName, Service>) {
-  // 30 s: V8's memory reducer runs its one-off full GCs ("Mark-Compact (reduce)", --trace-gc) about 15 s after the
-  // start-up's allocations stop; a window that opens earlier measures that start-up tail, not the idle service.
+  // V8's memory reducer runs its one-off full GCs ("Mark-Compact (reduce)", --trace-gc) a while after the start-up's
+  // allocations stop: a window that opens before them measures that start-up tail, not the idle service.
   const settle = 30;
   log(`idle: each service alone, ${settle} s to settle, then its CPU over ${DURATION} s (/proc)`);
   const measured = await Promise.all([...services].map(async ([name, s]) => [name, await idleCpu(s.child.pid!, settle, DURATION)] as const));
