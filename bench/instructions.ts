@@ -1,65 +1,51 @@
 /**
- * Instructions per request, counted by valgrind's callgrind: a measure that does not move with the
- * neighbours on a shared host, for A/B comparisons of one lever (the wall clock and even CPU time do).
+ * The instruction counter: instructions per request, counted by valgrind's callgrind, the figure the targets are
+ * judged by (it does not move with the neighbours on a shared host; the wall clock and even CPU time do).
+ * `npm run bench` runs it over the targets' scenarios; alone, for an A/B of one lever:
  *
- *   npm run build && node dist/bench/instructions.js [--only floor,rest-ids,rest-ids@against] [--requests 2000] [--warmup 6000] [--batches 1] [--against DIR]
- *     [--env NAME=VALUE …] [--cache-sim]   (KEEP=1 keeps the run's directory and callgrind's dumps in it)
+ *   npm run bench:instructions -- [--only floor,rest-ids,apollo-ids,gql-ids,apollo-pet,gql-pet] [--requests 2000] [--warmup 6000] [--batches 1]
+ *     [--against DIR] [--env NAME=VALUE …] [--cache-sim]      (KEEP=1 keeps the run's directory and callgrind's dumps in it)
+ *   npm run bench:instructions -- --only rest-ids,rest-ids@against --against /tmp/petstore-ref --batches 3
  *
- * Seeds the bench database, starts each server under `valgrind --tool=callgrind --instr-atstart=no` (a service then
- * gets one write, as `npm run bench` gives it: bench/start-server.ts, writeOnce)
- * (nothing is counted while it starts and warms up), sends `--warmup` requests, switches counting on
- * (`callgrind_control -i on`), sends `--requests` identical requests over `--connections` keep-alive
- * connections, switches it off, and prints the instructions (Ir) per request. The load generator runs
- * outside valgrind, so only the server's work is counted. The figure is the main thread's, less V8's
- * JIT compilation (whose amount depends on when tiering happens: it moved whole batches by 20–40%);
- * compare the lowest batch of each build, and levers bigger than the batches' spread.
+ * Seeds the bench database, starts each server under `valgrind --tool=callgrind --instr-atstart=no` (nothing is
+ * counted while it starts and warms up; the service first gets one write, bench/start-server.ts's writeOnce), sends
+ * `--warmup` requests, switches counting on (`callgrind_control -i on`), sends `--requests` identical requests over
+ * `--connections` keep-alive connections, switches it off, and prints the instructions (Ir) per request. The load
+ * generator runs outside valgrind, so only the server's work is counted. The figure is the main thread's, less V8's
+ * JIT compilation (whose amount depends on when tiering happens); with several batches, the lowest counts.
  *
- * `--cache-sim`: callgrind also simulates the caches (first level and last level, sized after this machine's) and
- * the main thread's misses per request are printed beside the instructions: work that costs a server more than
- * its instructions say (a miss costs tens to hundreds of cycles), and more so on a host whose neighbours share the
- * caches. Slower (about twice), and whole-thread, JIT compilation included.
+ * `--cache-sim`: callgrind also simulates the caches and the main thread's misses per request are printed beside the
+ * instructions (work that costs more than its instructions say). Slower, and whole-thread, JIT compilation included.
  *
- * Servers: `floor` (F, bench/ladder-server.ts), `rest-ids` (the service), `gql-ids` (the service, asked
- * the bench's GraphQL read by ids), `rest-ids@against` and `gql-ids@against` (the service built at DIR,
- * `bash bench/build-ref.sh <commit>`), or any such build's absolute directory (asked REST's read).
+ * Scenarios (bench/scenarios.ts): `floor` (F, bench/ladder-server.ts), `apollo-ids` and `apollo-pet` (F_apollo,
+ * bench/apollo-floor.ts), `rest-ids`, `gql-ids` and `gql-pet` (the service), any of the service's with `@against`
+ * (the service built in DIR: a checkout of another commit with its node_modules and `npm run build` done).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { benchArgs } from './cli.js';
 import autocannon from 'autocannon';
-import { projectPath } from '../src/project-path.js';
 import { seedBenchDatabase } from './seed.js';
-import { announcedUrl, benchServiceEnv, checkGraphQLAnswer, idsRead, writeOnce } from './start-server.js';
-import { envOption, REST_IDS_PATH, startNodeArgs } from './scenarios.js';
+import { announcedUrl, benchServiceEnv, checkAnswer, serverCommand, serverOf, writeOnce } from './start-server.js';
+import { envOption, scenarioRequest, startNodeArgs, TARGET_SCENARIOS } from './scenarios.js';
 
-const { values: args } = benchArgs(import.meta.url, {
-  options: {
-    only: { type: 'string', default: 'floor,rest-ids' },
-    requests: { type: 'string', default: '2000' },
-    warmup: { type: 'string', default: '6000' },
-    connections: { type: 'string', default: '8' },
-    against: { type: 'string' },
-    /** Repeat the measured batch this many times on the same server (one figure per batch). */
-    batches: { type: 'string', default: '1' },
-    /** NAME=VALUE for the service's environment (repeatable), e.g. `--env LOG_LEVEL=warn`. */
-    env: { type: 'string', multiple: true, default: [] },
-    /**
-     * Start each server with `--perf-basic-prof`: /tmp/perf-<pid>.map names its JIT code, for bench/ir-compare.ts
-     * (kept with KEEP=1, removed otherwise). Logging each piece of code costs instructions of its own: compare
-     * counts taken with it only with counts taken with it.
-     */
-    'perf-map': { type: 'boolean', default: false },
-    /** Simulate the caches too (callgrind `--cache-sim=yes`): misses per request beside the instructions. */
-    'cache-sim': { type: 'boolean', default: false },
-  },
-});
-const serviceEnvExtra = envOption(args.env);
-const REQUESTS = Number(args.requests);
-const WARMUP = Number(args.warmup);
-const CONNECTIONS = Number(args.connections);
-const BATCHES = Number(args.batches);
+export interface CountOptions {
+  requests: number;
+  warmup: number;
+  connections: number;
+  batches: number;
+  /** The build `@against` scenarios run. */
+  against?: string;
+  /** Added to the service's environment. */
+  env?: Record<string, string>;
+  cacheSim?: boolean;
+  /** Keep the work directory (callgrind's dumps). */
+  keep?: boolean;
+}
+
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 interface Server {
@@ -68,41 +54,46 @@ interface Server {
   host: string;
   url: string;
   outFile: string;
-  /** The measured request: REST's read by ids, or GraphQL's (`gql-ids`). */
-  graphql?: boolean;
 }
 
-async function start(name: string, script: string, env: Record<string, string>, work: string, nodeArgs: string[] = []): Promise<Server> {
+/** The simulated caches' misses per request (`--cache-sim`): first-level instruction and data misses, last-level misses. */
+export interface Misses {
+  i1: number;
+  d1: number;
+  ll: number;
+}
+
+/** One scenario's count: the main thread's instructions per request of each batch (JIT compilation left out), and misses. */
+export interface Count {
+  batches: number[];
+  misses: Misses[];
+}
+
+/** Under valgrind a server starts some 50× slower, and slower still on a busy host: it has half an hour to listen. */
+async function start(name: string, script: string, env: Record<string, string>, work: string, nodeArgs: string[], cacheSim: boolean): Promise<Server> {
   const logFile = join(work, `${name}.log`);
   const outFile = join(work, `${name}.callgrind`);
   const fd = openSync(logFile, 'w');
   // Debian's `valgrind` is a shell script that forks the real one: callgrind_control needs the real one's pid.
   const child = spawn(
     existsSync('/usr/bin/valgrind.bin') ? '/usr/bin/valgrind.bin' : 'valgrind',
-    ['--tool=callgrind', ...(args['cache-sim'] ? ['--cache-sim=yes'] : []), '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${outFile}`, process.execPath, ...(args['perf-map'] ? ['--perf-basic-prof', `--logfile=${join(work, `${name}-v8.log`)}`, '--no-logfile-per-isolate'] : []), ...nodeArgs, script],
+    ['--tool=callgrind', ...(cacheSim ? ['--cache-sim=yes'] : []), '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${outFile}`, process.execPath, ...nodeArgs, script],
     { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] },
   );
   closeSync(fd);
-  return { child, url: await announcedUrl(name, child, logFile, 600_000), outFile, host: env.HOST ?? '' };
+  return { child, url: await announcedUrl(name, child, logFile, 1_800_000), outFile, host: env.HOST ?? '' };
 }
 
-/** Sends `amount` requests; returns how many were answered 2xx (a slow server under valgrind may lose a few to timeouts). */
-async function send(server: Server, key: string, amount: number): Promise<number> {
-  const result = await autocannon({ ...idsRead(server.url, key, server.graphql === true), connections: CONNECTIONS, amount, timeout: 120 });
+/** Sends `amount` of scenario `id`'s request; returns how many were answered 2xx (a slow server under valgrind may lose a few to timeouts). */
+async function send(server: Server, id: string, key: string, amount: number, connections: number): Promise<number> {
+  const result = await autocannon({ ...scenarioRequest(server.url, key, id.replace('@against', '')), connections, amount, timeout: 120 });
   const ok = (result as unknown as Record<string, number>)['2xx'] ?? 0;
-  if (ok < amount * 0.95) throw new Error(`${amount} requests sent, ${ok} answered 2xx (${result.non2xx} other, ${result.errors} errors)`);
+  if (ok < amount * 0.95) throw new Error(`${id}: ${amount} requests sent, ${ok} answered 2xx (${result.non2xx} other, ${result.errors} errors)`);
   return ok;
 }
 
 /** V8's compilers, at every tier, and deoptimisation: work whose amount depends on when tiering happens, not on the request. */
 const JIT = /v8::internal::(compiler|maglev|baseline|interpreter::BytecodeGenerator|Parser|ParserBase|Scanner|Compiler|Deoptimizer|Turbofan|OptimizedCompilationJob|CodeGenerator|Assembler|RegExpCompiler)/;
-
-/** The simulated caches' misses of a dump (`--cache-sim`): first-level instruction and data misses, last-level misses. */
-interface Misses {
-  i1: number;
-  d1: number;
-  ll: number;
-}
 
 /** A dump's misses from its `events:` and `totals:` lines (zero without `--cache-sim`). */
 function fileMisses(text: string): Misses {
@@ -126,9 +117,8 @@ function fileIr(file: string): { total: number; jit: number; misses: Misses } {
 }
 
 /**
- * Ir of dump number `n`, once written, without JIT compilation (V8 tiers functions up and down at
- * moments that depend on timing; the cost moves by tens of percent between batches): the main thread's
- * (file `<out>.<n>-01`), which runs every request, and all threads' (with V8's concurrent marking).
+ * Ir of dump number `n`, once written, without JIT compilation: the main thread's (file `<out>.<n>-01`), which runs
+ * every request, and all threads' (with V8's concurrent marking).
  */
 async function dumpedIr(outFile: string, n: number): Promise<{ main: number; all: number; jit: number; misses: Misses }> {
   const dir = outFile.slice(0, outFile.lastIndexOf('/'));
@@ -147,10 +137,7 @@ async function dumpedIr(outFile: string, n: number): Promise<{ main: number; all
   }
 }
 
-/** Each batch's main-thread misses per request (`--cache-sim`), by server. */
-const missesOf = new Map<string, Misses[]>();
-
-async function measure(name: string, server: Server, key: string): Promise<number[]> {
+async function measure(id: string, server: Server, key: string, options: CountOptions): Promise<Count> {
   const pid = String(server.child.pid);
   const control = (...command: string[]) => {
     const { HOST: _, ...env } = process.env;
@@ -158,90 +145,102 @@ async function measure(name: string, server: Server, key: string): Promise<numbe
     // It answers OK even when it could not reach the process; its errors go to stderr.
     if (run.status !== 0 || /error|failed/i.test(run.stderr)) throw new Error(`callgrind_control ${command.join(' ')}: ${run.stdout}${run.stderr}`);
   };
-  await send(server, key, WARMUP);
-  const figures: number[] = [];
-  for (let b = 0; b < BATCHES; b++) {
+  await send(server, id, key, options.warmup, options.connections);
+  const count: Count = { batches: [], misses: [] };
+  for (let b = 0; b < options.batches; b++) {
     control('-i', 'on');
-    const answered = await send(server, key, REQUESTS);
+    const answered = await send(server, id, key, options.requests, options.connections);
     control('-i', 'off');
     control('--dump');
     const ir = await dumpedIr(server.outFile, b + 1);
-    figures.push(ir.main / answered);
-    const perRequest = { i1: ir.misses.i1 / answered, d1: ir.misses.d1 / answered, ll: ir.misses.ll / answered };
-    missesOf.set(name, [...(missesOf.get(name) ?? []), perRequest]);
-    log(`  ${name.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads, JIT compilation left out (${Math.round(ir.jit / answered).toLocaleString('en')}; ${answered} answered)`);
+    count.batches.push(ir.main / answered);
+    count.misses.push({ i1: ir.misses.i1 / answered, d1: ir.misses.d1 / answered, ll: ir.misses.ll / answered });
+    log(`  ${id.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads, JIT compilation left out (${Math.round(ir.jit / answered).toLocaleString('en')}; ${answered} answered)`);
   }
-  return figures;
+  return count;
 }
 
-async function main() {
+/**
+ * Counts each scenario of `ids` on a server of its own under callgrind, side by side (counts do not depend on the
+ * load; the run ends sooner). Seeds its own copy of the bench database.
+ */
+export async function countInstructions(ids: readonly string[], options: CountOptions): Promise<Map<string, Count>> {
   const work = mkdtempSync(join(tmpdir(), 'petstore-ir-'));
   const children: ChildProcess[] = [];
   try {
-    const db = await seedBenchDatabase(join(work, 'seed.db'));
+    const db = await seedBenchDatabase(join(work, 'seed.db'), { manyKeys: 0 });
     const copy = (name: string) => {
-      const file = join(work, `${name}.db`);
+      const file = join(work, `${name.replace(/\W+/g, '_')}.db`);
       copyFileSync(db.file, file);
       return file;
     };
-    const serviceEnv = (name: string) => ({ ...benchServiceEnv(copy(name)), ...serviceEnvExtra });
-    const ids = args.only.split(',');
-    // F answers the service's bytes: taken from a by-ids answer of the service itself, as bench/run.ts does.
-    const bodyFile = join(work, 'body.json');
-    if (ids.includes('floor')) {
-      const { createApp } = await import('../src/app.js');
-      const { loadConfig } = await import('../src/config.js');
-      const app = await createApp(loadConfig({ DATABASE_URL: `sqlite:${copy('probe')}`, NODE_ENV: 'production', LOG_LEVEL: 'silent' }), { announce: () => {} });
-      const { url } = await app.listen(0, '127.0.0.1');
-      const res = await fetch(url + REST_IDS_PATH, { headers: { 'X-API-Key': db.enterpriseKey } });
-      writeFileSync(bodyFile, Buffer.from(await res.arrayBuffer()));
-      await app.close();
-    }
-    // The servers run side by side (counts do not depend on the load; the run ends sooner).
-    const measureOne = async (id: string): Promise<[string, number[]]> => {
+    const measureOne = async (id: string): Promise<[string, Count]> => {
+      const scenario = id.replace('@against', '');
+      if (!TARGET_SCENARIOS.includes(scenario)) throw new Error(`unknown scenario ${id} (one of ${TARGET_SCENARIOS.join(', ')}, a service's with @against)`);
+      const kind = serverOf(scenario);
+      const name = id.replace(/\W+/g, '_');
       let server: Server;
-      if (id === 'floor') {
-        server = await start(id, projectPath('dist/bench/ladder-server.js'), { RUNG: 'floor', BODY_FILE: bodyFile, KEY: db.enterpriseKey, DATABASE: copy(id) }, work);
-      } else if (id === 'rest-ids' || id === 'gql-ids') {
-        server = await start(id, projectPath('dist/src/main.js'), serviceEnv(id), work, startNodeArgs(projectPath('.')));
-      } else if (((id === 'rest-ids@against' || id === 'gql-ids@against') && args.against) || id.startsWith('/')) {
-        const root = resolve(id.startsWith('/') ? id : args.against!);
-        server = await start(id.replace(/\W+/g, '_'), join(root, 'dist/src/main.js'), serviceEnv(id.replace(/\W+/g, '_')), work, startNodeArgs(root));
-      } else throw new Error(`unknown server ${id}`);
+      if (id.endsWith('@against')) {
+        if (kind !== 'service' || !options.against) throw new Error(`${id}: --against DIR names the build, for the service's scenarios`);
+        const root = resolve(options.against);
+        server = await start(name, join(root, 'dist/src/main.js'), { ...benchServiceEnv(copy(id)), ...options.env }, work, startNodeArgs(root), options.cacheSim ?? false);
+      } else {
+        const command = serverCommand(kind, copy(id), db.enterpriseKey);
+        server = await start(name, command.script, kind === 'service' ? { ...command.env, ...options.env } : command.env, work, command.nodeArgs, options.cacheSim ?? false);
+      }
       children.push(server.child);
-      // The service measured as it serves: after a write (bench/start-server.ts, writeOnce).
-      if (id !== 'floor') await writeOnce(server.url, db.adminKey);
-      server.graphql = id.startsWith('gql-ids');
-      if (server.graphql) await checkGraphQLAnswer(server.url, db.enterpriseKey);
-      const figures = await measure(id, server, db.enterpriseKey);
+      if (kind === 'service') await writeOnce(server.url, db.adminKey);
+      await checkAnswer(server.url, db.enterpriseKey, scenario);
+      const count = await measure(id, server, db.enterpriseKey, options);
       server.child.kill('SIGTERM');
-      return [id, figures];
+      return [id, count];
     };
-    const results = await Promise.all(ids.map(measureOne));
-    log('');
-    log('| server | Ir / request, main thread, JIT compilation left out (per batch) |');
-    log('|---|---:|');
-    for (const [id, figures] of results) log(`| ${id} | ${figures.map((f) => Math.round(f).toLocaleString('en')).join(' · ')} |`);
-    if (args['cache-sim']) {
-      log('');
-      log('| server | main thread per request (per batch): first-level instruction misses · first-level data misses · last-level misses |');
-      log('|---|---|');
-      const n = (x: number) => Math.round(x).toLocaleString('en');
-      for (const [id] of results) log(`| ${id} | ${(missesOf.get(id) ?? []).map((m) => `${n(m.i1)} · ${n(m.d1)} · ${n(m.ll)}`).join(' ; ')} |`);
-    }
-    const floor = results.find(([id]) => id === 'floor')?.[1];
-    const rest = results.find(([id]) => id === 'rest-ids')?.[1];
-    if (floor && rest) log(`\nF / REST by instructions: ${((Math.min(...floor) / Math.min(...rest)) * 100).toFixed(0)}%`);
-    const gql = results.find(([id]) => id === 'gql-ids')?.[1];
-    if (gql && rest) log(`REST / GraphQL by ids, by instructions: ${((Math.min(...rest) / Math.min(...gql)) * 100).toFixed(0)}%`);
+    return new Map(await Promise.all(ids.map(measureOne)));
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-    if (!process.env.KEEP) {
-      rmSync(work, { recursive: true, force: true });
-      for (const child of children) rmSync(`/tmp/perf-${child.pid}.map`, { force: true });
-    }
-    else log(`kept ${work}`);
+    if (options.keep) log(`kept ${work}`);
+    else rmSync(work, { recursive: true, force: true });
   }
 }
 
-await main();
+/** The lowest batch: the one least disturbed by V8's tiering. */
+export const lowest = (count: Count): number => Math.min(...count.batches);
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { values: args } = benchArgs(import.meta.url, {
+    options: {
+      only: { type: 'string', default: TARGET_SCENARIOS.join(',') },
+      requests: { type: 'string', default: '2000' },
+      warmup: { type: 'string', default: '6000' },
+      connections: { type: 'string', default: '8' },
+      against: { type: 'string' },
+      /** Repeat the measured batch this many times on the same server (one figure per batch). */
+      batches: { type: 'string', default: '1' },
+      /** NAME=VALUE for the service's environment (repeatable), e.g. `--env LOG_LEVEL=warn`. */
+      env: { type: 'string', multiple: true, default: [] },
+      /** Simulate the caches too (callgrind `--cache-sim=yes`): misses per request beside the instructions. */
+      'cache-sim': { type: 'boolean', default: false },
+    },
+  });
+  const results = await countInstructions(args.only.split(','), {
+    requests: Number(args.requests),
+    warmup: Number(args.warmup),
+    connections: Number(args.connections),
+    batches: Number(args.batches),
+    against: args.against,
+    env: envOption(args.env),
+    cacheSim: args['cache-sim'],
+    keep: Boolean(process.env.KEEP),
+  });
+  const n = (x: number) => Math.round(x).toLocaleString('en');
+  log('');
+  log('| scenario | Ir / request, main thread, JIT compilation left out (per batch) |');
+  log('|---|---:|');
+  for (const [id, count] of results) log(`| ${id} | ${count.batches.map(n).join(' · ')} |`);
+  if (args['cache-sim']) {
+    log('');
+    log('| scenario | main thread per request (per batch): first-level instruction misses · first-level data misses · last-level misses |');
+    log('|---|---|');
+    for (const [id, count] of results) log(`| ${id} | ${count.misses.map((m) => `${n(m.i1)} · ${n(m.d1)} · ${n(m.ll)}`).join(' ; ')} |`);
+  }
+}

@@ -1,52 +1,34 @@
 /**
- * `npm run bench` — the service against the physical floor, on this machine, in one run.
+ * `npm run bench` — the service against its floors, by instructions per request (CPU beside), and the hostile rows.
  *
- * Starts in separate processes L0 (bare node:http, same bytes), the ladder from L0 up to F, the floor
- * of this stack for a keyed read (bench/ladder-server.ts: Koa + router, + key and limiter, + one cached
- * prepared statement on the same SQLite data), the service in production mode on a
- * seeded SQLite file with the in-memory limiter, the same service with the limiter replaced by a
- * no-op (to price the limiter), the same service with the outbox's writes off (to price the outbox: `order with
- * outbox / without`), the same service with traces on (always-on sampler, OTLP/HTTP to a sink in this
- * process: `tracing on / off`), when REDIS_URL is set, the service with Redis as limiter store, and, when PG_URL
- * is set, the service on PostgreSQL (a database of its own, created next to PG_URL's, seeded alike
- * and dropped at the end) for the read and the order.
- * Then: a warm-up pass, then rounds that alternate every scenario (so drift and neighbours' noise
- * hit all of them alike), and per scenario the medians over rounds; each ratio is the median of the
- * per-round ratios, with its range across rounds.
+ * By default it measures the targets: F (REST's floor, bench/ladder-server.ts), the service's REST read by ids, F_apollo
+ * (GraphQL's floor, bench/apollo-floor.ts), the service's GraphQL read by ids and its `pet(id)`. Each is counted once by
+ * the instruction counter (bench/instructions.ts: callgrind, instructions per request on the main thread) and loaded
+ * outside valgrind for its CPU µs per request (median of the rounds, for information: it moves with the neighbours).
+ * A ratio is the floor's instructions per request over the service's: the share of its floor's efficiency the service
+ * keeps (100% = as cheap as its floor). Targets: REST by ids / F ≥ 80%, GraphQL by ids / F_apollo ≥ 85%, GraphQL
+ * `pet(id)` / F_apollo's `pet(id)` ≥ 85%. Then the free-document flood: another customer's read median beside clients
+ * sending GraphQL documents that cost no points, against its median alone (≤ 2×).
  *
- *   npm run bench                      # default: 5 rounds of 3 s per scenario, ~3 minutes
+ *   npm run bench                      # the targets and the flood row (the callgrind part, ~50× slower, takes longest)
+ *   npm run bench -- --load            # every scenario by CPU per request in alternating rounds, and their ratios:
+ *                                      # L0, the ladder to F, F_apollo, limiter off, outbox off, traces on, Redis
+ *                                      # (REDIS_URL), PostgreSQL (PG_URL)
  *   PG_URL=postgres://postgres@127.0.0.1:5432/test npm run bench -- --only rest-ids-pg,rest-order-pg
- *   npm run bench -- --rounds 5 --duration 10
- *   npm run bench -- --soak            # 5 minutes of mixed load on the memory service; RSS growth
+ *   npm run bench -- --only floor,rest-ids --rounds 5 --duration 10
  *   npm run bench -- --events --duration 20
  *                                      # event committed → webhook received / → subscriber: p50, p99 (no load);
- *                                      # then the webhook lag again beside another account's hanging endpoint,
- *                                      # and another customer's read beside 20 heavy subscriptions at 2 events/s
- *   npm run bench -- --only rest-ids,rest-ids-traced,gql-ids,gql-ids-traced
- *                                      # traces on (always_on sampler, OTLP/HTTP to a local sink) beside off
+ *                                      # then the webhook lag beside another account's hanging endpoint, and another
+ *                                      # customer's read beside 20 heavy subscriptions at 2 events/s
  *   npm run bench -- --idle --duration 20
- *                                      # CPU ms per second of an idle service (SQLite; PostgreSQL too with PG_URL;
- *                                      # with --against, that build's too)
- *   npm run bench -- --cpu-prof        # also CPU profiles of F, the memory, outbox-off (and PostgreSQL) services in bench/profiles/
- *   npm run bench -- --against "$(bash bench/build-ref.sh HEAD~1)" --only rest-ids,gql-ids
- *                                      # before/after: every memory scenario also runs on that build
- *   npm run bench -- --against . --against-env GRAPHQL_EXECUTOR=graphql-js --only gql-ids
- *                                      # the same build with another setting (here the GraphQL executor)
- *   npm run bench -- --only floor-1,rest-ids-1 --against . --against-env LOG_FLUSH_MS=0
- *                                      # one client at a time (no two requests share a turn of the event loop),
- *                                      # here with the request log written line by line as the other side
+ *                                      # CPU ms per second of an idle service (SQLite; PostgreSQL too with PG_URL)
+ *   npm run bench -- --soak            # 5 minutes of mixed load on the service; RSS growth
+ *   npm run bench -- --against DIR --only rest-ids,gql-ids
+ *                                      # before/after: every service scenario also runs on the build in DIR (a checkout
+ *                                      # of another commit, `npm ci && npm run build` done in it)
  *   npm run bench -- --node "$(npx -y node@24 -p process.execPath)"
  *                                      # every server on another node binary (the load generator stays on this one)
- *   npm run bench -- --threads         # each round's line also splits the server's CPU per request: main thread
- *                                      # user + system, other threads (V8's GC and compiler, libuv), main-thread sleeps
- *   npm run bench -- --only floor,rest-ids,rest-ids-keys,rest-order --pause 40 --threads --node-args=--trace-gc --keep-logs /tmp/gc
- *                                      # every server idle 40 s after each round, with more node flags; their logs kept
- *
- * Every ratio is reported from the serving processes' CPU time per request first (op/s moves with the
- * neighbours on a shared machine), op/s second. A run counts toward a target only when it was quiet: the
- * load average below 0.5 at its start (every run first waits up to 2 minutes for it, as `npm run bench`'s own
- * build lifts it), and F's CPU per request within 10% of its usual value on that node (FLOOR_USUAL_CPU_US); the report
- * says whether it was. A target is met when two such runs both meet it.
+ *   npm run bench -- --load --threads  # each round's line also splits the server's CPU per request by thread
  *
  * Every service runs with the node flags of its build's start command (package.json's `start`), as served.
  */
@@ -55,16 +37,16 @@ import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readdirSync,
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { benchArgs, refuse } from './cli.js';
+import { benchArgs } from './cli.js';
 import autocannon from 'autocannon';
-import { seedBenchDatabase, PET_COUNT } from './seed.js';
+import { MANY_KEYS, seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
-import { announcedUrl, benchServiceEnv, writeOnce } from './start-server.js';
-import { envOption, keyedRequests, LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, startNodeArgs, type BenchKeys, type Scenario, type ServiceName } from './scenarios.js';
+import { announcedUrl, benchServiceEnv, checkAnswer, serverCommand, writeOnce } from './start-server.js';
+import { envOption, keyedRequests, LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, startNodeArgs, TARGET_SCENARIOS, TARGETS, type BenchKeys, type Scenario, type ServiceName } from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
-import { measureBesideHangingWebhook } from './hostile-webhooks.js';
-import { hostileReadRow, measureBesideHeavySubscriptions } from './hostile-subscriptions.js';
+import { floodRow, hostileReadRow, measureBesideFreeDocumentFlood, measureBesideHangingWebhook, measureBesideHeavySubscriptions } from './hostile.js';
+import { countInstructions, lowest } from './instructions.js';
 import { IDLE_TARGET_MS_PER_S, cpuMs, cpuSplit, idleCpu, mainThreadSleeps, threadsCpu } from './idle.js';
 import { createDatabase, dropDatabase } from '../src/db/pg-admin.js';
 
@@ -98,49 +80,34 @@ const { values: args } = benchArgs(import.meta.url, {
     threads: { type: 'boolean', default: false },
     /** Node flags for every server of this build (after its start command's own), e.g. `--node-args=--trace-gc`. */
     'node-args': { type: 'string', default: '' },
-    /** Seconds every server sits idle after each round (the gap a full run leaves between a service's loads, made longer). */
-    pause: { type: 'string', default: '0' },
     /** A directory to copy the servers' logs into at the end (their output, with what --node-args made node print). */
     'keep-logs': { type: 'string' },
-    /** F's usual CPU µs per request on the servers' node, when FLOOR_USUAL_CPU_US has none for it (or to override it). */
-    'floor-usual': { type: 'string' },
+    /** Every scenario by CPU in rounds (the targets' mode counts instructions and loads only the targets' scenarios). */
+    load: { type: 'boolean', default: false },
+    /** The flood row's seconds alone and beside. */
+    'flood-seconds': { type: 'string', default: '5' },
   },
-}, { numbers: ['floor-usual'] });
+});
 const ROUNDS = Number(args.rounds);
 const againstEnv = envOption(args['against-env'].split(',').filter(Boolean));
 const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
-const PAUSE = Number(args.pause);
-if (PAUSE < 0) refuse(import.meta.url, `--pause takes seconds (0 or more), got ${args.pause}`);
 const REDIS_URL = process.env.REDIS_URL;
 /** The node binary the servers run on, and its version. */
 const SERVER_NODE = args.node ? resolve(args.node) : process.execPath;
 const SERVER_NODE_VERSION = execFileSync(SERVER_NODE, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
-/**
- * F's CPU µs per request (the `floor` scenario) in quiet runs on the reference machine (2 cores, the host of
- * 2026-11-26), by node major version: a run whose F is more than 10% away from it was disturbed and does not count.
- * Hosts differ by more than that (61–68 µs on the host of 2026-11-27): on another host, measure its own and give
- * it with --floor-usual (docs/PERFORMANCE.md, "How to measure").
- */
-const FLOOR_USUAL_CPU_US: Record<string, number> = { '20': 118 };
-const floorUsual = args['floor-usual'] ? Number(args['floor-usual']) : FLOOR_USUAL_CPU_US[SERVER_NODE_VERSION.replace(/^v(\d+)\..*$/, '$1')];
-/** The load average under which a run starts quiet, and how long a run waits for it before it starts anyway. */
-const QUIET_LOAD = 0.5;
-const QUIET_WAIT_S = 120;
-/**
- * The 1-minute load average when the run started: 0.5 or more means other work was running. `npm run bench` compiles
- * first, which alone lifts it over 0.5 on 2 cores: every run (--idle, --soak and --events too) first waits up to
- * QUIET_WAIT_S for it to fall back, and a run that starts over it all the same does not count.
- */
-const LOAD_AT_START = await (async () => {
-  let load = loadavg()[0]!;
-  if (load < QUIET_LOAD) return load;
-  process.stdout.write(`load average ${load.toFixed(2)}: waiting up to ${QUIET_WAIT_S} s for it to fall under ${QUIET_LOAD} (a build just before lifts it)\n`);
-  for (const deadline = Date.now() + QUIET_WAIT_S * 1000; load >= QUIET_LOAD && Date.now() < deadline; load = loadavg()[0]!) await new Promise((r) => setTimeout(r, 2000));
-  return load;
-})();
 const PG_URL = process.env.PG_URL;
+/** The commit measured (`-dirty` with uncommitted changes): read as the run starts, since the report comes many minutes later. */
+const COMMIT = (() => {
+  try {
+    return execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=7'], { cwd: projectPath('.'), encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+})();
+/** No mode and no scenarios asked: the targets (instructions, CPU beside) and the flood row. */
+const TARGETS_MODE = !args.load && !args.only && !args.soak && !args.events && !args.idle;
 
 interface Service {
   name: ServiceName;
@@ -265,10 +232,10 @@ async function main() {
   let closeSink = () => {};
   try {
     log(
-      `petstore bench: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), servers on node ${SERVER_NODE_VERSION}${SERVER_NODE === process.execPath ? '' : ` (${SERVER_NODE})`}, load generator on node ${process.version}, load average ${LOAD_AT_START.toFixed(2)} at start, ${new Date().toISOString()}`,
+      `petstore bench: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), servers on node ${SERVER_NODE_VERSION}${SERVER_NODE === process.execPath ? '' : ` (${SERVER_NODE})`}, load generator on node ${process.version}, load average ${loadavg()[0]!.toFixed(2)} at start, ${new Date().toISOString()}`,
     );
     let t = performance.now();
-    const db = await seedBenchDatabase(join(work, 'seed.db'));
+    const db = await seedBenchDatabase(join(work, 'seed.db'), { manyKeys: TARGETS_MODE ? 0 : MANY_KEYS });
     log(`seeded ${PET_COUNT} pets in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     const keys: BenchKeys = { enterprise: db.enterpriseKey, free: db.freeKey, many: db.manyKeys };
     /** The PostgreSQL service has its own database, hence its own accounts and keys. */
@@ -297,7 +264,9 @@ async function main() {
         ? ['memory']
         : args.idle
           ? ['memory', ...(PG_URL ? (['postgres'] as const) : [])]
-        : ['l0', ...LADDER, 'memory', 'no-limiter', 'no-outbox', 'traced', ...(REDIS_URL ? (['redis'] as const) : []), ...(PG_URL ? (['postgres'] as const) : [])],
+          : TARGETS_MODE
+            ? ['floor', 'apollo-floor', 'memory']
+            : ['l0', ...LADDER, 'apollo-floor', 'memory', 'no-limiter', 'no-outbox', 'traced', ...(REDIS_URL ? (['redis'] as const) : []), ...(PG_URL ? (['postgres'] as const) : [])],
     );
     // Each profile is named after its service (the outbox-off twin is profiled too, to diff the two).
     const profArgs = (name: ServiceName) => (args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []);
@@ -339,22 +308,34 @@ async function main() {
     // Every service measured as it serves: after a write (see writeOnce).
     for (const s of services.values()) await writeOnce(s.url, s.name === 'postgres' || s.name === 'against-postgres' ? pgAdminKey! : db.adminKey);
 
-    if (wanted.has('l0')) {
+    if (wanted.has('floor')) {
       // L0 answers exactly the bytes the service answers to the by-ids request.
       const res = await fetch(services.get('memory')!.url + REST_IDS_PATH, { headers: { 'X-API-Key': keys.enterprise } });
       if (res.status !== 200) throw new Error(`by-ids request answered ${res.status}`);
       const bodyFile = join(work, 'l0-body.json');
       writeFileSync(bodyFile, Buffer.from(await res.arrayBuffer()));
-      services.set('l0', await start('l0', 'dist/bench/l0-server.js', { BODY_FILE: bodyFile }, work));
-      // The ladder: the same bytes through Koa and the router, then the gate, then F reading them from SQLite.
+      // The ladder: the same bytes bare (L0), through Koa and the router, then the gate, then F reading them from SQLite.
       const ladder = { BODY_FILE: bodyFile, KEY: keys.enterprise, DATABASE: copy('floor') };
+      const rungs = LADDER.filter((rung) => wanted.has(rung) || rung === 'floor');
+      if (wanted.has('l0')) rungs.unshift('l0');
       // F is profiled too (--cpu-prof), to set the service's profile beside its floor's.
-      for (const rung of LADDER) services.set(rung, await start(rung, 'dist/bench/ladder-server.js', { ...ladder, RUNG: rung }, work, rung === 'floor' ? profArgs(rung) : []));
+      for (const rung of rungs) services.set(rung, await start(rung, 'dist/bench/ladder-server.js', { ...ladder, RUNG: rung }, work, rung === 'floor' ? profArgs(rung) : []));
       // Every rung must answer the service's bytes, or the ratios compare different work.
       const expected = readFileSync(bodyFile, 'utf8');
-      for (const rung of LADDER) {
+      for (const rung of rungs) {
         const answer = await fetch(services.get(rung)!.url + REST_IDS_PATH, { headers: { 'X-API-Key': keys.enterprise } }).then((r) => r.text());
         if (answer !== expected) throw new Error(`ladder rung ${rung} answers other bytes than the service:\n${answer.slice(0, 300)}\n${expected.slice(0, 300)}`);
+      }
+    }
+
+    if (wanted.has('apollo-floor')) {
+      // F_apollo must answer the service's data to the same documents, or the ratios compare different work.
+      const { script, env } = serverCommand('apollo-floor', copy('apollo-floor'), keys.enterprise);
+      services.set('apollo-floor', await start('apollo-floor', script, env, work, profArgs('apollo-floor')));
+      for (const [floorId, serviceId] of [['apollo-ids', 'gql-ids'], ['apollo-pet', 'gql-pet']] as const) {
+        const floor = await checkAnswer(services.get('apollo-floor')!.url, keys.enterprise, floorId);
+        const service = await checkAnswer(services.get('memory')!.url, keys.enterprise, serviceId);
+        if (JSON.stringify(JSON.parse(floor).data) !== JSON.stringify(JSON.parse(service).data)) throw new Error(`F_apollo answers other data than the service to ${serviceId}:\n${floor.slice(0, 300)}\n${service.slice(0, 300)}`);
       }
     }
 
@@ -362,11 +343,10 @@ async function main() {
     if (args.events) return await eventLag(services.get('memory')!, keys, db.adminKey);
     if (args.idle) return await idle(services);
 
-    t = performance.now();
-    const statements = await countStatements(copy('sql-count'), SCENARIOS, keys);
-    log(`counted SQL statements per request in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    const statements = TARGETS_MODE ? new Map<string, StatementCount>() : await countStatements(copy('sql-count'), SCENARIOS, keys);
 
-    const scenarios = SCENARIOS.filter((s) => wanted.has(s.service) && (!args.only || args.only.split(',').includes(s.id))).flatMap((s) =>
+    const only = args.only?.split(',') ?? (TARGETS_MODE ? TARGET_SCENARIOS : undefined);
+    const scenarios = SCENARIOS.filter((s) => wanted.has(s.service) && (!only || only.includes(s.id))).flatMap((s) =>
       args.against && (s.service === 'memory' || s.service === 'postgres') && s.expect !== 429
         ? [s, { ...s, id: `${s.id}@against`, label: `${s.label} [--against build]`, service: s.service === 'memory' ? ('against' as const) : ('against-postgres' as const) }]
         : [s],
@@ -377,7 +357,6 @@ async function main() {
 
     const runs = new Map<string, Run[]>(scenarios.map((s) => [s.id, []]));
     for (let round = 1; round <= ROUNDS; round++) {
-      if (round > 1 && PAUSE > 0) await new Promise((resolve) => setTimeout(resolve, PAUSE * 1000));
       log(`round ${round}/${ROUNDS} (${new Date().toISOString().slice(11, 19)})`);
       for (const s of scenarios) {
         const run = await fire(services.get(s.service)!, s, keyFor(s), DURATION);
@@ -386,7 +365,13 @@ async function main() {
       }
     }
     const rssEnd = new Map([...services].map(([name, s]) => [name, rssKb(s.child.pid!)]));
-    report(scenarios, runs, statements, rssWarm, rssEnd);
+    if (!TARGETS_MODE) return report(scenarios, runs, statements, rssWarm, rssEnd);
+    log(`free-document flood: another customer's read, ${args['flood-seconds']} s alone, then ${args['flood-seconds']} s beside the flood`);
+    const flood = await measureBesideFreeDocumentFlood(services.get('memory')!.url, db.adminKey, keys.enterprise, Number(args['flood-seconds']));
+    await Promise.all([...services.values()].map(stop));
+    log(`instruction counter: ${TARGET_SCENARIOS.join(', ')} under callgrind, side by side`);
+    const counts = await countInstructions(TARGET_SCENARIOS, { requests: 2000, warmup: 6000, connections: 8, batches: 1 });
+    targetsReport(runs, new Map([...counts].map(([id, c]) => [id, lowest(c)])), flood);
   } finally {
     await Promise.all([...services.values()].map(stop));
     closeSink();
@@ -420,20 +405,6 @@ function report(
   log();
   log(`## Results: ${ROUNDS} rounds × ${DURATION} s per scenario, ${CONNECTIONS} connections, ${cpus().length} cores, servers on node ${SERVER_NODE_VERSION}, ${new Date().toISOString().slice(0, 10)}`);
   log();
-  // Whether this run may count toward a target: a quiet machine at the start, and F where it usually is.
-  const floorRuns = runs.get('floor');
-  const floorCpu = floorRuns ? median(floorRuns.map((r) => r.cpuMsPerOp)) * 1000 : undefined;
-  const reasons: string[] = [];
-  if (LOAD_AT_START >= QUIET_LOAD) reasons.push(`the load average was ${LOAD_AT_START.toFixed(2)} at the start (≥ ${QUIET_LOAD}, after waiting up to ${QUIET_WAIT_S} s)`);
-  if (floorCpu === undefined) reasons.push('F was not measured (add floor to --only)');
-  else if (floorUsual === undefined) reasons.push(`F has no usual value on node ${SERVER_NODE_VERSION} (give --floor-usual)`);
-  else if (Math.abs(floorCpu / floorUsual - 1) > 0.1) reasons.push(`F measured ${floorCpu.toFixed(0)} CPU µs/op, ${pct(floorCpu / floorUsual - 1)} from its usual ${floorUsual} (more than 10%)`);
-  const quiet = reasons.length === 0;
-  log(
-    `F: ${floorCpu === undefined ? '–' : floorCpu.toFixed(0)} CPU µs/op (usual on node ${SERVER_NODE_VERSION}: ${floorUsual ?? 'none recorded'}), load average at the start ${LOAD_AT_START.toFixed(2)}: ` +
-      (quiet ? 'a quiet run, it counts toward the targets.' : `**this run does not count**: ${reasons.join('; ')}.`),
-  );
-  log();
   // Every scenario against the stack's floor F and the bare floor L0, per round: first by CPU per request, then by op/s.
   const versus = (s: Scenario, floorId: string, by: 'cpu' | 'ops') => {
     const floor = runs.get(floorId);
@@ -448,14 +419,14 @@ function report(
     const ops = rs.map((r) => r.opsPerSec);
     const m = median(ops);
     const spread = `${pct(Math.min(...ops) / m - 1)} … +${pct(Math.max(...ops) / m - 1)}`;
-    const sql = s.service === 'l0' || s.service === 'koa' || s.service === 'gate' ? '–' : s.service === 'floor' ? '1' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' || s.service === 'against-postgres' ? '?' : s.service === 'no-outbox' ? 'as with, less the events' : s.service === 'traced' ? 'as untraced' : s.service === 'postgres' ? 'as on SQLite' : 'as REST by ids';
+    const sql = s.service === 'l0' || s.service === 'koa' || s.service === 'gate' ? '–' : s.service === 'floor' || s.service === 'apollo-floor' ? '1' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' || s.service === 'against-postgres' ? '?' : s.service === 'no-outbox' ? 'as with, less the events' : s.service === 'traced' ? 'as untraced' : s.service === 'postgres' ? 'as on SQLite' : 'as REST by ids';
     const unexpected = rs.reduce((a, r) => a + r.unexpected + r.errors, 0);
     log(
       `| ${s.label} | ${(median(rs.map((r) => r.cpuMsPerOp)) * 1000).toFixed(0)} | ${versus(s, 'floor', 'cpu')} | ${versus(s, 'l0', 'cpu')} | ${m.toFixed(0)} | ${spread} | ${versus(s, 'floor', 'ops')} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,
     );
   }
   log();
-  log(`| ratio (median of per-round ratios) | from CPU µs/op | range across rounds | target | met${quiet ? '' : ' (this run does not count)'} | from op/s | range across rounds |`);
+  log('| ratio (median of per-round ratios) | from CPU µs/op | range across rounds | target (by CPU here; the targets are judged by instructions) | met | from op/s | range across rounds |');
   log('|---|---:|---:|---:|:-:|---:|---:|');
   const againstRatios = scenarios
     .filter((s) => s.service === 'against' || s.service === 'against-postgres')
@@ -469,7 +440,7 @@ function report(
     const byOps = num.map((n, i) => n.opsPerSec / den[i]!.opsPerSec);
     const value = median(byCpu);
     const target = r.target === null ? '–' : `≥ ${pct(r.target)}`;
-    const met = r.target === null ? '' : `${value >= r.target ? 'yes' : '**no**'}${quiet ? '' : ' (not counted)'}`;
+    const met = r.target === null ? '' : value >= r.target ? 'yes' : '**no**';
     log(`| ${r.label} | ${pct(value)} | ${pct(Math.min(...byCpu))} – ${pct(Math.max(...byCpu))} | ${target} | ${met} | ${pct(median(byOps))} | ${pct(Math.min(...byOps))} – ${pct(Math.max(...byOps))} |`);
   }
   log();
@@ -479,6 +450,37 @@ function report(
   log();
   log('SQL statements per request (steady state, API key cached):');
   for (const [id, c] of statements) log(`  ${id}: ${c.total}${c.transactionControl ? ` (${c.transactionControl} transaction control)` : ''}\n    ${c.statements.map((s) => s.slice(0, 160)).join('\n    ')}`);
+}
+
+/**
+ * The targets' report: each scenario's instructions per request (one count) and CPU µs per request (median of the
+ * rounds, for information), each target's ratio from instructions with the CPU ratio beside it, and the flood row.
+ */
+function targetsReport(runs: Map<string, Run[]>, instructions: Map<string, number>, flood: Awaited<ReturnType<typeof measureBesideFreeDocumentFlood>>) {
+  const cpuUs = (id: string) => median(runs.get(id)!.map((r) => r.cpuMsPerOp)) * 1000;
+  log();
+  log(`## Targets: commit ${COMMIT}, servers on node ${SERVER_NODE_VERSION}, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
+  log();
+  log('| scenario | instructions / request (main thread, JIT compilation left out) | CPU µs / request (median of rounds) |');
+  log('|---|---:|---:|');
+  for (const id of TARGET_SCENARIOS) {
+    const label = SCENARIOS.find((s) => s.id === id)!.label;
+    log(`| ${label} | ${Math.round(instructions.get(id)!).toLocaleString('en')} | ${cpuUs(id).toFixed(0)} |`);
+  }
+  log();
+  log('A ratio is the floor\'s instructions per request over the service\'s: the share of its floor\'s efficiency the service keeps.');
+  log();
+  log('| ratio | by instructions | target | met | by CPU (information) |');
+  log('|---|---:|---:|:-:|---:|');
+  for (const t of TARGETS) {
+    const value = instructions.get(t.floor)! / instructions.get(t.service)!;
+    log(`| ${t.label} | ${pct(value)} | ≥ ${pct(t.target)} | ${value >= t.target ? 'yes' : '**no**'} | ${pct(cpuUs(t.floor) / cpuUs(t.service))} |`);
+  }
+  log();
+  log('| hostile row | p50 ms alone | p50 ms beside | ratio | target |');
+  log('|---|---:|---:|---:|---:|');
+  log(floodRow(flood));
+  log(`(the flood sent ${flood.sent} documents, answered ${Object.entries(flood.statuses).map(([status, n]) => `${n} × ${status}`).join(', ')})`);
 }
 
 function sqlCell(c: StatementCount | undefined): string {
@@ -493,7 +495,7 @@ async function soak(service: Service, keys: BenchKeys) {
   log(`soak: ${minutes} min of ${mix.map((s) => s.id).join(', ')} in 30 s slices`);
   for (const s of mix) await fire(service, s, keys, WARMUP);
   const pid = service.child.pid!;
-  // Under load RSS swings by tens of MB with V8's heap sizing; after a few idle seconds V8 shrinks the
+  // Under load RSS swings with V8's heap sizing; after a few idle seconds V8 shrinks the
   // heap, so the idle readings at the start and the end are the ones that show a leak.
   const idleRss = async () => {
     await new Promise((r) => setTimeout(r, 10_000));
@@ -558,8 +560,8 @@ async function eventLag(service: Service, keys: BenchKeys, adminKey: string) {
 
 /** `--idle`: CPU per second of each service left alone, after it settles. */
 async function idle(services: Map<ServiceName, Service>) {
-  // 30 s: V8's memory reducer runs its one-off full GCs ("Mark-Compact (reduce)", --trace-gc) about 15 s after the
-  // start-up's allocations stop; a window that opens earlier measures that start-up tail, not the idle service.
+  // V8's memory reducer runs its one-off full GCs ("Mark-Compact (reduce)", --trace-gc) a while after the start-up's
+  // allocations stop: a window that opens before them measures that start-up tail, not the idle service.
   const settle = 30;
   log(`idle: each service alone, ${settle} s to settle, then its CPU over ${DURATION} s (/proc)`);
   const measured = await Promise.all([...services].map(async ([name, s]) => [name, await idleCpu(s.child.pid!, settle, DURATION)] as const));

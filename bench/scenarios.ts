@@ -12,7 +12,7 @@ import { MANY_KEYS, PET_COUNT } from './seed.js';
  * `postgres`: the same service on PostgreSQL (`PG_URL`), memory limiter, its own seeded database.
  * `traced`: the same service with traces on (always-on sampler, OTLP/HTTP to a sink in the bench process).
  */
-export type ServiceName = 'l0' | 'koa' | 'gate' | 'floor' | 'memory' | 'no-limiter' | 'no-outbox' | 'traced' | 'redis' | 'postgres' | 'against' | 'against-postgres';
+export type ServiceName = 'l0' | 'koa' | 'gate' | 'floor' | 'apollo-floor' | 'memory' | 'no-limiter' | 'no-outbox' | 'traced' | 'redis' | 'postgres' | 'against' | 'against-postgres';
 /** The ladder from L0 to the service (bench/ladder-server.ts): each adds one layer of the stack. */
 export const LADDER: ServiceName[] = ['koa', 'gate', 'floor'];
 /** The keys a run sends: one per name; `many`, MANY_KEYS keys each of its own account, which requests take in turn (bench/seed.ts). */
@@ -82,6 +82,8 @@ function rotatingPets(toBody: (petId: number) => string): autocannon.Request['se
 const IDS_QUERY = 'query PetsByIds($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }';
 /** GraphQL's read of the ten pets REST_IDS_PATH reads. */
 export const GQL_IDS_REQUEST = graphql(IDS_QUERY, { ids: IDS.map(String) });
+/** GraphQL's read of one pet. */
+export const GQL_PET_REQUEST = graphql('query Pet($id: ID!) { pet(id: $id) { id name categoryId status } }', { id: '1' });
 const PAGE_QUERY = 'query Page { pets(first: 20) { edges { node { name category { name } } } } }';
 const ORDER_MUTATION = 'mutation Order($input: NewOrderInput!) { placeOrder(input: $input) { id petId quantity shipDate complete } }';
 
@@ -121,8 +123,10 @@ const SCENARIOS_BASE: Scenario[] = [
     key: 'enterprise',
     requestsPerOp: 1,
     expect: 200,
-    requests: [graphql('query Pet($id: ID!) { pet(id: $id) { id name categoryId status } }', { id: '1' })],
+    requests: [GQL_PET_REQUEST],
   },
+  { id: 'apollo-ids', label: 'F_apollo: GraphQL pets(filter:{ids}) (10 ids)', service: 'apollo-floor', key: 'enterprise', requestsPerOp: 1, expect: 200, requests: [GQL_IDS_REQUEST] },
+  { id: 'apollo-pet', label: 'F_apollo: GraphQL pet(id)', service: 'apollo-floor', key: 'enterprise', requestsPerOp: 1, expect: 200, requests: [GQL_PET_REQUEST] },
   restIds('no-limiter', 'rest-ids-no-limiter', 'REST by ids, limiter replaced by a no-op'),
   restIds('redis', 'rest-ids-redis', 'REST by ids, Redis limiter store'),
   {
@@ -216,6 +220,25 @@ export const SCENARIOS: Scenario[] = [
   onPostgres('gql-order'),
 ];
 
+/**
+ * The targets, judged by instructions per request (bench/instructions.ts): each the floor's instructions over the
+ * service's, i.e. the share of its floor's efficiency the service keeps (100% = as cheap as its floor).
+ */
+export const TARGETS = [
+  { label: 'REST by ids / F', service: 'rest-ids', floor: 'floor', target: 0.8 },
+  { label: 'GraphQL by ids / F_apollo', service: 'gql-ids', floor: 'apollo-ids', target: 0.85 },
+  { label: 'GraphQL pet(id) / F_apollo pet(id)', service: 'gql-pet', floor: 'apollo-pet', target: 0.85 },
+] as const;
+/** The scenarios the targets compare, in the order `npm run bench` prints them. */
+export const TARGET_SCENARIOS = ['floor', 'rest-ids', 'apollo-ids', 'gql-ids', 'apollo-pet', 'gql-pet'];
+
+/** A scenario's one request as autocannon's options, with the key (for the tools that send one kind of request). */
+export function scenarioRequest(url: string, key: string, id: string): { url: string; method?: autocannon.Request['method']; body?: string; headers: Record<string, string> } {
+  const request = SCENARIOS.find((s) => s.id === id)?.requests[0];
+  if (!request?.path) throw new Error(`no scenario ${id} with a fixed request`);
+  return { url: url + request.path, method: request.method, body: request.body as string | undefined, headers: { ...(request.headers as Record<string, string> | undefined), 'X-API-Key': key } };
+}
+
 export interface RatioSpec {
   label: string;
   numerator: string;
@@ -226,6 +249,8 @@ export interface RatioSpec {
 
 export const RATIOS: RatioSpec[] = [
   { label: 'REST / F, the stack floor (by ids)', numerator: 'rest-ids', denominator: 'floor', target: 0.8 },
+  { label: 'GraphQL by ids / F_apollo', numerator: 'gql-ids', denominator: 'apollo-ids', target: 0.85 },
+  { label: 'GraphQL pet(id) / F_apollo pet(id)', numerator: 'gql-pet', denominator: 'apollo-pet', target: 0.85 },
   { label: 'GraphQL by ids / F', numerator: 'gql-ids', denominator: 'floor', target: null },
   { label: `REST by ids, ${MANY_KEYS} keys / one key`, numerator: 'rest-ids-keys', denominator: 'rest-ids', target: null },
   { label: 'REST / F (by ids), one client at a time', numerator: 'rest-ids-1', denominator: 'floor-1', target: null },
@@ -234,8 +259,8 @@ export const RATIOS: RatioSpec[] = [
   { label: 'F / L0', numerator: 'floor', denominator: 'l0', target: null },
   { label: 'REST / L0 (by ids)', numerator: 'rest-ids', denominator: 'l0', target: null },
   { label: 'GraphQL by ids / L0', numerator: 'gql-ids', denominator: 'l0', target: null },
-  { label: 'GraphQL / REST (by ids)', numerator: 'gql-ids', denominator: 'rest-ids', target: 0.75 },
-  { label: 'GraphQL pet(id) / REST (one pet)', numerator: 'gql-pet', denominator: 'rest-one', target: 0.9 },
+  { label: 'GraphQL / REST (by ids)', numerator: 'gql-ids', denominator: 'rest-ids', target: null },
+  { label: 'GraphQL pet(id) / REST (one pet)', numerator: 'gql-pet', denominator: 'rest-one', target: null },
   { label: 'REST place an order / REST read by ids', numerator: 'rest-order', denominator: 'rest-ids', target: 0.5 },
   { label: 'PostgreSQL: REST place an order / REST read by ids', numerator: 'rest-order-pg', denominator: 'rest-ids-pg', target: 0.5 },
   { label: 'PostgreSQL: GraphQL / REST (by ids)', numerator: 'gql-ids-pg', denominator: 'rest-ids-pg', target: null },

@@ -15,29 +15,25 @@ function tool(name: string, ...args: string[]) {
 test("--help prints the tool's usage from its header comment, with examples, and starts nothing", () => {
   const run = tool('run', '--help');
   assert.equal(run.status, 0, run.stderr);
-  assert.match(run.stdout, /^`npm run bench` — the service against the physical floor/);
-  assert.match(run.stdout, /^ {2}npm run bench -- --rounds 5 --duration 10$/m);
+  assert.match(run.stdout, /^`npm run bench` — the service against its floors/);
+  assert.match(run.stdout, /^ {2}npm run bench -- --only floor,rest-ids --rounds 5 --duration 10$/m);
   assert.doesNotMatch(run.stdout, /^\s*\*/m, "the comment's leading stars are gone");
-  assert.doesNotMatch(run.stdout, /CPU µs\/op/, 'no benchmark ran');
+  assert.doesNotMatch(run.stdout, /CPU µs\/op|seeded/, 'no benchmark ran');
   const short = tool('instructions', '-h');
   assert.equal(short.status, 0, short.stderr);
   assert.match(short.stdout, /callgrind/);
+  assert.doesNotMatch(short.stdout, /Ir\/request/, 'nothing was counted');
 });
 
 test('an unknown option, a number option given a word, a missing argument: one line, exit 2, no stack trace', () => {
   for (const [name, args, says] of [
     ['run', ['--round', '5'], /run\.js: Unknown option '--round'/],
-    ['header-names', ['--rounds', 'five'], /header-names\.js: option --rounds takes a number \(default 3\), got "five"/],
-    ['header-names', ['--rounds', ''], /option --rounds takes a number/],
-    // No numeric default, still a number: a word here would have made every run count (F's check against NaN).
-    ['run', ['--floor-usual', 'abc'], /run\.js: option --floor-usual takes a number, got "abc"/],
-    ['run', ['--pause', 'soon'], /run\.js: option --pause takes a number \(default 0\), got "soon"/],
-    ['run', ['--pause=-5'], /run\.js: --pause takes seconds \(0 or more\), got -5/],
-    ['idle-gap', ['--gaps', '5,x'], /idle-gap\.js: --gaps takes seconds separated by commas/],
+    ['run', ['--rounds', 'five'], /run\.js: option --rounds takes a number \(default 5\), got "five"/],
+    ['run', ['--flood-seconds', ''], /option --flood-seconds takes a number/],
     // node's message for a value that starts with a dash runs over three lines: one is printed.
-    ['idle-gap', ['--node-args', '--no-flush-bytecode'], /idle-gap\.js: .*--node-args.* goes after "=" \(--name=-value\)/],
-    ['ir-compare', ['a.callgrind.1-01'], /ir-compare\.js: takes A\.callgrind/],
-    ['profile-summary', [], /profile-summary\.js: takes FILE\.cpuprofile/],
+    ['run', ['--node-args', '--no-flush-bytecode'], /run\.js: .*--node-args.* goes after "=" \(--name=-value\)/],
+    ['instructions', ['--requests', 'many'], /instructions\.js: option --requests takes a number \(default 2000\), got "many"/],
+    ['instructions', ['--only'], /instructions\.js: Option '--only <value>' argument missing/],
   ] as const) {
     const result = tool(name, ...args);
     assert.equal(result.status, 2, `${name} ${args.join(' ')}: ${result.stderr}`);
