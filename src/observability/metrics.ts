@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of one app (SPEC §1 `GET /metrics`). Every app has its own Registry (no
+ * Prometheus metrics of one app (`GET /metrics`, docs/OPERATIONS.md). Every app has its own Registry (no
  * module-level singletons), so tests run several apps in one process.
  *
  * Label values are bounded: the REST route template (never the raw path), the GraphQL operation type

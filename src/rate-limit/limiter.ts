@@ -32,7 +32,7 @@ interface PlanLimiter {
 }
 
 /**
- * The gate in front of both facades (SPEC §6): per plan one limiter of two windows (minute and day)
+ * The gate in front of both facades (docs/RATE-LIMITS.md): per plan one limiter of two windows (minute and day)
  * counting per **account**, bans per **key**, failed authentication per client address.
  *
  * Both windows are charged at once and a refused request is refunded in both, so it consumes

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 
 /**
- * Conditional GETs (RFC 9110 §13, SPEC §6): every REST GET answer has a strong `ETag`, and a request
+ * Conditional GETs (RFC 9110 §13, docs/RATE-LIMITS.md): every REST GET answer has a strong `ETag`, and a request
  * whose `If-None-Match` names it is answered 304 without a body, costing no rate-limit point.
  *
  * The tag is made from exactly what the caller is sent (the body, and the next page's link), so it

@@ -41,7 +41,7 @@ export type RestDeprecations = Record<string, (params: Record<string, string>) =
 /**
  * Runs once for every /v1 request, routed or not (`op` is null for an unknown route): authentication
  * outcome and rate limiting, which set the rate-limit headers on every response. `notModified`: the
- * answer is a 304, admitted or refused like any request but consuming nothing (SPEC §6).
+ * answer is a 304, admitted or refused like any request but consuming nothing (docs/RATE-LIMITS.md, "Conditional requests").
  */
 export type RestGuard = (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean }) => Promise<void>;
 
@@ -84,7 +84,7 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
         return send(ctx, await run(), ifNoneMatch);
       }
       // A conditional GET with a key costs what its answer is: nothing for a 304, 1 for anything else
-      // (SPEC §6). The answer decides, so the request is guarded once it is known, and only then; a key
+      // (docs/RATE-LIMITS.md, "Conditional requests"). The answer decides, so the request is guarded once it is known, and only then; a key
       // over its limit or banned is refused as it would be without the header.
       let result: RestResult;
       try {
