@@ -13,13 +13,13 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 const operatorGave = (...names: string[]) => process.execArgv.some((arg) => names.includes(arg.split('=')[0]!.replace(/_/g, '-')));
 
 // V8 lets the old generation grow to up to 4× what survived the last full GC before collecting again;
-// under load that is ~60 MB of garbage kept resident for a ~40 MB live heap. 1.5× keeps RSS down at a
+// under load that keeps more garbage resident than the live heap itself. 1.5× keeps RSS down at a
 // CPU cost within the benchmark's noise (docs/PERFORMANCE.md, "Memory"). An operator's own
 // --heap-growing-percent wins.
 if (!operatorGave('--heap-growing-percent')) setFlagsFromString('--heap-growing-percent=50');
 // V8 scavenges the young generation with helper threads. A request leaves almost nothing alive, so a scavenge is
-// short and the helpers mostly wait on each other: one thread doing it cost 3–6% less CPU per read in the
-// benchmark on a 2-core host (docs/OPERATIONS.md, "Memory and garbage collection"). V8 reads this flag at each
+// short and the helpers mostly wait on each other: one thread doing it costs less CPU per read in the
+// benchmark's reads on a 2-core host (docs/OPERATIONS.md, "Memory and garbage collection"). V8 reads this flag at each
 // scavenge, so it takes effect from here (checked on Node 20.20 and 24.21: recheck on a Node upgrade). An
 // operator's own --parallel-scavenge or --no-parallel-scavenge wins.
 if (!operatorGave('--parallel-scavenge', '--no-parallel-scavenge', '--noparallel-scavenge')) setFlagsFromString('--no-parallel-scavenge');

@@ -55,7 +55,7 @@ export function createDomain(em: EntityManager | (() => EntityManager), deps: Do
 
 /**
  * A class, not an object literal with getters: a literal's accessors are made anew each time it is
- * evaluated (~10 µs a request, measured), a class's live once on its prototype.
+ * evaluated, once per request here, a class's live once on its prototype.
  */
 class RequestDomain implements Domain {
   readonly pets: PetsService;

@@ -72,7 +72,7 @@ type FlatLine = Record<string, string | number | boolean | undefined>;
  * A child of `logger` for lines whose object is flat (strings, numbers, booleans, absent values) and holds no
  * credential: the one line per request. pino still decides the level, stamps the time, adds the bindings and writes
  * to the destination; only the object is serialised by one `JSON.stringify` instead of pino's key-by-key loop
- * (each key and value escaped and concatenated on its own: half of the line's ~4.5 KB of allocation), and the
+ * (each key and value escaped and concatenated on its own, most of the line's allocation), and the
  * redaction pass is skipped. The line is what pino writes for the same object: `{"level":…,"time":…,<bindings>,
  * <the object's keys>,"msg":…}`.
  */
@@ -117,11 +117,10 @@ export const REQUEST_LINE = 'request';
 
 /**
  * stdout in batches: request lines go out one write per ~16 KB instead of one per line. A line written by itself
- * costs a round trip through libuv's thread pool: with one client at a time, the batches take 18% off a REST read's
- * CPU (docs/PERFORMANCE-LOG.md). The batch is gathered here and handed to pino's asynchronous destination (sonic-boom)
+ * costs a round trip through libuv's thread pool, which a REST read pays in full when clients come one at a time
+ * (the bench's REST read with one connection shows it). The batch is gathered here and handed to pino's asynchronous destination (sonic-boom)
  * whole: sonic-boom's own batching (`minLength`) measures the bytes of everything it holds again at each line, which
- * flattened and scanned a growing string once per line. `node dist/bench/log-lines.js`: 4.9–7.0 µs of CPU per line
- * with sonic-boom's 4 KB batches, 4.0–4.6 gathered here in 4 KB, 2.8–3.6 in 16 KB. So that no line waits for a full
+ * flattened and scanned a growing string once per line; larger batches also mean fewer round trips. So that no line waits for a full
  * batch, a timer armed only while lines wait hands them over at most `flushMs` after they were logged. Every other
  * line (start, shutdown, warnings, errors), and a request line that is a warning (a 5xx's), is handed over at once,
  * with what waits before it. Lost to a SIGKILL or a power cut: at most those `flushMs` of request lines (the rest is

@@ -79,7 +79,7 @@ interface MemoryLimiterInternals {
 /**
  * The memory limiter with `penaltyNow`: rate-limiter-flexible counts in its `MemoryStorage` synchronously and wraps
  * each answer in a promise; the gate charges two windows per request, and the two promises and their `Promise.all`
- * were ~0.9 µs of the gate's ~2.4 µs. `penaltyNow` is `penalty` without the promise, read from the same storage as
+ * were a large part of the gate's cost. `penaltyNow` is `penalty` without the promise, read from the same storage as
  * `penalty` reads it. A version of the library without that storage gets no `penaltyNow`, and the gate awaits
  * `penalty` as before (test/rate-limit/store.test.ts fails then, so an upgrade that loses it is seen).
  */
@@ -130,7 +130,7 @@ export async function redisStore(
     ...failFastRedisOptions(commandTimeoutMs),
     lazyConnect: false,
     // A charge issues its commands (ban, minute, day) in one tick, and concurrent requests do too:
-    // one write and one round trip for all of them instead of one each (docs/PERFORMANCE-LOG.md).
+    // one write and one round trip for all of them instead of one each (the bench's Redis rows).
     enableAutoPipelining: true,
   });
   let up = false;

@@ -20,7 +20,7 @@ const LINKED_TAG_START = `"${REPRESENTATION}L`;
  * The strong tag of an answer: the representation's version, then a SHA-1 (160 bits, base64url) of its bytes (an
  * answer with a next page: `L`, then the SHA-1 of its link, a newline and its bytes), quoted. A tag only has to change
  * when the answer does (nobody gains by forging a collision with their own answer), and SHA-1 hashes a read's body in
- * about two thirds of SHA-256's instructions. The body is hashed as it is, not copied behind a prefix first.
+ * fewer instructions than SHA-256. The body is hashed as it is, not copied behind a prefix first.
  */
 export function answerTag(body: string, link: string | undefined): string {
   if (link === undefined) return `${TAG_START}${hash('sha1', body, 'base64url')}"`;
