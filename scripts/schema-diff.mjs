@@ -123,7 +123,7 @@ try {
   const broken = compareOpenApi() + compareGraphql();
   console.log(
     broken
-      ? '\nBreaking changes found: they belong in /v2 (SPEC §9), or keep the old shape and deprecate it with a sunset date.'
+      ? '\nBreaking changes found: they belong in /v2 (docs/DEVELOPMENT.md), or keep the old shape and deprecate it with a sunset date.'
       : '\nNo breaking changes.',
   );
   process.exit(broken ? 1 : 0);

@@ -11,7 +11,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 const operatorGave = (...names: string[]) => process.execArgv.some((arg) => names.includes(arg.split('=')[0]!.replace(/_/g, '-')));
 
 // V8 lets the old generation grow to up to 4× what survived the last full GC before collecting again;
-// under load that is ~60 MB of garbage kept resident for a ~40 MB live heap. 1.5× keeps RSS down at a
+// under load that keeps more garbage resident than the live heap itself. 1.5× keeps RSS down at a
 // CPU cost within the benchmark's noise (docs/PERFORMANCE.md, "Memory"). An operator's own
 // --heap-growing-percent wins.
 if (!operatorGave('--heap-growing-percent')) setFlagsFromString('--heap-growing-percent=50');

@@ -11,7 +11,7 @@ import { startService } from './ops/support.js';
 const refused = (env: Record<string, string>, variable: string) =>
   assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.message.includes(`${variable}=`), variable);
 
-describe('configuration: an invalid value stops the start with a message naming the variable (SPEC §10)', () => {
+describe('configuration: an invalid value stops the start with a message naming the variable', () => {
   it('when nothing is set, then the embedded default is used', () => {
     const c = loadConfig({});
     assert.equal(c.port, 3000);

@@ -1,6 +1,6 @@
 /**
  * Parity: one list of scenarios, run against the REST facade and the GraphQL facade, each on its own
- * fresh app, with the same expected outcome and error code (SPEC §3: "the same operation exists in
+ * fresh app, with the same expected outcome and error code (docs/API.md: "the same operation exists in
  * both facades with the same rules and errors"). Every step's outcome is also recorded, and the two
  * facades must have answered every step alike.
  */
@@ -38,7 +38,7 @@ interface PetQuery {
   cursor?: string;
 }
 
-/** The operations of SPEC §3 as both facades offer them, with results normalised to one shape. */
+/** The operations as both facades offer them, with results normalised to one shape. */
 interface Facade {
   name: 'REST' | 'GraphQL';
   createCategory(as: Client, input: Record<string, unknown>): Promise<Outcome<{ id: number; name: string; description: string | null }>>;
@@ -380,7 +380,7 @@ const scenarios: Scenario[] = [
     },
   },
   {
-    name: 'when a customer places an order that staff completes, and another that the customer cancels, then stock and status follow SPEC §4',
+    name: 'when a customer places an order that staff completes, and another that the customer cancels, then stock and status follow the state table',
     async run({ f, staff, customer, petInStock }) {
       const buyer = await customer();
       const { petId } = await petInStock(2);

@@ -188,7 +188,7 @@ async function hasPendingMigrations(orm: Orm, dialect: 'sqlite' | 'postgresql'):
 }
 
 /**
- * Loads @mikro-orm/migrations (umzug and its dependencies, ~10 MB of a process's memory) and this
+ * Loads @mikro-orm/migrations (umzug and its dependencies, several MB a start without pending migrations need not hold) and this
  * dialect's migrations, and registers the migrator: `orm.getMigrator()` works from then on.
  */
 export async function loadMigrator(orm: Orm, dialect: 'sqlite' | 'postgresql'): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * `GET /docs`: the API reference (SPEC §1). Swagger UI renders `/v1/openapi.json` in the browser;
+ * `GET /docs`: the API reference (docs/API.md, "API reference"). Swagger UI renders `/v1/openapi.json` in the browser;
  * its files come from the `swagger-ui-dist` npm package and are served from here (no CDN), together
  * with `petstore-docs.js`, the small plugin that makes Swagger UI honour `x-sunset`, `x-stability`
  * and `x-hideTryItPanel`. Public: no key, not rate limited.

@@ -15,7 +15,7 @@ export const DEFAULT_IDEMPOTENCY_CLAIM_MS = 60 * 1000;
 type StoredOutcome<T> = { ok: true; value: T } | { ok: false; code: DomainErrorCode; message: string; details?: ErrorDetail[] };
 
 /**
- * Idempotency keys (SPEC §8), stored in the database so every instance sees them. The first request
+ * Idempotency keys (docs/API.md, "Idempotency keys"), stored in the database so every instance sees them. The first request
  * claims the key with a unique insert (the database decides races between instances; a second request
  * meanwhile gets 409 IN_FLIGHT). Its work and its outcome then commit in **one** transaction, and the
  * outcome is written only while the claim is still the same open record: a crash before the commit

@@ -47,7 +47,7 @@ export interface PlacedOrder {
 }
 
 /**
- * Orders and inventory: the state machine of SPEC §4. Every check-then-change is one transaction
+ * Orders and inventory: the state machine of docs/API.md, "States and rules". Every check-then-change is one transaction
  * whose first write is an atomic conditional UPDATE of the pet's inventory row, so that row is the
  * lock that serialises concurrent orders, cancellations, completions and stock changes of one pet,
  * on SQLite and on PostgreSQL alike: stock never goes below zero.
@@ -88,7 +88,7 @@ export class StoreService {
   }
 
   /**
-   * Places an order; with an idempotency key, a retry replays the first outcome (SPEC §8). The hottest
+   * Places an order; with an idempotency key, a retry replays the first outcome (docs/API.md, "Idempotency keys"). The hottest
    * write, so plain SQL on prepared statements through the writer (no EntityManager, no unit of work):
    * the conditional stock update, the order's insert and its two events, as one transaction. On PostgreSQL
    * without a key that is one statement in autocommit: one message, one round trip.

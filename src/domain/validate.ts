@@ -1,7 +1,7 @@
 import { validationFailed } from './errors.js';
 
 /**
- * Bounds that both facades share (SPEC §2). REST also checks them through the OpenAPI document; the
+ * Bounds that both facades share (docs/API.md, "Limits"). REST also checks them through the OpenAPI document; the
  * domain checks them again so that the GraphQL facade, whose types know no lengths, gets the same rule.
  */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

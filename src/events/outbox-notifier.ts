@@ -9,7 +9,7 @@
  *
  * Why not a `NOTIFY` inside each writing transaction: PostgreSQL serialises the commits of every transaction that
  * notifies (one lock held from before the commit until after its WAL flush), so every instance's writes would
- * commit one at a time (bench/notify-commits.sh). The announcement is a transaction of its own with
+ * commit one at a time. The announcement is a transaction of its own with
  * `synchronous_commit` off (a lost notification costs only latency), so it holds that lock for microseconds and no
  * write waits on it. `pg` loads here, so an embedded (SQLite) process never loads it.
  */

@@ -51,8 +51,8 @@ export class ApiKeyAuthenticator {
 
   /**
    * `id`: the key's hash, when the caller already has it. A key missing from the cache is looked up once however
-   * many requests carry it at the same moment (when a hot key's entry expires, every request in flight used to
-   * send its own lookup: ~23 a second for one key under the benchmark's PostgreSQL order load).
+   * many requests carry it at the same moment (when a hot key's entry expires, every request in flight would
+   * send its own lookup, as the benchmark's PostgreSQL order scenario showed).
    */
   async authenticate(rawKey: string, id = hashApiKey(rawKey)): Promise<Actor | null> {
     const known = this.known(id);

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of one app (SPEC §1 `GET /metrics`). Every app has its own Registry (no
+ * Prometheus metrics of one app (`GET /metrics`, docs/OPERATIONS.md). Every app has its own Registry (no
  * module-level singletons), so tests run several apps in one process.
  *
  * Label values are bounded: the REST route template (never the raw path), the GraphQL operation type
@@ -49,8 +49,7 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 
 /**
  * How often the event-loop-lag monitor (`nodejs_eventloop_lag_*`) samples, in ms. prom-client's default, 10,
- * wakes an idle process 100 times a second: about 6 ms of CPU per second on the bench's host, most of an idle
- * service's cost. At 100 ms a stall of 100 ms or more is always seen, a shorter one when it spans a sample.
+ * wakes an idle process 100 times a second, most of an idle service's cost (`npm run bench -- --idle`). At 100 ms a stall of 100 ms or more is always seen, a shorter one when it spans a sample.
  */
 const EVENT_LOOP_SAMPLE_MS = 100;
 
@@ -173,8 +172,8 @@ interface Series {
 /**
  * The request counter and duration histogram, kept as plain numbers per label set and turned into
  * prom-client's exposition only when scraped. prom-client's own `inc` and `observe` (even on a
- * `labels()` child) join the label values into a string and look it up on every call, ~2 and ~3 µs
- * per request; here a request costs a Map lookup, two additions and a bucket search. The exposition
+ * `labels()` child) join the label values into a string and look it up on every call;
+ * here a request costs a Map lookup, two additions and a bucket search. The exposition
  * is prom-client's, line for line: these objects give the registry what its Counter and Histogram would.
  */
 class RequestSeries {

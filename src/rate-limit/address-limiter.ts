@@ -9,7 +9,7 @@ interface Failures {
 }
 
 /**
- * Failed authentications per client address (SPEC §5), in this process's memory: a fixed window per
+ * Failed authentications per client address (docs/RATE-LIMITS.md, "Without a valid key"), in this process's memory: a fixed window per
  * address, at most `maxAddresses` addresses tracked (the least recently seen is dropped first), so its
  * memory is bounded whatever the traffic. IPv6 addresses count per /64. Per instance on purpose: it
  * needs no store round trip, keeps working when Redis does not, and guessing a 128-bit key stays

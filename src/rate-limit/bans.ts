@@ -12,7 +12,7 @@ const RECHECK_MS = 1000;
 const LOCAL_LIMIT = 10_000;
 
 /**
- * Bans belong to the key (SPEC §6). Refusals are counted per key in a counter that expires with the
+ * Bans belong to the key (docs/RATE-LIMITS.md, "Bans"). Refusals are counted per key in a counter that expires with the
  * window that refused them, so a client that waits `Retry-After` collects at most one refusal per
  * window and is never banned; one that sends more than `threshold` while limited is banned for
  * `banSeconds`, in the shared store (every instance refuses it) and in this process's memory (a

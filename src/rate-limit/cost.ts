@@ -1,5 +1,5 @@
 /**
- * What a request costs (SPEC §6), one policy for both facades. A REST request costs 1; a GraphQL
+ * What a request costs (docs/RATE-LIMITS.md, "What a request costs"), one policy for both facades. A REST request costs 1; a GraphQL
  * request costs what the same data costs through REST: 1 per executed root field (aliases count like
  * fields), plus, for each nested connection (such as `Category.pets`), 1 per parent it is resolved
  * for — the REST list request a client would send per parent. Reading one's own rate limit, public

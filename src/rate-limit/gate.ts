@@ -16,14 +16,14 @@ export interface RateLimitStatus {
 }
 
 /**
- * The one guard in front of both facades (SPEC §6). Each facade computes the cost of a request and
+ * The one guard in front of both facades (docs/RATE-LIMITS.md). Each facade computes the cost of a request and
  * calls `charge`; the gate answers with the headers to send, or throws a RateLimitRefusal (429
  * RATE_LIMITED / API_KEY_BANNED) that carries them, Retry-After included.
  */
 export interface ChargeOptions {
   /**
    * false: the request is admitted or refused (and counted toward a ban) exactly as one of `cost`
-   * would be, but an admitted one consumes nothing: a conditional GET answered 304 (SPEC §6).
+   * would be, but an admitted one consumes nothing: a conditional GET answered 304 (docs/RATE-LIMITS.md, "Conditional requests").
    */
   consume?: boolean;
 }

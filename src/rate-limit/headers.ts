@@ -46,7 +46,7 @@ export function keyedHeaders(windows: WindowState[], shown: WindowState, now = D
 
 /**
  * `RateLimit-Policy`: each window's quota and length (`"minute";q=1000;w=60, "day";q=100000;w=86400`). Concatenated
- * in one loop: an array of parts, its closure and a join cost about 0.3 µs a request, this about 0.1.
+ * in one loop, without an array of parts, a closure and a join per request.
  */
 function policyOf(windows: readonly WindowState[]): string {
   let policy = '';

@@ -98,7 +98,7 @@ export async function redisStore(
     ...failFastRedisOptions(commandTimeoutMs),
     lazyConnect: false,
     // A charge issues its commands (ban, minute, day) in one tick, and concurrent requests do too:
-    // one write and one round trip for all of them instead of one each (docs/PERFORMANCE-LOG.md).
+    // one write and one round trip for all of them instead of one each (the bench's Redis rows).
     enableAutoPipelining: true,
   });
   let up = false;

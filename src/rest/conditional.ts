@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 
 /**
- * Conditional GETs (RFC 9110 §13, SPEC §6): every REST GET answer has a strong `ETag`, and a request
+ * Conditional GETs (RFC 9110 §13, docs/RATE-LIMITS.md): every REST GET answer has a strong `ETag`, and a request
  * whose `If-None-Match` names it is answered 304 without a body, costing no rate-limit point.
  *
  * The tag is made from exactly what the caller is sent (the body, and the next page's link), so it
@@ -20,7 +20,7 @@ const LINKED_TAG_START = `"${REPRESENTATION}L`;
  * The strong tag of an answer: the representation's version, then a SHA-1 (160 bits, base64url) of its bytes (an
  * answer with a next page: `L`, then the SHA-1 of its link, a newline and its bytes), quoted. A tag only has to change
  * when the answer does (nobody gains by forging a collision with their own answer), and SHA-1 hashes a read's body in
- * about two thirds of SHA-256's instructions. The body is hashed as it is, not copied behind a prefix first.
+ * fewer instructions than SHA-256. The body is hashed as it is, not copied behind a prefix first.
  */
 export function answerTag(body: string, link: string | undefined): string {
   if (link === undefined) return `${TAG_START}${hash('sha1', body, 'base64url')}"`;

@@ -4,7 +4,7 @@ import { DECIMAL_ID } from '../domain/validate.js';
 import * as out from './serialize.js';
 
 export interface PetsRoutesOptions {
-  /** When GET /pets/{petId} stops working (SPEC §3). */
+  /** When GET /pets/{petId} stops working (docs/API.md, "Versions and deprecation"). */
   sunset: Date;
   /** When it was deprecated, for the `Deprecation` header (RFC 9745). */
   deprecatedSince: Date;

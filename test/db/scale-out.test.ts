@@ -5,7 +5,7 @@ import { Client, createAccount, createPet, startApp, type TestApp } from '../hel
 import { onOwnPostgres, redisUrl } from '../helpers/services.js';
 
 /**
- * Several identical instances on one PostgreSQL database and one Redis (SPEC §10): no oversell,
+ * Several identical instances on one PostgreSQL database and one Redis (docs/OPERATIONS.md, "Running several instances"): no oversell,
  * idempotency across instances, the same data everywhere.
  */
 describe('scale-out: two instances on one PostgreSQL database and one Redis', async () => {

@@ -1,5 +1,5 @@
 /**
- * Idempotency survives a crash (SPEC §8): a real process placing orders under load is killed with
+ * Idempotency survives a crash (docs/API.md, "Idempotency keys"): a real process placing orders under load is killed with
  * SIGKILL (twice) or stopped with SIGTERM past its grace period (once), restarted on the same database,
  * and every key that got no answer (or a 503 from the shutdown) is retried with the same payload. Each key places its order once: the orders in the database are exactly the keys answered
  * 201, the stock matches them, and no key stays 409 IN_FLIGHT beyond the request timeout.

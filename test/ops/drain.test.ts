@@ -1,5 +1,5 @@
 /**
- * Shutdown drains keep-alive clients (SPEC §10): on SIGTERM every response carries `Connection: close`,
+ * Shutdown drains keep-alive clients (docs/OPERATIONS.md, "Health and shutdown"): on SIGTERM every response carries `Connection: close`,
  * idle keep-alive sockets close after a short idle grace (never while a request is on them), in-flight work
  * finishes or is refused with 503 UNAVAILABLE before the database closes, never a 500, and nothing is
  * half-written.

@@ -118,7 +118,7 @@ describe('ops: request logs', () => {
 });
 
 /**
- * The service's own stdout, as an operator reads it: request lines go out in batches (one write per 4 KB instead of
+ * The service's own stdout, as an operator reads it: request lines go out in batches (one write per batch instead of
  * one per line), each at most LOG_FLUSH_MS after it was logged, and none is lost at a graceful exit.
  */
 describe('ops: request log lines on stdout, in batches', () => {

@@ -1,5 +1,5 @@
 /**
- * A locked or full SQLite file (SPEC §10): a write that cannot get the lock waits without stalling the
+ * A locked or full SQLite file (docs/OPERATIONS.md): a write that cannot get the lock waits without stalling the
  * process and then answers 503 UNAVAILABLE with Retry-After; a full disk answers 503 (not 500) and
  * turns readiness 503 until there is room again.
  */

@@ -6,7 +6,7 @@ import { Client, createAccount, recordSql, startApp, type TestApp, type TestResp
 import { assert429 } from './support.js';
 
 /**
- * The failed-authentication limiter per client address (SPEC §5): it refuses unknown keys only, never
+ * The failed-authentication limiter per client address (docs/RATE-LIMITS.md, "Without a valid key"): it refuses unknown keys only, never
  * a valid one; the client address is the socket's unless TRUST_PROXY names the proxies; its memory is bounded.
  */
 const badKey = (i: number | string) => `psk_guess${i}${'x'.repeat(24)}`;

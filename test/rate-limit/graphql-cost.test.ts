@@ -6,7 +6,7 @@ import { assertGraphQLError, dataOf, gql } from '../graphql/support.js';
 import { assertKeyed } from './support.js';
 
 /**
- * SPEC §6: a GraphQL request costs what the same data costs through REST (1 per root field, plus 1 per
+ * docs/RATE-LIMITS.md: a GraphQL request costs what the same data costs through REST (1 per root field, plus 1 per
  * parent of each nested connection), its sizes read with the request's variables and defaults before
  * any resolver runs; over the node ceiling (GRAPHQL_MAX_COST estimated result fields, 20000 by default)
  * it is refused with 400 however its sizes are given.

@@ -4,7 +4,7 @@ import { createAccount, type TestApp, type TestResponse } from '../helpers/app.j
 import { redisUrl, skipUnless } from '../helpers/services.js';
 import { assert429, assertKeyed, rateHeaders, startOn, statusCounts, type StoreKind } from './support.js';
 
-/** One limiter guards both facades (SPEC §6): the same budget, the same headers, the same 429. */
+/** One limiter guards both facades (docs/RATE-LIMITS.md): the same budget, the same headers, the same 429. */
 const VIEWER = '{ viewer { id } }';
 
 const gqlCode = (res: TestResponse) => res.body?.errors?.[0]?.extensions?.code;

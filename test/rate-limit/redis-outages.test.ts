@@ -6,7 +6,7 @@ import { redisUrl, skipUnless } from '../helpers/services.js';
 import { assert429, freshPrefix, sleep, statusCounts } from './support.js';
 import { freePort, startRedis, stopRedis, waitFor } from './redis-server.js';
 
-/** A hung or restarted Redis (SPEC §10): a circuit breaker to the insurance limiters, and bans that outlive Redis. */
+/** A hung or restarted Redis (docs/OPERATIONS.md): a circuit breaker to the insurance limiters, and bans that outlive Redis. */
 const redis = await redisUrl();
 const skip = skipUnless(redis, 'Redis');
 

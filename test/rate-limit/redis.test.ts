@@ -6,7 +6,7 @@ import { redisUrl, skipUnless } from '../helpers/services.js';
 import { assertKeyed, freshPrefix, PATIENT_REDIS, sleep, startOn, statusCounts } from './support.js';
 import { freePort, startRedis, stopRedis, waitFor } from './redis-server.js';
 
-/** Redis as the shared store (SPEC §6, §10): one budget across instances, and outages that degrade, never fail. */
+/** Redis as the shared store (docs/RATE-LIMITS.md, "Several instances"): one budget across instances, and outages that degrade, never fail. */
 const redis = await redisUrl();
 const skip = skipUnless(redis, 'Redis');
 

@@ -6,7 +6,7 @@ import { assert429, assertKeyed, rateHeaders, sleep, startOn, statusCounts, type
 
 const FREE_POLICY = '"minute";q=60;w=60, "day";q=1000;w=86400';
 
-/** One suite, run on the memory store and on real Redis (SPEC §6). */
+/** One suite, run on the memory store and on real Redis (docs/RATE-LIMITS.md). */
 const redis = await redisUrl();
 for (const store of ['memory', 'redis'] as StoreKind[]) {
   const skip = store === 'redis' ? skipUnless(redis, 'Redis') : false;
@@ -209,7 +209,7 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       for (const r of guesses) assert.equal(rateHeaders(r).limit, 3);
       const refused = await t.anonymous.get('/v1/account', { key: 'psk_guess3xxxxxxxxxxxxxxxxxxxxxxx' });
       assert429(refused, 'RATE_LIMITED');
-      // The limiter refuses unknown keys only: a valid key from the same address is served (SPEC §5).
+      // The limiter refuses unknown keys only: a valid key from the same address is served.
       assert.equal((await t.admin.get('/v1/account')).status, 200);
       assert429(await t.anonymous.get('/v1/account', { key: 'psk_guess4xxxxxxxxxxxxxxxxxxxxxxx' }), 'RATE_LIMITED');
       assert.equal((await t.anonymous.get('/v1/openapi.json')).status, 200);

@@ -56,7 +56,7 @@ export interface RateHeaders {
   retryAfter: number | null;
 }
 
-/** The rate-limit headers of a response, checked for shape (SPEC §6). */
+/** The rate-limit headers of a response, checked for shape (docs/RATE-LIMITS.md, "Headers"). */
 export function rateHeaders(res: TestResponse): RateHeaders {
   const retry = res.headers.get('retry-after');
   const reset = num(res, 'x-ratelimit-reset');

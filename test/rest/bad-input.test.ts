@@ -8,7 +8,7 @@ import { assertError, snapshot } from './support.js';
 type Send = () => Promise<TestResponse>;
 
 /**
- * SPEC §7 and the issue's "bad inputs": each gets its documented code, and none changes anything
+ * Bad inputs (docs/ERRORS.md): each gets its documented code, and none changes anything
  * (a snapshot of everything staff can see is the same before and after).
  */
 describe('REST bad inputs: documented code, nothing changed', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createAccount, createPet, startApp, type Client, type TestApp, type TestResponse } from '../helpers/app.js';
 
 /**
- * Conditional GETs (SPEC §6): every REST GET answer has a strong ETag made from what the caller is
+ * Conditional GETs (docs/RATE-LIMITS.md, "Conditional requests"): every REST GET answer has a strong ETag made from what the caller is
  * sent; If-None-Match that names it is 304 without a body, costs nothing, still carries the rate-limit
  * headers, and every instance gives the same tag. A conditional request is still a request: over the
  * limit or banned it is 429 as without the header, anything but a 304 costs 1, and a 304 needs a

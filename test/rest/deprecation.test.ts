@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createPet, startApp, type TestApp } from '../helpers/app.js';
 import { assertError } from './support.js';
 
-describe('REST deprecation of GET /pets/{petId} (SPEC §3, §9)', () => {
+describe('REST deprecation of GET /pets/{petId}', () => {
   describe('before the sunset (default date)', () => {
     let t: TestApp;
     before(async () => {

@@ -20,7 +20,7 @@ async function printed(output: () => string, re: RegExp): Promise<RegExpExecArra
 /** The keys printed at first start, in order of appearance. */
 const keysIn = (lines: string[]) => lines.join('\n').match(/psk_[A-Za-z0-9_-]+/g) ?? [];
 
-describe('REST first start on an empty database (SPEC §5)', () => {
+describe('REST first start on an empty database', () => {
   const apps: TestApp[] = [];
   after(async () => {
     for (const app of apps.reverse()) await app.close();

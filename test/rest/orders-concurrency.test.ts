@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { createAccount, createPet, startApp, type Client, type TestApp } from '../helpers/app.js';
 import { assertError, stockOf, walk } from './support.js';
 
-describe('REST orders under concurrency, and idempotency keys (SPEC §4, §8)', () => {
+describe('REST orders under concurrency, and idempotency keys', () => {
   let t: TestApp;
   let alice: Client;
   let bob: Client;

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { createAccount, createPet, startApp, type Client, type TestApp } from '../helpers/app.js';
 import { assertError, snapshot, stockOf, walk } from './support.js';
 
-/** SPEC §4, row by row, allowed and refused, over REST. */
-describe('REST store: orders and inventory (SPEC §4 transitions)', () => {
+/** The state table of docs/API.md ("States and rules"), row by row, allowed and refused, over REST. */
+describe('REST store: orders and inventory (state transitions)', () => {
   let t: TestApp;
   let alice: Client;
   let bob: Client;

@@ -10,7 +10,7 @@ export function assertNoLeak(res: TestResponse): void {
 }
 
 /**
- * Asserts the SPEC §7 error envelope: the status and code, `status` in the body, `requestId` equal to
+ * Asserts the error envelope (docs/ERRORS.md): the status and code, `status` in the body, `requestId` equal to
  * the `X-Request-Id` header, and no internals.
  */
 export function assertError(res: TestResponse, status: number, code: string): void {

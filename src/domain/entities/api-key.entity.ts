@@ -24,7 +24,7 @@ export class ApiKey {
   @Property({ type: 'datetime', nullable: true })
   revokedAt: Date | null = null;
 
-  /** Until when the key is banned for sending while rate limited (SPEC §6); the durable record of the ban. */
+  /** Until when the key is banned for sending while rate limited (docs/RATE-LIMITS.md, "Bans"); the durable record of the ban. */
   @Property({ type: 'datetime', nullable: true })
   bannedUntil: Date | null = null;
 

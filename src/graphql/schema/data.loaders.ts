@@ -7,7 +7,7 @@ const byKey = <K, V>(keys: readonly K[], values: V[], keyOf: (v: V) => K): Array
 };
 
 /**
- * Per-request DataLoaders for the navigable relations (SPEC §2): each relation of a whole page costs
+ * Per-request DataLoaders for the navigable relations (docs/API.md, "GraphQL"): each relation of a whole page costs
  * one statement. Created per request, so nothing is cached across callers; each loader is made on its
  * first use (most operations use none).
  */

@@ -3,7 +3,7 @@ import { PET_STATUSES, PLANS, ROLES } from '../../domain/entities/index.js';
 
 const enumOf = <T extends string>(values: readonly T[]) => Object.fromEntries(values.map((v) => [v, v])) as { [K in T]: K };
 
-/** The same lower-case values as REST (SPEC §2), so a status reads the same in both facades. */
+/** The same lower-case values as REST (docs/API.md, "GraphQL"), so a status reads the same in both facades. */
 export const PetStatusEnum = enumOf(PET_STATUSES);
 export const RoleEnum = enumOf(ROLES);
 export const PlanEnum = enumOf(PLANS);

@@ -9,7 +9,7 @@ const StabilityLevel = new GraphQLEnumType({
   },
 });
 
-/** `@stability(level:)`: the GraphQL twin of the OpenAPI `x-stability` mark (SPEC §3). */
+/** `@stability(level:)`: the GraphQL twin of the OpenAPI `x-stability` mark (docs/API.md, "Versions and deprecation"). */
 export const stabilityDirective = new GraphQLDirective({
   name: 'stability',
   description: 'Marks a field that is not yet stable (the `x-stability` of the REST operation).',
