@@ -59,13 +59,8 @@ function persistedClient(url: string, key: string, useGETForHashedQueries: boole
   return new ApolloClient({ link, cache: new InMemoryCache() });
 }
 
-const VIEWER = gql`
-  query Viewer {
-    viewer {
-      name
-    }
-  }
-`;
+/** A document no other test registered (the persisted-query store outlives a test). */
+const freshViewerQuery = () => gql(`query Viewer${randomBytes(4).toString('hex')} { viewer { name } }`);
 
 describe('Apollo Server executes every GraphQL request over HTTP', () => {
   let t: TestApp;
@@ -102,10 +97,11 @@ describe('Apollo Server executes every GraphQL request over HTTP', () => {
     const { key } = await createAccount(t, { name: 'Persisting' });
     const methods: string[] = [];
     const apollo = persistedClient(t.url, key, false, methods);
+    const query = freshViewerQuery();
     seen.length = 0;
-    const first = await apollo.query({ query: VIEWER, fetchPolicy: 'network-only' });
+    const first = await apollo.query({ query, fetchPolicy: 'network-only' });
     assert.deepEqual(first.data, { viewer: { __typename: 'Viewer', name: 'Persisting' } });
-    const second = await apollo.query({ query: VIEWER, fetchPolicy: 'network-only' });
+    const second = await apollo.query({ query, fetchPolicy: 'network-only' });
     assert.deepEqual(second.data, first.data);
     assert.deepEqual(methods, ['POST', 'POST', 'POST']);
     assert.deepEqual(seen.map((s) => [s.registered, s.hit]), [[false, false], [true, false], [false, true]]);
@@ -115,13 +111,14 @@ describe('Apollo Server executes every GraphQL request over HTTP', () => {
     const { key } = await createAccount(t, { name: 'Getting' });
     const methods: string[] = [];
     const apollo = persistedClient(t.url, key, true, methods);
+    const query = freshViewerQuery();
     seen.length = 0;
-    const first = await apollo.query({ query: VIEWER, fetchPolicy: 'network-only' });
+    const first = await apollo.query({ query, fetchPolicy: 'network-only' });
     assert.deepEqual(first.data, { viewer: { __typename: 'Viewer', name: 'Getting' } });
-    await apollo.query({ query: VIEWER, fetchPolicy: 'network-only' });
-    // The unknown hash, then the text with the hash (registered), then the hash alone: each by GET.
-    assert.deepEqual(methods, ['GET', 'GET', 'GET']);
-    assert.deepEqual(seen.map((s) => [s.method, s.registered, s.hit]), [['GET', false, false], ['GET', true, false], ['GET', false, true]]);
+    await apollo.query({ query, fetchPolicy: 'network-only' });
+    // The unknown hash by GET, the text with the hash by POST (registered), then the hash alone by GET.
+    assert.deepEqual(methods, ['GET', 'POST', 'GET']);
+    assert.deepEqual(seen.map((s) => [s.method, s.registered, s.hit]), [['GET', false, false], ['POST', true, false], ['GET', false, true]]);
   });
 
   it('when a query is sent by its persisted hash, then it is charged exactly as its text is', async () => {
@@ -186,8 +183,7 @@ describe('automatic persisted queries across two instances sharing Redis', { ski
 
   it('when Apollo Client registers a query on one instance, then its persisted-query link gets the answer from the other by the hash alone', async () => {
     const { key } = await createAccount(a, { name: 'Shared' });
-    // A document no other test registered under this prefix.
-    const query = gql`query Shared${randomBytes(4).toString('hex')} { viewer { name } }`;
+    const query = freshViewerQuery();
     const onA: string[] = [];
     const onB: string[] = [];
     const first = await persistedClient(a.url, key, false, onA).query({ query, fetchPolicy: 'network-only' });

@@ -80,8 +80,6 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     // The process owns SIGTERM (readiness 503, drain, then exit); Apollo must not re-raise the signal first.
     stopOnTerminationSignals: false,
     persistedQueries,
-    // Refused variables answer 400 like any other refusal of the request.
-    status400ForVariableCoercionErrors: true,
     parseOptions: preparation.apollo.parseOptions,
     validationRules: preparation.apollo.validationRules,
     documentStore: preparation.apollo.documentStore,

@@ -301,7 +301,7 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
  * Steps 3–4 inside Apollo: once Apollo has parsed, validated and resolved the operation, and before any resolver
  * runs, the operation is admitted (checked, priced and charged). A refusal is thrown as a GraphQL error carrying
  * its HTTP status and headers (400, 401, 429 with Retry-After). Variables that do not fit the operation are left
- * to execution, which refuses them (400, `status400ForVariableCoercionErrors`) before any resolver runs; nothing
+ * to execution, which refuses them (400, Apollo 5's default) before any resolver runs; nothing
  * is charged for them. The answer of an executed operation shows its cost in `extensions.cost`.
  */
 function preparationPlugin(admit: RequestPreparation['admit']): ApolloServerPlugin<GraphQLContext> {
