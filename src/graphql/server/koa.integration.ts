@@ -21,7 +21,14 @@ export async function executeWithApollo<TContext extends BaseContext>(
     const value = raw[name];
     if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
   }
-  const httpGraphQLRequest: HTTPGraphQLRequest = { method: ctx.req.method!.toUpperCase(), headers, search: ctx.request.querystring, body };
+  const method = ctx.req.method!.toUpperCase();
+  // Apollo reads Accept only once the operation has run: a mutation would be done, then answered 406. An Accept
+  // that takes no JSON (nor, on a GET, the landing page's HTML) is disregarded instead, as GraphQL over HTTP
+  // allows: the answer is JSON.
+  if (headers.has('accept') && !ctx.request.accepts('application/json', 'application/graphql-response+json', ...(method === 'GET' ? ['text/html'] : []))) {
+    headers.set('accept', 'application/json');
+  }
+  const httpGraphQLRequest: HTTPGraphQLRequest = { method, headers, search: ctx.request.querystring, body };
   return server.executeHTTPGraphQLRequest({ httpGraphQLRequest, context });
 }
 
