@@ -4,7 +4,7 @@
  * same requests in the same order; each pair of answers must be identical once what differs by nature
  * (request ids, dates, rate-limit reset times, generated secrets) is blanked. A second part runs a small
  * schema made for the cases the service's resolvers cannot produce (null in a non-null position, a
- * failing list item, an unexpected error) through each executor and the lane's error formatting.
+ * failing list item, an unexpected error) through each executor and the service's error formatting.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -194,7 +194,7 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
   const limits = queryLimits({ maxDepth: 5, maxAliases: 5, maxTokens: 1000, maxCost: 1000 });
   const executors = { jit: operationExecutor(schema, 'jit'), js: operationExecutor(schema, 'graphql-js') };
 
-  /** The lane's steps for this schema: parse, validate, coerce, run, and the errors formatted as the lane answers them. */
+  /** The preparation's steps for this schema: parse, validate, coerce, run, and the errors formatted as the service answers them. */
   const run = async (executor: OperationExecutor, query: string, variables?: Record<string, unknown>) => {
     const document = parse(query);
     const invalid = validate(schema, document, [...specifiedRules, ...limits.validationRules]);
