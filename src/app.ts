@@ -95,7 +95,8 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   const subscriptionSlots = await createSubscriptionSlots({ redisUrl: config.redisUrl, keyPrefix: config.rateLimitKeyPrefix, leaseMs: config.subscriptionLeaseMs, commandTimeoutMs: config.redisCommandTimeoutMs, logger });
   lifecycle.opened('the subscription slots', () => subscriptionSlots.close());
 
-  const graphql = await createGraphQLFacade({ config, gate, logger });
+  const graphql = await createGraphQLFacade({ config, gate, logger, plugins: options.graphqlPlugins });
+  lifecycle.opened('Apollo Server', () => graphql.stop());
 
   // How an error is written per facade (REST's shape is the default): in Koa, and for what the server answers itself.
   const errorRenderers = { graphql: toGraphQLErrorBody };

@@ -8,6 +8,8 @@ import type { SqlReader } from './domain/reader.js';
 import type { WalkPlan } from './http/request-walk.js';
 import type { RateLimitGate } from './rate-limit/index.js';
 import type { Metrics } from './observability/metrics.js';
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { GraphQLContext } from './graphql/context.js';
 
 export interface App {
   koa: Koa;
@@ -40,4 +42,6 @@ export interface CreateAppOptions {
   gate?: RateLimitGate;
   /** false: the store writes no events. Only the benchmark does (bench/service-without-outbox.ts), to measure what the outbox costs an order. */
   outbox?: false;
+  /** More Apollo Server plugins for the GraphQL facade, after the service's own. Only tests add one (to count the requests Apollo serves). */
+  graphqlPlugins?: ApolloServerPlugin<GraphQLContext>[];
 }

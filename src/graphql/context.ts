@@ -20,7 +20,7 @@ export interface GraphQLContext {
   readonly clientAddress: string;
   readonly requestId: string;
   /** What the facade reports back to the request log and metrics. */
-  readonly observed: { operationName?: string; operation?: string };
+  readonly observed: { operationName?: string; operation?: string; errorCode?: string };
   /** Committed events as they happen: set on subscription operations (over graphql-ws) only. */
   readonly events?: EventSubscriptions;
   /**

@@ -4,7 +4,7 @@ import { startApp, createAccount, recordSql, type TestApp } from '../helpers/app
 import { dataOf, gql } from './support.js';
 
 /**
- * SPEC §2: relations are batched, so a page of 100 pets with their categories and inventories costs at
+ * Relations are batched, so a page of 100 pets with their categories and inventories costs at
  * most 3 SQL statements (pets, categories, inventory), whatever the page size.
  */
 describe('GraphQL relations are batched (no N+1)', () => {

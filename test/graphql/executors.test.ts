@@ -4,7 +4,7 @@
  * same requests in the same order; each pair of answers must be identical once what differs by nature
  * (request ids, dates, rate-limit reset times, generated secrets) is blanked. A second part runs a small
  * schema made for the cases the service's resolvers cannot produce (null in a non-null position, a
- * failing list item, an unexpected error) through each executor and the lane's error formatting.
+ * failing list item, an unexpected error) through each executor and the service's error formatting.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -29,7 +29,7 @@ import { comparableAnswer } from './support.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { HttpError } from '../../src/http/errors.js';
 import { formatErrors } from '../../src/graphql/server/error.mapping.js';
-import { SERIALIZER_PAYS, SERIALIZE_AFTER, compiledSerializer, operationExecutor, type OperationExecutor } from '../../src/graphql/server/jit.executor.js';
+import { operationExecutor, type OperationExecutor } from '../../src/graphql/server/jit.executor.js';
 import { buildGraphQLSchema } from '../../src/graphql/schema/schema.builder.js';
 import { coerceVariables } from '../../src/graphql/server/operation-shape.js';
 import { queryLimits } from '../../src/graphql/server/query-limits.js';
@@ -103,7 +103,7 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
     await same('customer', 'query ($s: Boolean = true) { pets(first: 3) { edges { node { id ... @include(if: $s) { name } ...N @skip(if: $s) } } } } fragment N on Pet { status name }', { s: false });
   });
 
-  it('when a query is repeated past the point where jit writes it with its compiled serializer (on an engine where that pays), then every answer is still byte for byte graphql-js\'s', async () => {
+  it('when a query is repeated (jit compiles it once, then runs the compiled function), then every answer is still byte for byte graphql-js\'s', async () => {
     // Names that JSON must escape, or that a serializer may get wrong: quotes, backslashes, control characters, a
     // character outside the BMP, HTML, long ones with and without escapes (fast-json-stringify writes strings in
     // more than one way by their length). A lone surrogate is not a valid name (the domain refuses it).
@@ -121,7 +121,6 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
       ['query ($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }', { ids: ['1', '2', '5', '6', '7', '8', '9', '10', '11', '999'] }],
       ['query { pets(first: 100) { edges { cursor node { name id ...F category { name description id } } } pageInfo { hasNextPage endCursor } } } fragment F on Pet { status name }'],
       ['query { one: pet(id: "5") { id name inventory { quantity status } } none: pet(id: "999") { id } categories { edges { node { name pets(first: 5) { edges { node { __typename id name } } } } } } }'],
-      // A DateTime and a union: no compiled serializer (JSON.stringify writes these).
       ['query { orders { edges { node { id petId quantity complete shipDate } } } }'],
       ['query { events(first: 50) { edges { node { id type data { __typename ... on Pet { name id } ... on Category { id name } } } } } }'],
       ['query { __schema { queryType { name } } __type(name: "PetStatus") { enumValues { name description } } }'],
@@ -131,22 +130,11 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
     for (const [query, variables] of queries) {
       const send = (c: Client) => c.request('POST', '/graphql', { body: { query, variables }, skipContract: true });
       const expected = comparableAnswer(await send(reader.js), ['x-ratelimit-remaining', 'ratelimit']);
-      for (let i = 0; i <= SERIALIZE_AFTER + 1; i++) {
+      for (let i = 0; i < 4; i++) {
         const answer = await send(reader.jit);
         assert.deepEqual(comparableAnswer(answer, ['x-ratelimit-remaining', 'ratelimit']), expected, `answer ${i + 1} to ${query.slice(0, 80)}`);
       }
     }
-  });
-
-  it('when the service\'s schema is compiled, then the queries above get a serializer where one is used, and none with a union or a DateTime', async () => {
-    // What makes the byte-for-byte test above about the compiled serializer where the service uses it (Node 20): it is
-    // made for the service's queries. (On Node 22 and 24 the service writes every answer with JSON.stringify.)
-    const schema = await buildGraphQLSchema();
-    const serializer = (query: string) => compiledSerializer(schema, parse(query), undefined);
-    assert.ok(serializer('query ($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }'));
-    assert.ok(serializer('query { __schema { queryType { name } } __type(name: "PetStatus") { enumValues { name description } } }'));
-    assert.equal(serializer('query { orders { edges { node { id shipDate } } } }'), undefined);
-    assert.equal(serializer('query { events(first: 50) { edges { node { data { __typename ... on Pet { name id } } } } } }'), undefined);
   });
 
   it('when requests fail (field errors, refused variables, unknown operations, limits, authentication), then both answer alike', async () => {
@@ -206,7 +194,7 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
   const limits = queryLimits({ maxDepth: 5, maxAliases: 5, maxTokens: 1000, maxCost: 1000 });
   const executors = { jit: operationExecutor(schema, 'jit'), js: operationExecutor(schema, 'graphql-js') };
 
-  /** The lane's steps for this schema: parse, validate, coerce, run, and the errors formatted as the lane answers them. */
+  /** The preparation's steps for this schema: parse, validate, coerce, run, and the errors formatted as the service answers them. */
   const run = async (executor: OperationExecutor, query: string, variables?: Record<string, unknown>) => {
     const document = parse(query);
     const invalid = validate(schema, document, [...specifiedRules, ...limits.validationRules]);
@@ -236,32 +224,6 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
       assert.deepEqual(a, b, JSON.stringify({ jit: a, js: b }));
     });
   }
-
-  it('when an error-free query has been answered often enough, then jit writes it with a compiled serializer, byte for byte as JSON.stringify (on every node)', async () => {
-    const query = 'query ($s: String) { a: echo b: echo(n: 5, s: $s) c: echo(s: "lit") }';
-    const document = parse(query);
-    const operation = getOperationAST(document)!;
-    // The threshold given, so the serializer is made on any node (the service's default makes it on Node 20 only).
-    const executor = operationExecutor(schema, 'jit', SERIALIZE_AFTER);
-    // Strings JSON must escape or a serializer may get wrong (the HTTP test's names, which reach the serializer there on
-    // Node 20 only): quotes, backslashes, control characters, outside the BMP, HTML, long ones with and without escapes.
-    const strings = [null, 'quote " \\ \n 🐶', 'Tab\tnew\nline\u0001', '</script><b>', 'x'.repeat(60), `${'y'.repeat(40)} "quoted" \u0002 ${'z'.repeat(40)}`];
-    const seen = [];
-    for (let i = 0; i < SERIALIZE_AFTER + 2 * strings.length; i++) {
-      const { result, stringify } = await executor.run({ document, operation, rawVariables: { s: strings[i % strings.length] } }, { requestId: 'r' });
-      seen.push(stringify === JSON.stringify);
-      assert.equal(stringify({ data: result.data }), JSON.stringify({ data: result.data }));
-    }
-    assert.deepEqual(seen, [...Array(SERIALIZE_AFTER - 1).fill(true), ...Array(2 * strings.length + 1).fill(false)]);
-  });
-
-  it('when a query is repeated on the service\'s default, then jit makes a serializer only on an engine where it pays (V8 11: Node 20), and JSON.stringify writes every answer on Node 22 and 24', async () => {
-    const document = parse('query { a: echo }');
-    const executor = operationExecutor(schema, 'jit');
-    const seen = new Set<boolean>();
-    for (let i = 0; i < SERIALIZE_AFTER + 2; i++) seen.add((await executor.run({ document, operation: getOperationAST(document)!, rawVariables: undefined }, { requestId: 'r' })).stringify === JSON.stringify);
-    assert.deepEqual([...seen], SERIALIZER_PAYS ? [true, false] : [true]);
-  });
 
   it('when the cases above ran, then jit answered the error-free queries and graphql-js the others', () => {
     // Aliases/defaults and introspection ran on jit; three had errors and one has @include (graphql-js answered); three never executed.

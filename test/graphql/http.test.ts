@@ -84,7 +84,7 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
       ['query=%7B__typename%7D&variables=%7Bnope', preflight, 'VALIDATION_FAILED', 400, /variables search parameter contains invalid JSON/],
       ['query=%7B__typename%7D&variables=%5B1%5D', preflight, 'VALIDATION_FAILED', 400, /variables search parameter should contain a JSON-encoded object/],
       ['query=%7B__typename%7D', { ...preflight, 'content-type': 'text/xml' }, 'UNSUPPORTED_MEDIA_TYPE', 415, /content-type header other than application\/json/],
-      ['', preflight, 'VALIDATION_FAILED', 400, /non-empty `query`/],
+      ['', preflight, 'VALIDATION_FAILED', 400, /non-empty `query` or a `persistedQuery` extension/],
     ];
     for (const [search, headers, code, status, message] of cases) {
       const res = await t.admin.get(`/graphql?${search}`, { headers });
@@ -93,8 +93,8 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     }
   });
 
-  it('when a GET carries no preflight header, then CSRF prevention refuses it (400 VALIDATION_FAILED)', async () => {
-    const res = await t.admin.get(`/graphql?query=${encodeURIComponent('{ __typename }')}`);
+  it('when a GET carries no preflight header (a simple cross-site request: no X-API-Key either), then CSRF prevention refuses it (400 VALIDATION_FAILED)', async () => {
+    const res = await t.anonymous.get(`/graphql?query=${encodeURIComponent('{ __typename }')}`);
     assertGraphQLError(res, 'VALIDATION_FAILED', 400);
     assert.match(res.body.errors[0].message, /Cross-Site Request Forgery/);
   });
@@ -118,12 +118,12 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     }
   });
 
-  it('when Apollo Client sends a persisted-query hash, then it is told PersistedQueryNotSupported (400, nothing charged) and the full query is answered', async () => {
+  it('when a persisted-query hash is sent that the server does not hold, then Apollo answers PersistedQueryNotFound (200, nothing charged) and the query text with the hash is answered', async () => {
     const { client } = await createAccount(t, { name: 'Persisted' });
     const hashOnly = await client.request('POST', '/graphql', { body: { extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } }, skipContract: true });
-    const error = assertGraphQLError(hashOnly, 'VALIDATION_FAILED', 400);
-    // The message Apollo Client's persisted-query link reads as "send the query text instead".
-    assert.equal(error.message, 'PersistedQueryNotSupported');
+    const error = assertGraphQLError(hashOnly, 'PERSISTED_QUERY_NOT_FOUND', 200);
+    // The message and code Apollo Client's persisted-query link reads as "send the query text with the hash".
+    assert.equal(error.message, 'PersistedQueryNotFound');
     assert.equal(hashOnly.headers.get('x-ratelimit-remaining'), hashOnly.headers.get('x-ratelimit-limit'), 'no point taken');
     const full = await client.graphql('{ viewer { name } }');
     assert.deepEqual(dataOf(full), { viewer: { name: 'Persisted' } });
@@ -138,7 +138,7 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
   it('when several operations are sent as a JSON array (batching), then the request is refused with 400', async () => {
     const res = await t.admin.request('POST', '/graphql', { body: [{ query: '{ __typename }' }, { query: '{ __typename }' }] });
     assertGraphQLError(res, 'VALIDATION_FAILED', 400);
-    assert.match(res.body.errors[0].message, /Batched/);
+    assert.match(res.body.errors[0].message, /Operation batching disabled/);
   });
 
   it('when the body is larger than 1 MiB, then it is 413 PAYLOAD_TOO_LARGE in the GraphQL error shape', async () => {
@@ -173,7 +173,7 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
 
   it('when the client accepts application/graphql-response+json, then a request refused as it is read (CSRF, a body with no keys) answers in that media type too', async () => {
     const accept = 'application/graphql-response+json';
-    const csrf = await t.admin.get(`/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept } });
+    const csrf = await t.anonymous.get(`/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept } });
     const empty = await t.admin.request('POST', '/graphql', { body: {}, headers: { accept }, skipContract: true });
     for (const res of [csrf, empty]) {
       assert.equal(res.status, 400);
@@ -182,13 +182,13 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     }
   });
 
-  it('when the client accepts application/graphql-response+json, then another method on /graphql (405) and another path under it (404) answer in that media type, with their status, Allow and rate-limit headers', async () => {
+  it('when the client accepts application/graphql-response+json, then another method on /graphql (405, Apollo\'s answer, in that media type) and another path under it (404) answer with their status, Allow and rate-limit headers', async () => {
     const accept = 'application/graphql-response+json';
     const put = await t.admin.request('PUT', '/graphql', { body: { query: '{ __typename }' }, headers: { accept }, skipContract: true });
     const elsewhere = await t.admin.get('/graphql/schema', { headers: { accept } });
+    assert.match(put.headers.get('content-type') ?? '', /^application\/graphql-response\+json/);
     for (const [res, status, code] of [[put, 405, 'METHOD_NOT_ALLOWED'], [elsewhere, 404, 'NOT_FOUND']] as const) {
       assert.equal(res.status, status);
-      assert.match(res.headers.get('content-type') ?? '', /^application\/graphql-response\+json/);
       const error = JSON.parse(res.text).errors[0];
       assert.equal(error.extensions.code, code);
       assert.ok(error.extensions.requestId, 'the request id is in the error');
@@ -201,7 +201,7 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     for (const [body, field] of [[{ query: '{ __typename }', variables: [1] }, 'variables'], [{ query: '{ __typename }', operationName: 3 }, 'operationName']] as const) {
       const res = await t.admin.request('POST', '/graphql', { body, skipContract: true });
       const error = assertGraphQLError(res, 'VALIDATION_FAILED', 400);
-      assert.match(error.message, new RegExp(`^\`${field}\` must be`));
+      assert.match(error.message, new RegExp(`^\`${field}\` in a POST body must be`));
     }
   });
 

@@ -1,6 +1,6 @@
 /**
- * A repeated GraphQL document is answered exactly like its first run: the same lane (the HTTP lane, the request
- * preparation, graphql-jit) answers both, whatever is cached. Two apps receive the same requests from the same
+ * A repeated GraphQL document is answered exactly like its first run: the same path (Apollo Server, the request
+ * preparation in its plugin, graphql-jit) answers both, whatever is cached. Two apps receive the same requests from the same
  * callers in the same order, each request twice in a row; before each one, the "warm" app has already been sent
  * the same request by another account (its document parsed, validated, shaped and compiled), the "cold" app has
  * not (its first run of the document, then a repeat). Each pair of answers must be identical: status, every header,

@@ -13,7 +13,7 @@ describe('GraphQL schema: schema/schema.graphql is what the code builds', () => 
     assert.equal(printGraphQLSchema(await buildGraphQLSchema()), committed, `${SCHEMA_FILE} is stale: run npm run schema:graphql and commit it`);
   });
 
-  it('when the committed schema is read, then it declares @stability and marks the fields SPEC §3 marks, and deprecates pet(id)', () => {
+  it('when the committed schema is read, then it declares @stability and marks the fields docs/API.md marks, and deprecates pet(id)', () => {
     const sdl = readFileSync(projectPath(SCHEMA_FILE), 'utf8');
     assert.match(sdl, /^directive @stability\(level: StabilityLevel!\) on FIELD_DEFINITION$/m);
     assert.match(sdl, /^  cancelOrder\(id: ID!\): ID @stability\(level: EXPERIMENTAL\)$/m);
@@ -24,7 +24,7 @@ describe('GraphQL schema: schema/schema.graphql is what the code builds', () => 
   });
 });
 
-/** REST operationId → its GraphQL twin (SPEC §3). The two document downloads have none: GraphQL has introspection. */
+/** REST operationId → its GraphQL twin (docs/API.md). The two document downloads have none: GraphQL has introspection. */
 const TWIN: Record<string, string> = {
   listPets: 'Query.pets',
   createPet: 'Mutation.createPet',

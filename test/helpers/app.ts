@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createApp, type App } from '../../src/app.js';
+import { createApp, type App, type CreateAppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { assertMatchesOpenApi } from './openapi-validator.js';
@@ -91,6 +91,8 @@ export interface StartOptions {
   databaseUrl?: string;
   /** Receives the app's log lines (give LOG_LEVEL in `env`; the default is silent). */
   logStream?: { write(line: string): void };
+  /** More Apollo Server plugins for the GraphQL facade (tests that count what Apollo serves). */
+  graphqlPlugins?: CreateAppOptions['graphqlPlugins'];
 }
 
 let counter = 0;
@@ -131,7 +133,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   });
   const announced: string[] = [];
   Object.assign(config, options.config);
-  const app = await createApp(config, { logStream: options.logStream, announce: (line) => announced.push(line), windows: options.windows });
+  const app = await createApp(config, { logStream: options.logStream, announce: (line) => announced.push(line), windows: options.windows, graphqlPlugins: options.graphqlPlugins });
   const { url } = await app.listen(0, '127.0.0.1');
   let closed = false;
   return {

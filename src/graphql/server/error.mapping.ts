@@ -1,8 +1,10 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import type { Logger } from 'pino';
 import { validationFailed } from '../../domain/errors.js';
 import { describeError, internalErrorBody, type ErrorBody, type KnownError } from '../../http/errors.js';
-import type { ErrorCode } from '../../http/error-status.js';
+import { STATUS_OF, type ErrorCode } from '../../http/error-status.js';
+import type { GraphQLContext } from '../context.js';
 
 export interface ErrorExtensions {
   code: ErrorCode;
@@ -21,6 +23,22 @@ const SUGGESTION = / ?Did you mean .+\?$/;
 /** A parse or validation message as a client reads it: no token-limit "Syntax Error", no field suggestions. */
 export const requestErrorMessage = (message: string): string => message.replace(TOKEN_LIMIT, '').replace(SUGGESTION, '');
 
+/** Apollo's own request-level failures: each is the client's request being malformed or invalid. */
+const REQUEST_ERROR_CODES: ReadonlySet<unknown> = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+]);
+
+/**
+ * Apollo's answer to a hash it does not hold: Apollo Client's persisted-query link (and every APQ client) reads
+ * this code or message and sends the query text with the hash. Kept as Apollo answers it (HTTP 200).
+ */
+export const PERSISTED_QUERY_NOT_FOUND = 'PERSISTED_QUERY_NOT_FOUND';
+
 /**
  * The one mapping from a known error to GraphQL `extensions`: the same codes and statuses as REST.
  * `requestId` is filled in per request by `formatErrors` (its place in the object is kept here).
@@ -31,7 +49,7 @@ function extensionsOf(known: Pick<KnownError, 'code' | 'status' | 'details'>, re
   return extensions;
 }
 
-/** The GraphQL error body for an error thrown before the lane answers (body too large, 405, unknown path under /graphql, a refused HTTP request). */
+/** The GraphQL error body for an error answered before Apollo (body too large or not JSON, an unknown path under /graphql). */
 export function toGraphQLErrorBody(body: ErrorBody): { errors: Array<{ message: string; extensions: ErrorExtensions }> } {
   return { errors: [{ message: body.message, extensions: extensionsOf(body, body.requestId) }] };
 }
@@ -52,17 +70,79 @@ function knownOf(error: unknown): KnownError | null {
 
 export const originalOf = (error: unknown): unknown => (error instanceof GraphQLError && error.originalError ? originalOf(error.originalError) : error);
 
+/** The HTTP status Apollo gives an error of its own (`extensions.http`), if any. */
+const httpStatusOf = (error: unknown): number | undefined => ((error as GraphQLError | undefined)?.extensions?.http as { status?: number } | undefined)?.status;
+
 /**
- * One error as it leaves: always with `extensions.code` and `extensions.status`. Known errors keep their code
- * (a refusal wrapped as a GraphQL error to keep its `locations` included); anything else is masked as INTERNAL
- * (logged by `formatErrors`).
+ * Apollo's `formatError` (and the WebSocket's): every error leaves with `extensions.code` and `extensions.status`.
+ * Known errors keep their code (a refusal wrapped as a GraphQL error to keep its `locations` included); Apollo's
+ * request errors become VALIDATION_FAILED (METHOD_NOT_ALLOWED, UNSUPPORTED_MEDIA_TYPE by their status); anything
+ * else is masked as INTERNAL (logged by `errorsPlugin`). Never a stack trace.
  */
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const where = { ...(formatted.locations && { locations: formatted.locations }), ...(formatted.path && { path: formatted.path }) };
   const known = knownOf(error);
   if (known) return { message: known.message, ...where, extensions: extensionsOf(known) };
+  const code = formatted.extensions?.code;
+  if (code === PERSISTED_QUERY_NOT_FOUND) return { message: formatted.message, extensions: { code, status: 200 } };
+  const status = httpStatusOf(error);
+  if (REQUEST_ERROR_CODES.has(code) || (status && status >= 400 && status < 500)) {
+    const catalogued: ErrorCode = status === 405 ? 'METHOD_NOT_ALLOWED' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'VALIDATION_FAILED';
+    return { message: requestErrorMessage(formatted.message), ...where, extensions: extensionsOf({ code: catalogued, status: STATUS_OF[catalogued] }) };
+  }
   const internal = internalErrorBody(undefined);
   return { message: internal.message, ...where, extensions: extensionsOf(internal) };
+}
+
+/** Whether an error is Apollo's own refusal of the request (not something that went wrong). */
+const isRequestError = (error: unknown) => error instanceof GraphQLError && (REQUEST_ERROR_CODES.has(error.extensions?.code) || error.extensions?.code === PERSISTED_QUERY_NOT_FOUND || !!httpStatusOf(error));
+
+/**
+ * A known error raised before execution (authentication, rate limits, the preparation's refusals): a GraphQL
+ * error that tells Apollo the HTTP status and headers to answer with (401, 429 with Retry-After, …), as Apollo
+ * documents it (`extensions.http`). It keeps where in the document it is.
+ */
+export function toRequestError(error: unknown): GraphQLError {
+  const known = describeError(originalOf(error));
+  if (!known) return error instanceof GraphQLError ? error : new GraphQLError('unexpected', { originalError: error as Error });
+  const headers = new HeaderMap();
+  for (const name in known.headers) headers.set(name.toLowerCase(), known.headers[name]!);
+  const located = error instanceof GraphQLError ? error : undefined;
+  return new GraphQLError(known.message, {
+    nodes: located?.nodes,
+    source: located?.source,
+    positions: located?.positions,
+    originalError: (located?.originalError ?? error) as Error,
+    extensions: { ...extensionsOf(known), http: { status: known.status, headers } },
+  });
+}
+
+/**
+ * Per request, what `formatError` cannot know: headers the errors carry go on Apollo's response (`Retry-After`
+ * of a 503 UNAVAILABLE raised under a resolver), unexpected errors are logged with the request id, every error
+ * gets `extensions.requestId`, and a refusal's code goes to the request log.
+ */
+export function errorsPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didEncounterErrors({ errors, contextValue, response }) {
+          for (const error of errors) {
+            const known = knownOf(error);
+            if (known) for (const name in known.headers) response.http.headers.set(name.toLowerCase(), known.headers[name]!);
+            else if (!isRequestError(error)) logger.error({ err: originalOf(error), requestId: contextValue.requestId }, 'unexpected GraphQL error');
+          }
+        },
+        async willSendResponse({ response, contextValue }) {
+          if (response.body.kind !== 'single') return;
+          const { errors, data } = response.body.singleResult;
+          if (!errors) return;
+          for (const error of errors) if (error.extensions) (error.extensions as ErrorExtensions).requestId = contextValue.requestId;
+          if (data === undefined) contextValue.observed.errorCode = errors[0]?.extensions?.code as string | undefined;
+        },
+      };
+    },
+  };
 }
 
 /**

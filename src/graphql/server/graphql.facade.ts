@@ -1,29 +1,43 @@
+import { ApolloServer, type ApolloServerPlugin, type PersistedQueryOptions } from '@apollo/server';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginSchemaReportingDisabled,
+  ApolloServerPluginUsageReportingDisabled,
+} from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
+import { readJsonBody } from '../../http/body.js';
 import type { AppState } from '../../http/context.js';
-import { HttpError, describeError } from '../../http/errors.js';
+import { describeError } from '../../http/errors.js';
+import { setHeader, setHeaders } from '../../http/headers.js';
 import { notFound } from '../../http/not-found.js';
 import type { RateLimitGate } from '../../rate-limit/gate.js';
 import { rateLimitHeaders } from '../../rate-limit/headers.js';
 import { createLoaders } from '../schema/data.loaders.js';
-import { formatErrors } from './error.mapping.js';
-import type { GraphQLContext } from '../context.js';
-import { answerType, prefersHtml, readGraphQLRequest } from './http-request.js';
-import { isRefusal, requestPreparation, type Caller, type RequestPreparation } from './request-preparation.js';
-import { freshLoadersPerMutationField } from './loaders.plugin.js';
-import { operationExecutor } from './jit.executor.js';
-import { landingPage } from './landing-page.js';
 import { buildGraphQLSchema } from '../schema/schema.builder.js';
-import { setHeader, setHeaders } from '../../http/headers.js';
+import type { GraphQLContext } from '../context.js';
+import { errorsPlugin, formatError } from './error.mapping.js';
+import { jitGateway, operationExecutor } from './jit.executor.js';
+import { executeWithApollo, writeApolloResponse } from './koa.integration.js';
+import { landingPage } from './landing-page.js';
+import { freshLoadersPerMutationField } from './loaders.plugin.js';
+import { persistedQueryCache } from './persisted-queries.js';
+import { requestPreparation, type RequestPreparation } from './request-preparation.js';
 
 export const GRAPHQL_PATH = '/graphql';
+
+/** Headers besides a non-simple content type that prove a request is not a simple cross-site one (each forces a preflight). */
+export const CSRF_PREFLIGHT_HEADERS = ['x-apollo-operation-name', 'apollo-require-preflight', 'x-api-key'];
 
 export interface GraphQLFacadeOptions {
   config: Config;
   gate: RateLimitGate;
   logger: Logger;
+  /** More Apollo Server plugins, after the service's own (tests count requests with one). */
+  plugins?: ApolloServerPlugin<GraphQLContext>[];
 }
 
 export interface GraphQLFacade {
@@ -32,66 +46,74 @@ export interface GraphQLFacade {
   middleware: Middleware;
   /** The request preparation both transports share (the WebSocket server is given it). */
   preparation: RequestPreparation;
+  /** Stops Apollo Server and closes the persisted-query store. */
+  stop(): Promise<void>;
 }
 
 /**
- * The GraphQL facade over HTTP: one lane for every operation sent to /graphql, new or repeated, GET or POST.
- * The request is read (http-request.ts: CSRF, GET parameters, the POST body), prepared once (the preparation
- * both transports share: parse and validation through the document cache, the operation, its variables, shape,
- * cost and charge), run by the executor (graphql-jit or graphql-js), and answered: the result with its cost in
- * `extensions.cost`, or the refusal with its status and headers, every error in the catalogue's shape. A
- * browser asking for a page gets Apollo's landing page (the embedded Sandbox). Body limits, authentication and
- * rate limits are the same edge REST uses.
+ * The GraphQL facade over HTTP: Apollo Server 5 executes every request to /graphql, through a Koa integration on
+ * Apollo's integration API (koa.integration.ts). The request preparation sits in Apollo's extension points: the
+ * bounded document store (`documentStore`), the query limits and the introspection rule (`validationRules`), the
+ * operation's transport, shape, cost and charge (a plugin's `didResolveOperation`), the error catalogue
+ * (`formatError` and a plugin), graphql-jit (`gateway`), the landing page (a plugin). Automatic persisted queries
+ * are on, their store bounded (shared through Redis when it is configured). Body limits, authentication and rate
+ * limits are the edge REST uses.
  */
-export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
+export async function createGraphQLFacade({ config, gate, logger, plugins = [] }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
   const schema = await buildGraphQLSchema({ gate });
   freshLoadersPerMutationField(schema);
   const preparation = requestPreparation({ schema, gate, limits: config.graphqlLimits, introspection: config.introspection });
-  const executor = operationExecutor(schema, config.graphqlExecutor);
-  const page = await landingPage(config.env === 'production');
+  const executor = config.graphqlExecutor === 'jit' ? jitGateway(schema, operationExecutor(schema, 'jit')) : undefined;
+  const persisted = persistedQueryCache(config, logger);
+  const persistedQueries: PersistedQueryOptions = { cache: persisted.cache };
+  const apollo = new ApolloServer<GraphQLContext>({
+    // graphql-jit for queries through Apollo's gateway option (jit.executor.ts); or graphql-js, Apollo's own.
+    ...(executor ? { gateway: executor } : { schema }),
+    logger,
+    nodeEnv: config.env,
+    // Introspection is refused by the preparation's own rule when GRAPHQL_INTROSPECTION is off (its message names the setting).
+    introspection: true,
+    // No stack trace, SQL or path ever reaches a client, in development either (the log has them).
+    includeStacktraceInErrorResponses: false,
+    csrfPrevention: { requestHeaders: CSRF_PREFLIGHT_HEADERS },
+    allowBatchedHttpRequests: false,
+    // The process owns SIGTERM (readiness 503, drain, then exit); Apollo must not re-raise the signal first.
+    stopOnTerminationSignals: false,
+    persistedQueries,
+    parseOptions: preparation.apollo.parseOptions,
+    validationRules: preparation.apollo.validationRules,
+    documentStore: preparation.apollo.documentStore,
+    formatError,
+    plugins: [
+      preparation.apollo.plugin,
+      errorsPlugin(logger),
+      // Apollo's defaults the service does not use, off: cache control (no cache hints are set; its per-field hook
+      // makes Apollo wrap every resolver), inline tracing (for federated subgraphs), and usage and schema reporting
+      // to Apollo's cloud (they would start with an APOLLO_KEY in the environment).
+      ApolloServerPluginCacheControlDisabled(),
+      ApolloServerPluginInlineTraceDisabled(),
+      ApolloServerPluginUsageReportingDisabled(),
+      ApolloServerPluginSchemaReportingDisabled(),
+      landingPage(config.env === 'production'),
+      ...plugins,
+    ],
+  });
+  await apollo.start();
 
-  /** Rate-limit headers for a response the request preparation never charged (a refused body, the landing page, 413, …): free. */
+  /** Rate-limit headers for a response the request preparation never charged (a refused request, the landing page, 413, …): free. */
   const freeHeaders = (state: AppState, address: string): Promise<Record<string, string>> => rateLimitHeaders(gate, state, address, 0);
-
-  /** Refused before anything ran: the first refusal's status and headers (400, 401, 429 with Retry-After, …). */
-  const refuse = (ctx: Context, state: AppState, refused: readonly unknown[]) => {
-    const { errors, headers, status } = formatErrors(refused, state.requestId, logger);
-    state.errorCode = errors[0]?.extensions?.code as string | undefined;
-    setHeaders(ctx, headers);
-    ctx.response.status = status;
-    setHeader(ctx, 'content-type', answerType(ctx));
-    ctx.response.body = `${JSON.stringify({ errors })}\n`;
-  };
 
   const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
     if (ctx.request.path !== GRAPHQL_PATH) throw notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`);
-    if (ctx.req.method !== 'GET' && ctx.req.method !== 'POST') {
-      throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.req.method} is not allowed on ${GRAPHQL_PATH}; use POST, or GET for queries.`, { Allow: 'GET, POST' });
+    // The edge's body rule (1 MiB, JSON, UTF-8: 413, 415, 400), as on REST; Apollo checks what the body holds.
+    const body = ctx.req.method === 'POST' ? await readJsonBody(ctx) : undefined;
+    const response = await executeWithApollo(apollo, ctx, body, async () => context);
+    // Apollo answers a malformed HTTP request (CSRF, no query, a GET mutation, another method) before any plugin
+    // runs: those error bodies get their request id here.
+    if (response.body.kind === 'complete' && (response.status ?? 200) >= 400 && !response.body.string.includes('"requestId"')) {
+      response.body.string = withRequestId(response.body.string, state.requestId, context.observed);
     }
-    if (prefersHtml(ctx)) {
-      setHeader(ctx, 'content-type', 'text/html');
-      ctx.response.body = await page();
-      return;
-    }
-    const request = await readGraphQLRequest(ctx);
-    const caller: Caller = context.actor ? { actor: context.actor } : { address: context.clientAddress, authFailure: context.authFailure };
-    const prepared = await preparation.prepare(request, caller, ctx.req.method === 'GET' ? 'http-get' : 'http');
-    if (prepared.operationName) context.observed.operationName = prepared.operationName;
-    if (prepared.label) context.observed.operation = prepared.label;
-    if (prepared.headers) setHeaders(ctx, prepared.headers);
-    if (isRefusal(prepared)) return refuse(ctx, state, prepared.refused);
-    const { result, stringify } = await executor.run(prepared, context);
-    const formatted = result.errors?.length ? formatErrors(result.errors, state.requestId, logger) : undefined;
-    if (formatted) setHeaders(ctx, formatted.headers);
-    ctx.response.status = 200;
-    setHeader(ctx, 'content-type', answerType(ctx));
-    // An executed operation answers 200 with its data, its errors and its cost.
-    const extensions = { ...result.extensions, cost: prepared.cost };
-    ctx.response.body =
-      formatted || result.data === undefined || stringify === JSON.stringify
-        ? `${JSON.stringify({ errors: formatted?.errors, data: result.data, extensions })}\n`
-        : // `{"data":…}` as the operation's compiled serializer writes it, then the extensions inside the same object.
-          `${stringify({ data: result.data }).slice(0, -1)},"extensions":${JSON.stringify(extensions)}}\n`;
+    writeApolloResponse(ctx, response);
   };
 
   // Mounted on /graphql by the request walk: every request here is GraphQL's.
@@ -104,32 +126,35 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
     const context = new RequestContext(state, ctx.request.ip);
     try {
       await answer(ctx, state, context);
-      // Every answer under /graphql carries the rate-limit headers (the preparation's charge, or a free read).
-      if (!ctx.response.get('X-RateLimit-Limit')) setHeaders(ctx, await freeHeaders(state, ctx.request.ip));
     } catch (error) {
-      // A refusal thrown anywhere in the lane (another path or method, a request refused as it is read: 400, 413,
-      // 415; a store that cannot answer) answers like the preparation's refusals, in the negotiated media type; an
-      // unexpected error goes to the error envelope (logged, INTERNAL, in the GraphQL shape: `toGraphQLErrorBody`).
-      // Either way the rate-limit headers come first (a store that cannot answer gives its own headers instead).
-      if (!ctx.response.get('X-RateLimit-Limit')) setHeaders(ctx, await freeHeaders(state, ctx.request.ip).catch((e: unknown) => describeError(e)?.headers ?? {}));
-      if (!describeError(error)) throw error;
-      refuse(ctx, state, [error]);
+      // The error envelope answers in the GraphQL shape (`toGraphQLErrorBody`); the rate-limit headers come first
+      // (a store that cannot answer gives its own headers instead).
+      if (!ctx.res.hasHeader('x-ratelimit-limit')) setHeaders(ctx, await freeHeaders(state, ctx.request.ip).catch((e: unknown) => describeError(e)?.headers ?? {}));
+      throw error;
     } finally {
       state.operationName = context.observed.operationName;
       state.operation = context.observed.operation;
+      if (context.observed.errorCode) state.errorCode = context.observed.errorCode;
     }
+    // Every answer under /graphql carries the rate-limit headers (the preparation's charge, or a free read).
+    if (!ctx.res.hasHeader('x-ratelimit-limit')) setHeaders(ctx, await freeHeaders(state, ctx.request.ip));
   };
 
   return {
     schema,
     middleware,
     preparation,
+    async stop() {
+      await apollo.stop();
+      await persisted.close();
+    },
   };
 }
 
 /**
- * The resolvers' context of one HTTP request. `domain` is a getter: the request's domain (and its EntityManager
- * fork) is made only if a resolver asks for it.
+ * The resolvers' context of one HTTP request. A class, so that `domain` is a getter on the prototype: Apollo
+ * copies the context object for every operation (onto a new object with the same prototype), and the request's
+ * domain (and its EntityManager fork) is made only if a resolver asks for it.
  */
 class RequestContext implements GraphQLContext {
   readonly actor: AppState['actor'];
@@ -148,5 +173,17 @@ class RequestContext implements GraphQLContext {
   }
   get domain() {
     return this.state.domain;
+  }
+}
+
+/** An error body Apollo wrote before any plugin ran, with the request id in each error (and the first code logged). */
+function withRequestId(text: string, requestId: string, observed: GraphQLContext['observed']): string {
+  try {
+    const body = JSON.parse(text) as { errors?: Array<{ extensions?: Record<string, unknown> }> };
+    for (const error of body.errors ?? []) error.extensions = { ...error.extensions, requestId };
+    observed.errorCode ??= body.errors?.[0]?.extensions?.code as string | undefined;
+    return `${JSON.stringify(body)}\n`;
+  } catch {
+    return text;
   }
 }

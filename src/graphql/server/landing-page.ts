@@ -1,33 +1,43 @@
+import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
 
 /** Where the explorer that needs no internet is served (src/docs/graphiql.routes.ts), outside production. */
 export const OFFLINE_EXPLORER_PATH = '/graphiql';
 
 /**
- * What a browser sees at `GET /graphql`: Apollo's landing page, rendered by Apollo's own landing-page plugin.
- * Outside production, the embedded Apollo Sandbox, which loads from Apollo's CDN; without internet Apollo's page
- * only says the Sandbox "cannot be loaded", so the page also leads to the local explorer at /graphiql (a link in
- * Apollo's own fallback notice, and the Sandbox's empty frame hidden so that the link can be clicked). In
- * production, Apollo's notice, without footer. Resolves to the page's renderer (a new nonce each time).
+ * What a browser sees at `GET /graphql`: Apollo's landing page, by Apollo's own landing-page plugins in the
+ * server's plugin list. Outside production, the embedded Apollo Sandbox, which loads from Apollo's CDN; without
+ * internet Apollo's page only says the Sandbox "cannot be loaded", so the page also leads to the local explorer
+ * at /graphiql (a link in Apollo's own fallback notice, and the Sandbox's empty frame hidden so that the link can
+ * be clicked): a plugin that delegates to Apollo's and adds the link to the page it renders. In production,
+ * Apollo's notice, without footer.
  */
-export async function landingPage(production: boolean): Promise<() => Promise<string>> {
-  const plugin = production
-    ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
-    : ApolloServerPluginLandingPageLocalDefault({
-        embed: {
-          initialState: { sharedHeaders: { 'X-API-Key': '' }, pollForSchemaUpdates: false },
-          endpointIsEditable: false,
-          // No usage telemetry from the developer's browser to Apollo.
-          runTelemetry: false,
+export function landingPage(production: boolean): ApolloServerPlugin<BaseContext> {
+  if (production) return ApolloServerPluginLandingPageProductionDefault({ footer: false });
+  const sandbox = ApolloServerPluginLandingPageLocalDefault({
+    embed: {
+      initialState: { sharedHeaders: { 'X-API-Key': '' }, pollForSchemaUpdates: false },
+      endpointIsEditable: false,
+      // No usage telemetry from the developer's browser to Apollo.
+      runTelemetry: false,
+    },
+    footer: false,
+    includeCookies: false,
+  });
+  return {
+    async serverWillStart(service) {
+      const listener = await sandbox.serverWillStart?.(service);
+      const render = listener?.renderLandingPage;
+      if (!render) return listener;
+      return {
+        ...listener,
+        async renderLandingPage() {
+          const { html } = await render();
+          return { html: async () => withOfflineExplorer(typeof html === 'string' ? html : await html()) };
         },
-        footer: false,
-        includeCookies: false,
-      });
-  // The plugin's page hook takes nothing from the server it is started by.
-  const listener = await (plugin.serverWillStart as unknown as () => Promise<{ renderLandingPage(): Promise<{ html: string | (() => Promise<string>) }> }>)();
-  const { html } = await listener.renderLandingPage();
-  const render = typeof html === 'string' ? async () => html : html;
-  return production ? render : async () => withOfflineExplorer(await render());
+      };
+    },
+  };
 }
 
 /**

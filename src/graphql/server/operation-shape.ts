@@ -51,8 +51,7 @@ export interface OperationShape extends GraphQLOperationShape {
 
 /**
  * Per operation of a cached document: its variables' coercion compiled by graphql-jit into one generated function
- * (graphql-js walks every value with a path and an error callback: with the answer's headers, 566k → 547k
- * instructions per GraphQL read by ids, docs/PERFORMANCE.md), or null when it is not used:
+ * (graphql-js walks every value with a path and an error callback; bench scenario gql-ids), or null when it is not used:
  * when a variable's type holds an input object (graphql-jit 0.8 takes an array for an input object, which graphql-js
  * refuses), a variable is named after a property of `Object.prototype`, a default does not survive a JSON round trip,
  * or graphql-jit cannot compile it.

@@ -1,19 +1,23 @@
 /**
- * The one preparation of a GraphQL request, for both transports: HTTP (the lane, graphql.facade.ts) and WebSocket
- * (graphql-ws's `onSubscribe`). What a request passes before anything executes:
+ * The one preparation of a GraphQL request, for both transports: HTTP (Apollo Server, through its extension
+ * points) and WebSocket (graphql-ws's `onSubscribe`). What a request passes before anything executes:
  *
- * 1. the body: one JSON object `{query, variables?, operationName?}` (`checkBody`, `readRequest`);
- * 2. parsing, with graphql-js's token limit, into a bounded document cache (lru-cache) shared by both transports;
- * 3. validation: the GraphQL spec's rules (graphql-js `specifiedRules`) plus the query limits (depth, aliases,
+ * 1. parsing, with graphql-js's token limit, into a bounded document store shared by both transports;
+ * 2. validation: the GraphQL spec's rules (graphql-js `specifiedRules`) plus the query limits (depth, aliases,
  *    directives: query-limits.ts) and, when introspection is off, the introspection refusal;
- * 4. the operation: resolved by name, of a type the transport runs (HTTP: queries and mutations; WebSocket:
- *    subscriptions), its variables coerced;
- * 5. its shape and cost (operation-shape.ts, src/rate-limit/cost.ts): the size ceiling and the page sizes,
+ * 3. the operation: of a type the transport runs (HTTP: queries and mutations; WebSocket: subscriptions), its
+ *    variables coerced;
+ * 4. its shape and cost (operation-shape.ts, src/rate-limit/cost.ts): the size ceiling and the page sizes,
  *    then the charge through the rate-limit gate.
  *
- * Both transports call `prepare`, which runs every step with the same cache, rules and functions: a rule
- * added here holds on both.
+ * Apollo does steps 1–2 itself with what this module gives it (`apollo`: the parse options, the extra
+ * validation rules, the document store) and steps 3–4 through this module's plugin (`didResolveOperation`).
+ * The WebSocket server calls `prepare`, which runs every step here with the same store, rules and functions:
+ * a rule added here holds on both.
  */
+import { createHash } from 'node:crypto';
+import type { ApolloServerPlugin, DocumentStore } from '@apollo/server';
+import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
 import {
   GraphQLError,
   getOperationAST,
@@ -23,31 +27,28 @@ import {
   type DocumentNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
+  type ParseOptions,
   type ValidationContext,
   type ValidationRule,
 } from 'graphql';
-import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.js';
 import { validationFailed } from '../../domain/errors.js';
 import type { Actor } from '../../domain/index.js';
 import { pageSize } from '../../domain/pagination.js';
 import { keyRefusal } from '../../http/authentication.js';
 import type { AppState } from '../../http/context.js';
-import { HttpError } from '../../http/errors.js';
 import { graphqlCost, type RateLimitGate } from '../../rate-limit/index.js';
-import { requestErrorMessage } from './error.mapping.js';
+import type { GraphQLContext } from '../context.js';
+import { requestErrorMessage, toRequestError } from './error.mapping.js';
 import { cachedOperationShape, coerceVariables, type OperationShape } from './operation-shape.js';
 import { queryLimits } from './query-limits.js';
 
-/**
- * Validated documents kept, and the source characters they may hold in all. Keyed by the query text itself: the
- * document holds that text anyway (`loc.source`), and a string key costs less than a SHA-256 of it per request.
- */
+/** Validated documents kept, and the source characters they may hold in all. */
 const CACHED_DOCUMENTS = 500;
 const CACHED_SOURCE_CHARS = 4 * 1024 * 1024;
 
-/** HTTP POST, HTTP GET (queries only) or a WebSocket (subscriptions only). */
-export type Transport = 'http' | 'http-get' | 'websocket';
+/** HTTP (queries and mutations; Apollo refuses a GET mutation itself) or a WebSocket (subscriptions only). */
+export type Transport = 'http' | 'websocket';
 
 /** Who sends the request: a keyed actor, or a keyless address (HTTP only). */
 export type Caller = { actor: Actor } | { actor?: undefined; address: string; authFailure?: AppState['authFailure'] };
@@ -90,6 +91,8 @@ export interface Refusal {
   operationName?: string;
   /** The rate-limit headers when a point was taken before the refusal (a keyless request). */
   headers?: Record<string, string>;
+  /** The variables do not fit the operation (over HTTP, execution refuses them itself). */
+  variables?: true;
 }
 
 export const isRefusal = (value: Prepared | Refusal | DocumentNode): value is Refusal => 'refused' in value;
@@ -137,8 +140,6 @@ const WRONG_TRANSPORT: Record<Transport, (operation: OperationDefinitionNode) =>
     o.operation === 'subscription'
       ? validationFailed('Subscriptions run over the graphql-ws protocol (a WebSocket to /graphql, key in connection_init); use POST for queries and mutations.')
       : undefined,
-  'http-get': (o) =>
-    o.operation !== 'query' ? new HttpError('METHOD_NOT_ALLOWED', `GET requests only support query operations, not ${o.operation} operations`, { Allow: 'POST' }) : undefined,
   websocket: (o) => (o.operation !== 'subscription' ? validationFailed('Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.') : undefined),
 };
 
@@ -159,6 +160,15 @@ export interface RequestPreparationOptions {
 }
 
 export interface RequestPreparation {
+  /** What Apollo Server is configured with, so that its own parse and validation are this module's. */
+  apollo: {
+    parseOptions: ParseOptions;
+    /** Apollo runs these after graphql-js's `specifiedRules`. */
+    validationRules: ValidationRule[];
+    documentStore: DocumentStore;
+    /** Steps 3–4 (`didResolveOperation`) and the cost in the answer's extensions (`willSendResponse`). */
+    plugin: ApolloServerPlugin<GraphQLContext>;
+  };
   /**
    * Every step: the prepared operation, charged, or why not. `beforeCharge` runs once the operation is admitted, just before the charge; an error it returns
    * refuses the request uncharged (the plan cap of subscriptions).
@@ -183,16 +193,19 @@ export interface RequestPreparation {
 export function requestPreparation({ schema, gate, limits, introspection }: RequestPreparationOptions): RequestPreparation {
   const { maxCost: maxNodes } = limits;
   const armor = queryLimits(limits);
-  const rules = [...specifiedRules, ...(introspection ? [] : [noIntrospection]), ...armor.validationRules];
+  const extraRules = [...(introspection ? [] : [noIntrospection]), ...armor.validationRules];
+  const rules = [...specifiedRules, ...extraRules];
   const parseOptions = armor.parseOptions;
-  const documents = new LRUCache<string, DocumentNode>({
+  // Apollo keys its entries `<schema hash>:<SHA-256 of the query>`; the WebSocket's entries are keyed apart.
+  const documents = new InMemoryLRUCache<DocumentNode>({
     max: CACHED_DOCUMENTS,
     maxSize: CACHED_SOURCE_CHARS,
     sizeCalculation: (document) => Math.max(1, document.loc?.end ?? 1),
   });
-  /** Parse and validate (steps 2–3), through the cache. */
-  const documentOf = (query: string): DocumentNode | Refusal => {
-    const cached = documents.get(query);
+  /** Parse and validate (steps 1–2) for the WebSocket, through the same store. */
+  const documentOf = async (query: string): Promise<DocumentNode | Refusal> => {
+    const key = `websocket:${createHash('sha256').update(query).digest('hex')}`;
+    const cached = await documents.get(key);
     if (cached) return cached;
     let document: DocumentNode;
     try {
@@ -202,7 +215,7 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     }
     const invalid = validate(schema, document, rules);
     if (invalid.length) return { refused: invalid.map(requestError) };
-    documents.set(query, document);
+    await documents.set(key, document);
     return document;
   };
 
@@ -212,7 +225,7 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     const wrong = WRONG_TRANSPORT[transport](operation);
     if (wrong) return { operationName, refused: [wrong] };
     const coerced = coerceVariables(schema, operation, rawVariables);
-    if (!('variables' in coerced)) return { operationName, refused: coerced.errors.map(requestError) };
+    if (!('variables' in coerced)) return { operationName, variables: true, refused: coerced.errors.map(requestError) };
     const { variables } = coerced;
     const shape = cachedOperationShape(schema, document, operation, variables, maxNodes);
     // Label and cost follow from the shape, which is cached: computed once per shape.
@@ -264,7 +277,7 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     } catch (error) {
       return { refused: [error] };
     }
-    const document = documentOf(request.query);
+    const document = await documentOf(request.query);
     if (isRefusal(document)) return document;
     const operation = getOperationAST(document, request.operationName);
     if (!operation) {
@@ -275,10 +288,49 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
   };
 
   return {
+    apollo: { parseOptions, validationRules: extraRules, documentStore: documents, plugin: preparationPlugin(admit) },
     prepare,
     admit,
     cost(document, operation, variables) {
       return graphqlCost(cachedOperationShape(schema, document, operation, variables, maxNodes));
+    },
+  };
+}
+
+/**
+ * Steps 3–4 inside Apollo: once Apollo has parsed, validated and resolved the operation, and before any resolver
+ * runs, the operation is admitted (checked, priced and charged). A refusal is thrown as a GraphQL error carrying
+ * its HTTP status and headers (400, 401, 429 with Retry-After). Variables that do not fit the operation are left
+ * to execution, which refuses them (400, Apollo 5's default) before any resolver runs; nothing
+ * is charged for them. The answer of an executed operation shows its cost in `extensions.cost`.
+ */
+function preparationPlugin(admit: RequestPreparation['admit']): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart() {
+      let cost: OperationCost | undefined;
+      return {
+        async didResolveOperation({ contextValue: ctx, operation, operationName, document, request, response }) {
+          if (operationName) ctx.observed.operationName = operationName;
+          if (!operation) return;
+          const caller: Caller = ctx.actor ? { actor: ctx.actor } : { address: ctx.clientAddress, authFailure: ctx.authFailure };
+          const admitted = await admit(document, operation, request.variables, caller, 'http');
+          if (admitted.label) ctx.observed.operation = admitted.label;
+          if (admitted.headers) for (const name in admitted.headers) response.http.headers.set(name.toLowerCase(), admitted.headers[name]!);
+          if (!isRefusal(admitted)) {
+            cost = admitted.cost;
+            return;
+          }
+          if (admitted.variables) return;
+          throw toRequestError(admitted.refused[0]);
+        },
+        async willSendResponse({ response }) {
+          if (!cost || response.body.kind !== 'single') return;
+          const result = response.body.singleResult;
+          // A request refused as a whole shows no cost; an executed one does, errors or not.
+          if (result.data === undefined) return;
+          result.extensions = { ...result.extensions, cost };
+        },
+      };
     },
   };
 }

@@ -1,0 +1,196 @@
+/**
+ * Apollo Server serves GraphQL over HTTP: every request (GET, POST, refused, persisted) goes through Apollo's
+ * request pipeline, and Apollo's features work as their clients expect: automatic persisted queries with Apollo
+ * Client's persisted-query link (POST and GET, on one instance and across two sharing Redis), and urql's default
+ * client (GET queries carrying only X-API-Key), while a simple cross-site GET is still refused.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import type { ApolloServerPlugin } from '@apollo/server';
+import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
+import { Client as UrqlClient, fetchExchange } from '@urql/core';
+import { Client, createAccount, startApp, type TestApp } from '../helpers/app.js';
+import { redisUrl, skipUnless } from '../helpers/services.js';
+import { assertGraphQLError, dataOf } from './support.js';
+import type { GraphQLContext } from '../../src/graphql/context.js';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** What Apollo saw of each request it served: its method, and whether it was a persisted-query hit or registration. */
+interface Seen {
+  method: string | undefined;
+  hit: boolean;
+  registered: boolean;
+  refused: boolean;
+}
+
+/** An Apollo plugin that records every request Apollo's pipeline starts, and every request Apollo refused before it. */
+function countingPlugin(seen: Seen[]): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart({ request }) {
+      const entry: Seen = { method: request.http?.method, hit: false, registered: false, refused: false };
+      seen.push(entry);
+      return {
+        async willSendResponse({ metrics, response }) {
+          entry.hit = !!metrics.persistedQueryHit;
+          entry.registered = !!metrics.persistedQueryRegister;
+          entry.refused = response.body.kind === 'single' && response.body.singleResult.data === undefined;
+        },
+      };
+    },
+    async invalidRequestWasReceived() {
+      seen.push({ method: undefined, hit: false, registered: false, refused: true });
+    },
+  };
+}
+
+/** Apollo Client with the persisted-query link (the hash by node:crypto), recording each HTTP request's method. */
+function persistedClient(url: string, key: string, useGETForHashedQueries: boolean, methods: string[]) {
+  const recordingFetch: typeof fetch = async (input, init) => {
+    methods.push(init?.method ?? 'GET');
+    return fetch(input, init);
+  };
+  const link = ApolloLink.from([
+    new PersistedQueryLink({ sha256: async (query: string) => sha256(query), useGETForHashedQueries }),
+    new HttpLink({ uri: `${url}/graphql`, headers: { 'X-API-Key': key }, fetch: recordingFetch }),
+  ]);
+  return new ApolloClient({ link, cache: new InMemoryCache() });
+}
+
+/** A document no other test registered (the persisted-query store outlives a test). */
+const freshViewerQuery = () => gql(`query Viewer${randomBytes(4).toString('hex')} { viewer { name } }`);
+
+describe('Apollo Server executes every GraphQL request over HTTP', () => {
+  let t: TestApp;
+  const seen: Seen[] = [];
+  before(async () => {
+    t = await startApp({ graphqlPlugins: [countingPlugin(seen)] });
+  });
+  after(() => t?.close());
+
+  it('when GraphQL requests are sent by POST and GET, refused by validation, by the rate limit or by CSRF prevention, or persisted, then Apollo\'s pipeline saw each of them', async () => {
+    const { client, key } = await createAccount(t, { name: 'Counted', plan: 'free' });
+    seen.length = 0;
+    dataOf(await client.graphql('{ viewer { name } }'));
+    dataOf(await client.get(`/graphql?query=${encodeURIComponent('{ viewer { name } }')}`));
+    assertGraphQLError(await client.graphql('{ nope }'), 'VALIDATION_FAILED', 400);
+    assertGraphQLError(await t.anonymous.graphql('{ viewer { name } }'), 'UNAUTHENTICATED', 401);
+    assertGraphQLError(await t.anonymous.get(`/graphql?query=${encodeURIComponent('{ __typename }')}`), 'VALIDATION_FAILED', 400);
+    const query = '{ viewer { id } }';
+    const extensions = { persistedQuery: { version: 1, sha256Hash: sha256(query) } };
+    await client.request('POST', '/graphql', { body: { extensions }, skipContract: true });
+    dataOf(await client.request('POST', '/graphql', { body: { query, extensions }, skipContract: true }));
+    dataOf(await client.get(`/graphql?extensions=${encodeURIComponent(JSON.stringify(extensions))}`, { skipContract: true }));
+    assert.equal(seen.length, 8, JSON.stringify(seen));
+    assert.deepEqual(
+      seen.map((s) => [s.method, s.refused]),
+      [['POST', false], ['GET', false], ['POST', true], ['POST', true], [undefined, true], ['POST', true], ['POST', false], ['GET', false]],
+    );
+    assert.deepEqual(seen.map((s) => s.registered), [false, false, false, false, false, false, true, false]);
+    assert.deepEqual(seen.map((s) => s.hit), [false, false, false, false, false, false, false, true]);
+    assert.ok(key);
+  });
+
+  it('when Apollo Client sends queries through its persisted-query link by POST, then the first sends the hash, then the text, and the next one the hash alone, answered', async () => {
+    const { key } = await createAccount(t, { name: 'Persisting' });
+    const methods: string[] = [];
+    const apollo = persistedClient(t.url, key, false, methods);
+    const query = freshViewerQuery();
+    seen.length = 0;
+    const first = await apollo.query({ query, fetchPolicy: 'network-only' });
+    assert.deepEqual(first.data, { viewer: { __typename: 'Viewer', name: 'Persisting' } });
+    const second = await apollo.query({ query, fetchPolicy: 'network-only' });
+    assert.deepEqual(second.data, first.data);
+    assert.deepEqual(methods, ['POST', 'POST', 'POST']);
+    assert.deepEqual(seen.map((s) => [s.registered, s.hit]), [[false, false], [true, false], [false, true]]);
+  });
+
+  it('when Apollo Client\'s persisted-query link sends hashed queries by GET (useGETForHashedQueries), then they are answered without a preflight header but X-API-Key', async () => {
+    const { key } = await createAccount(t, { name: 'Getting' });
+    const methods: string[] = [];
+    const apollo = persistedClient(t.url, key, true, methods);
+    const query = freshViewerQuery();
+    seen.length = 0;
+    const first = await apollo.query({ query, fetchPolicy: 'network-only' });
+    assert.deepEqual(first.data, { viewer: { __typename: 'Viewer', name: 'Getting' } });
+    await apollo.query({ query, fetchPolicy: 'network-only' });
+    // The unknown hash by GET, the text with the hash by POST (registered), then the hash alone by GET.
+    assert.deepEqual(methods, ['GET', 'POST', 'GET']);
+    assert.deepEqual(seen.map((s) => [s.method, s.registered, s.hit]), [['GET', false, false], ['POST', true, false], ['GET', false, true]]);
+  });
+
+  it('when a query is sent by its persisted hash, then it is charged exactly as its text is', async () => {
+    const { client } = await createAccount(t, { name: 'Charged', plan: 'free' });
+    const query = '{ categories(first: 5) { edges { node { pets(first: 2) { edges { node { id } } } } } } }';
+    const byText = await client.graphql(query);
+    dataOf(byText);
+    const extensions = { persistedQuery: { version: 1, sha256Hash: sha256(query) } };
+    const registered = await client.request('POST', '/graphql', { body: { query, extensions }, skipContract: true });
+    const byHash = await client.request('POST', '/graphql', { body: { extensions }, skipContract: true });
+    const byGet = await client.get(`/graphql?extensions=${encodeURIComponent(JSON.stringify(extensions))}`, { skipContract: true });
+    const cost = byText.body.extensions.cost;
+    assert.ok(cost.charged > 1, `the query costs more than one point: ${JSON.stringify(cost)}`);
+    for (const res of [registered, byHash, byGet]) assert.deepEqual(dataOf(res) && res.body.extensions.cost, cost);
+    const remaining = [byText, registered, byHash, byGet].map((r) => Number(r.headers.get('x-ratelimit-remaining')));
+    assert.deepEqual(remaining.slice(1).map((r, i) => remaining[i]! - r), [cost.charged, cost.charged, cost.charged]);
+  });
+
+  it('when urql\'s default client (fetchExchange, GET for queries) sends a query with only X-API-Key, then it is answered', async () => {
+    const { key } = await createAccount(t, { name: 'Urql' });
+    const methods: string[] = [];
+    const urql = new UrqlClient({
+      url: `${t.url}/graphql`,
+      exchanges: [fetchExchange],
+      fetchOptions: { headers: { 'X-API-Key': key } },
+      fetch: async (input, init) => {
+        methods.push(init?.method ?? 'GET');
+        return fetch(input, init);
+      },
+    });
+    const result = await urql.query('query Viewer { viewer { name } }', {}).toPromise();
+    assert.equal(result.error, undefined, String(result.error));
+    assert.deepEqual(result.data, { viewer: { name: 'Urql' } });
+    assert.deepEqual(methods, ['GET']);
+  });
+
+  it('when a simple cross-site GET (no custom header, no key) or a form POST is sent, then CSRF prevention (or the JSON body rule) refuses it and nothing runs', async () => {
+    const mutation = `mutation { createCategory(input: {name: "Forged ${randomBytes(3).toString('hex')}"}) { id } }`;
+    const get = await new Client(t.url, null).get(`/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { origin: 'https://elsewhere.example' } });
+    const error = assertGraphQLError(get, 'VALIDATION_FAILED', 400);
+    assert.match(error.message, /Cross-Site Request Forgery/);
+    const form = await t.admin.request('POST', '/graphql', { rawBody: `query=${encodeURIComponent(mutation)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, key: null });
+    assertGraphQLError(form, 'UNSUPPORTED_MEDIA_TYPE', 415);
+    assert.ok(get.headers.get('x-ratelimit-limit') && form.headers.get('x-ratelimit-limit'), 'rate-limit headers on the refusals');
+  });
+});
+
+const redis = await redisUrl();
+
+describe('automatic persisted queries across two instances sharing Redis', { skip: skipUnless(redis, 'Redis') }, () => {
+  let a: TestApp;
+  let b: TestApp;
+  before(async () => {
+    const prefix = `petstore-apq-test-${randomBytes(6).toString('hex')}`;
+    a = await startApp({ env: { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: prefix } });
+    b = await startApp({ databaseUrl: a.config.database.url, env: { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: prefix, ADMIN_API_KEY: a.adminKey } });
+  });
+  after(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('when Apollo Client registers a query on one instance, then its persisted-query link gets the answer from the other by the hash alone', async () => {
+    const { key } = await createAccount(a, { name: 'Shared' });
+    const query = freshViewerQuery();
+    const onA: string[] = [];
+    const onB: string[] = [];
+    const first = await persistedClient(a.url, key, false, onA).query({ query, fetchPolicy: 'network-only' });
+    assert.deepEqual(onA, ['POST', 'POST'], 'A did not know the hash: the link sent the text');
+    const second = await persistedClient(b.url, key, true, onB).query({ query, fetchPolicy: 'network-only' });
+    assert.deepEqual(second.data, first.data);
+    assert.deepEqual(second.data, { viewer: { __typename: 'Viewer', name: 'Shared' } });
+    assert.deepEqual(onB, ['GET'], 'B found the hash A registered');
+  });
+});
