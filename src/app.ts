@@ -10,6 +10,7 @@ import { bootstrap } from './bootstrap.js';
 import { createReader } from './db/reader.js';
 import { createWriter } from './db/writer.js';
 import { domainFactory, keyRegistry } from './domain/index.js';
+import { categoryNameCollisions } from './domain/categories.service.js';
 import { ApiKeyAuthenticator, authentication } from './http/authentication.js';
 import { clientAddress, clientAddressResolver } from './http/client-address.js';
 import { corsPolicy } from './http/cors.js';
@@ -54,6 +55,10 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   const orm = await createOrm(config);
   lifecycle.opened('the database', () => orm.close(true));
   if (config.migrateOnStart) await migrate(orm, () => bootstrap(orm, config, announce));
+  // Reported at every start until renamed: the migration to case-folded names kept these rather than fail.
+  for (const collision of await categoryNameCollisions(orm.em.fork()).catch(() => [])) {
+    logger.warn(collision, 'categories: this name equals another category\'s ignoring case; rename or merge it');
+  }
 
   let subscriptions: SubscriptionServer | undefined;
   const metrics = createMetrics({
