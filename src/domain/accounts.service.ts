@@ -207,7 +207,7 @@ export class AccountsService {
   }
 
   /**
-   * SPEC §3: `limits` only (and required) for enterprise. Leaving enterprise drops them. The caps
+   * `limits` only (and required) for enterprise. Leaving enterprise drops them. The caps
    * (`webhookEndpoints`, `subscriptions`) are optional: one left out keeps the account's current
    * value, and an account that never had one gets the business plan's; `null` returns it to that.
    */
@@ -300,7 +300,7 @@ export class AccountsService {
     await this.em.nativeUpdate(ApiKey, { id: keyId }, { bannedUntil: until });
   }
 
-  /** Whether an unrevoked key of a staff account exists besides the one(s) `except` leaves out (SPEC §5: a staff key always remains). */
+  /** Whether an unrevoked key of a staff account exists besides the one(s) `except` leaves out (a staff key always remains). */
   private async otherStaffKeyExists(except: FilterQuery<ApiKey>): Promise<boolean> {
     return (await this.em.count(ApiKey, { $and: [{ revokedAt: null, account: { role: 'staff' } }, except] })) > 0;
   }

@@ -6,6 +6,7 @@ import { HttpError } from '../http/errors.js';
 import { notFound } from '../http/not-found.js';
 import { readJsonBody } from '../http/body.js';
 import { requestHeader, type AppState } from '../http/context.js';
+import { recheckKey } from '../http/authentication.js';
 import { compileOperations, toDetails, type CompiledOperation, type OpenApiDocument } from './openapi.js';
 import { answerTag, matches } from './conditional.js';
 import { setHeader, setHeaders } from '../http/headers.js';
@@ -41,7 +42,7 @@ export type RestDeprecations = Record<string, (params: Record<string, string>) =
 /**
  * Runs once for every /v1 request, routed or not (`op` is null for an unknown route): authentication
  * outcome and rate limiting, which set the rate-limit headers on every response. `notModified`: the
- * answer is a 304, admitted or refused like any request but consuming nothing (SPEC §6).
+ * answer is a 304, admitted or refused like any request but consuming nothing.
  */
 export type RestGuard = (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean }) => Promise<void>;
 
@@ -76,7 +77,11 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
         // `url` is parsed only when a handler needs it (a list's next-page Link header).
         const call: RestCall = { domain: state.domain, actor: state.actor as Actor, url: () => requestUrl(ctx), op };
         if (!op.hasBody) return handler(input, call);
-        return validateBody(ctx, op).then((body) => handler({ ...input, body }, call));
+        // The body may have come long after the headers: a key revoked meanwhile writes nothing.
+        return validateBody(ctx, op).then(async (body) => {
+          await recheckKey(ctx);
+          return handler({ ...input, body }, call);
+        });
       };
       const ifNoneMatch = op.method === 'get' ? requestHeader(ctx, 'if-none-match') : '';
       if (!ifNoneMatch || !state.actor) {
@@ -84,7 +89,7 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
         return send(ctx, await run(), ifNoneMatch);
       }
       // A conditional GET with a key costs what its answer is: nothing for a 304, 1 for anything else
-      // (SPEC §6). The answer decides, so the request is guarded once it is known, and only then; a key
+      // (docs/RATE-LIMITS.md). The answer decides, so the request is guarded once it is known, and only then; a key
       // over its limit or banned is refused as it would be without the header.
       let result: RestResult;
       try {

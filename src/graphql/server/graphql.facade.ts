@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { AppState } from '../../http/context.js';
 import { HttpError, describeError } from '../../http/errors.js';
+import { recheckKey } from '../../http/authentication.js';
 import { notFound } from '../../http/not-found.js';
 import type { RateLimitGate } from '../../rate-limit/gate.js';
 import { rateLimitHeaders } from '../../rate-limit/headers.js';
@@ -74,6 +75,8 @@ export async function createGraphQLFacade({ config, gate, logger }: GraphQLFacad
       return;
     }
     const request = await readGraphQLRequest(ctx);
+    // The body may have come long after the headers: a key revoked meanwhile runs nothing.
+    await recheckKey(ctx);
     const caller: Caller = context.actor ? { actor: context.actor } : { address: context.clientAddress, authFailure: context.authFailure };
     const prepared = await preparation.prepare(request, caller, ctx.req.method === 'GET' ? 'http-get' : 'http');
     if (prepared.operationName) context.observed.operationName = prepared.operationName;
