@@ -151,6 +151,8 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
     sockets: config.subscriptionSockets,
   });
   lifecycle.opened('the GraphQL subscriptions', () => subscriptions?.close(), { intake: true });
+  // A revoked or banned key's subscriptions end on every instance (and free their plan slots).
+  keyEvents.onChange(() => void subscriptions?.recheckKeys());
   return {
     ...{ koa, orm, reader, gate, logger, metrics, config, walk: walk.plan },
     shutdownOrder: () => lifecycle.order(),

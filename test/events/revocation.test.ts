@@ -51,9 +51,25 @@ async function checkInFlightRevoke(revoker: TestApp, via: TestApp) {
   assert.deepEqual((await revoker.admin.get(`/v1/store/orders?petId=${petId}`)).body, []);
 }
 
-/** A free account's two subscriptions on `on`; its key revoked on `revoker`: both end within a second, and a new key takes both places again. */
-async function checkSubscriptionsEnd(revoker: TestApp, on: TestApp, clients: WsClient[]) {
-  const customer = await createAccount(revoker, { name: `Subscriber ${randomBytes(3).toString('hex')}`, plan: 'free' });
+/** Sends requests with `key` to `app` until the rate limiter bans it (a few over its limit of 5 a minute). */
+async function banByFlood(app: TestApp, key: string) {
+  for (let i = 0; i < 100; i++) {
+    const res = await app.anonymous.get('/v1/account', { key, skipContract: true });
+    if (res.status === 429 && res.body.code === 'API_KEY_BANNED') return;
+  }
+  assert.fail('the key was never banned');
+}
+
+/**
+ * An account's two subscriptions on `on` (its plan allows two); its key revoked on `revoker`, or banned there by
+ * the rate limiter: both end within a second, and (after a revoke) the account's new key takes both places again.
+ */
+async function checkSubscriptionsEnd(revoker: TestApp, on: TestApp, clients: WsClient[], how: 'revoke' | 'ban' = 'revoke') {
+  const customer = await createAccount(revoker, {
+    name: `Subscriber ${randomBytes(3).toString('hex')}`,
+    plan: 'enterprise',
+    limits: { perMinute: 5, perDay: 1000, webhookEndpoints: 1, subscriptions: 2 } as { perMinute: number; perDay: number },
+  });
   const before = await openSubscriptions(on.url);
   const { client, closed } = wsClient(on.url, customer.key);
   clients.push(client);
@@ -63,13 +79,15 @@ async function checkSubscriptionsEnd(revoker: TestApp, on: TestApp, clients: WsC
   assert.equal(await openSubscriptions(on.url), before + 2);
 
   const started = Date.now();
-  assert.equal((await revoker.admin.delete(`/v1/api-keys/${customer.keyId}`)).status, 204);
+  if (how === 'revoke') assert.equal((await revoker.admin.delete(`/v1/api-keys/${customer.keyId}`)).status, 204);
+  else await banByFlood(revoker, customer.key);
   const close = await Promise.race([closed, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the subscriptions were still open 5 s after the revoke')), 5000))]);
   const took = Date.now() - started;
   assert.equal(close.code, 4403, close.reason);
-  assert.match(close.reason, /INVALID_API_KEY/);
-  assert.ok(took < 1000, `the subscriptions ended ${took} ms after the revoke`);
+  assert.match(close.reason, how === 'revoke' ? /INVALID_API_KEY/ : /API_KEY_BANNED/);
+  assert.ok(took < 1000, `the subscriptions ended ${took} ms after the ${how}`);
   await eventually('the slots freed', async () => (await openSubscriptions(on.url)) === before);
+  if (how === 'ban') return;
 
   // The account's new key gets both places of the plan again.
   const fresh = await revoker.admin.post(`/v1/accounts/${customer.accountId}/api-keys`);
@@ -94,6 +112,14 @@ describe('revocation: one instance', () => {
 
   it('when a key is revoked after a request\'s headers and before its body, then REST and GraphQL answer 401 INVALID_API_KEY and nothing is ordered', async () => {
     await checkInFlightRevoke(t, t);
+  });
+
+  it('when a key with open subscriptions is revoked, then they end with close 4403 within a second and free their plan slots', async () => {
+    await checkSubscriptionsEnd(t, t, clients);
+  });
+
+  it('when a key with open subscriptions is banned by the rate limiter, then they end with close 4403 (API_KEY_BANNED) within a second', async () => {
+    await checkSubscriptionsEnd(t, t, clients, 'ban');
   });
 });
 
@@ -121,6 +147,14 @@ describe('revocation: two instances on PostgreSQL + Redis', async () => {
 
   it('when instance A revokes a key after instance B got a request\'s headers, then B refuses its body with 401 on both facades and nothing is ordered', { skip }, async () => {
     await checkInFlightRevoke(a, b);
+  });
+
+  it('when instance A revokes a key whose subscriptions are on instance B, then they end within a second and free their slots', { skip }, async () => {
+    await checkSubscriptionsEnd(a, b, clients);
+  });
+
+  it('when instance A bans a key whose subscriptions are on instance B, then they end with API_KEY_BANNED within a second', { skip }, async () => {
+    await checkSubscriptionsEnd(a, b, clients, 'ban');
   });
 
 });
