@@ -60,7 +60,7 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
   let listening = false;
   /**
    * The open connections. What each one carries is read from the socket when the drain needs it, so a request costs
-   * no bookkeeping of its own (no listener, no set: 8k instructions, about 1.3% of a REST read's). An answer to a
+   * no bookkeeping of its own (no listener, no set; the bench's REST read measures it). An answer to a
    * request pipelined behind another before the signal is not seen here: it goes out without `Connection: close`,
    * and its connection then closes as any idle one does.
    */

@@ -56,7 +56,7 @@ export class ApiKeyAuthenticator {
   /**
    * `id`: the key's hash, when the caller already has it. A key missing from the cache is looked up once however
    * many requests carry it at the same moment (when a hot key's entry expires, every request in flight used to
-   * send its own lookup: ~23 a second for one key under the benchmark's PostgreSQL order load).
+   * send its own lookup, many a second for one key under the bench's PostgreSQL order load).
    */
   async authenticate(rawKey: string, id = hashApiKey(rawKey)): Promise<Actor | null> {
     const known = this.known(id);
@@ -196,7 +196,7 @@ export function authentication({ authenticator, gate, domain }: { authenticator:
   return (ctx: Context, next: Next) => {
     const state = ctx.state as AppState;
     // Cheap to make: the services fork their EntityManager only when one first needs it. (A lazy
-    // getter defined per request cost ~3 µs: defineProperty moves the state object off its fast shape.)
+    // getter defined per request was dearer: defineProperty moves the state object off its fast shape.)
     state.domain = domain();
     const key = requestHeader(ctx, 'x-api-key');
     if (!key) {

@@ -11,8 +11,8 @@ export const facadeOf = (path: string): Facade =>
  * A request header by its lower-case name, '' when absent: what Koa's `ctx.get(name)` gives. The request walk reads
  * Koa's request and response objects (`ctx.request.path`, `ctx.response.status = …`, this), not the context's
  * delegates: Koa makes the delegates of each kind (method, getter, setter) from one function literal, so in a server
- * each is a megamorphic access (`node dist/bench/koa-delegates.js`: `ctx.status = 200` ~130–240 ns against ~30–50,
- * `ctx.get(name)` ~55–60 against ~10 for this). A REST read crossed about twenty of them.
+ * each is a megamorphic access, several times dearer than these (`node dist/bench/koa-delegates.js` measures them).
+ * A REST read crossed about twenty of them.
  */
 export function requestHeader(ctx: Context, name: Lowercase<string>): string {
   const value = ctx.req.headers[name];
