@@ -10,6 +10,7 @@ import { bootstrap } from './bootstrap.js';
 import { createReader } from './db/reader.js';
 import { createWriter } from './db/writer.js';
 import { domainFactory, keyRegistry } from './domain/index.js';
+import { categoryNameCollisions } from './domain/categories.service.js';
 import { ApiKeyAuthenticator, authentication } from './http/authentication.js';
 import { clientAddress, clientAddressResolver } from './http/client-address.js';
 import { corsPolicy } from './http/cors.js';
@@ -33,6 +34,7 @@ import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
 import { startEventWorkers } from './events/workers.js';
 import { commitChannels } from './events/outbox-notifier.js';
+import { keyChanges } from './events/key-changes.js';
 import { attachSubscriptionServer, type SubscriptionServer } from './graphql/server/subscriptions.server.js';
 import { Lifecycle } from './lifecycle.js';
 import type { App, CreateAppOptions } from './app.types.js';
@@ -54,6 +56,10 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   const orm = await createOrm(config);
   lifecycle.opened('the database', () => orm.close(true));
   if (config.migrateOnStart) await migrate(orm, () => bootstrap(orm, config, announce));
+  // Reported at every start until renamed: the migration to case-folded names kept these rather than fail.
+  for (const collision of await categoryNameCollisions(orm.em.fork()).catch(() => [])) {
+    logger.warn(collision, 'categories: this name equals another category\'s ignoring case; rename or merge it');
+  }
 
   let subscriptions: SubscriptionServer | undefined;
   const metrics = createMetrics({
@@ -67,13 +73,21 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   lifecycle.opened('the reader', () => reader.close());
   // The accounts outside any request: the edge's key checks, and the bans the limiter records in the database.
   const keys = keyRegistry(orm.em, reader);
+  // Revocations, bans and account changes, told to every instance (src/events/key-changes.ts).
+  const keyEvents = keyChanges(config.database, logger);
+  lifecycle.opened('the key changes', () => keyEvents.close());
+  const recordBan = async (keyId: number, until: Date) => {
+    await keys.recordBan(keyId, until);
+    keyEvents.announce();
+  };
   const rawGate =
-    options.gate ?? (await createRateLimitGate(config, { logger, windows: options.windows, onBan: (plan) => metrics.keyBanned(plan), recordBan: keys.recordBan }));
+    options.gate ?? (await createRateLimitGate(config, { logger, windows: options.windows, onBan: (plan) => metrics.keyBanned(plan), recordBan }));
   if (!options.gate) lifecycle.opened('the limiter store', () => rawGate.close());
   const gate = instrumentGate(rawGate, metrics);
 
   // The domain tells the authenticator when a key's account changed, whichever facade changed it.
   const authenticator = new ApiKeyAuthenticator(keys);
+  keyEvents.onChange(authenticator.forget);
   // Commits wake the event workers; on PostgreSQL the notifier tells the other instances (it closes after the drain).
   const { commits, notifier } = commitChannels(orm, config.database, logger);
   if (notifier) lifecycle.opened('the outbox notifier', () => notifier.close());
@@ -82,7 +96,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
     writer: createWriter(orm, commits.committed),
     outbox: options.outbox ?? true,
     bans: gate.bans,
-    onAccountsChanged: authenticator.forget,
+    onAccountsChanged: keyEvents.announce,
     // An idempotency claim whose request died (crash, kill, cut off at shutdown) frees its key after the request timeout.
     idempotencyClaimMs: config.requestTimeoutMs || undefined,
     webhooks: config.webhooks,
@@ -138,6 +152,8 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
     sockets: config.subscriptionSockets,
   });
   lifecycle.opened('the GraphQL subscriptions', () => subscriptions?.close(), { intake: true });
+  // A revoked or banned key's subscriptions end on every instance (and free their plan slots).
+  keyEvents.onChange(() => void subscriptions?.recheckKeys());
   return {
     ...{ koa, orm, reader, gate, logger, metrics, config, walk: walk.plan },
     shutdownOrder: () => lifecycle.order(),

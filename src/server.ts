@@ -43,6 +43,8 @@ export interface Refusals {
   parser(errorCode: string | undefined, received: Buffer | undefined): Refusal;
   /** A request unanswered when the grace period ends. */
   shutdown(requestId: string | undefined, path: string): Refusal;
+  /** An HTTP/1.1 request without a Host header, or any request with more than one (RFC 9112 §3.2: 400). */
+  host(path: string, count: number): Refusal;
 }
 
 type ServerConfig = Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'shutdownGraceMs'>;
@@ -74,12 +76,22 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
       // the server never closes a socket a client or proxy is about to reuse (Node's 5 s default
       // races with them and surfaces as reset connections).
       keepAliveTimeout: 65_000,
+      // Node's own check answers a bare 400 (no body, no request id); the handler below answers it in the error shape.
+      requireHostHeader: false,
     },
     (req: IncomingMessage, res: ServerResponse) => {
       const connection = connections.get(req.socket);
       if (connection) {
         connection.answers.add(res);
         res.once('close', () => connection.answers.delete(res));
+      }
+      const hosts = hostHeaders(req);
+      if (hosts !== 1 && (hosts > 1 || req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
+        const refusal = refusals.host((req.url ?? '/').split('?')[0]!, hosts);
+        res.writeHead(refusal.status, { ...refusal.headers, 'Content-Length': Buffer.byteLength(refusal.body) });
+        res.end(refusal.body);
+        logger.info({ requestId: refusal.headers['X-Request-Id'], status: refusal.status, hosts }, 'request refused: not exactly one Host header');
+        return;
       }
       // During a drain a keep-alive client gets its answer and is told to go elsewhere for the next one.
       if (draining) res.setHeader('Connection', 'close');
@@ -180,6 +192,15 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
       return closing;
     },
   };
+}
+
+/** How many Host headers the request carries (Node keeps only the first in `headers`). */
+function hostHeaders(req: IncomingMessage): number {
+  if (req.headers.host === undefined) return 0;
+  const raw = req.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
+  return count;
 }
 
 /**

@@ -5,6 +5,7 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { createOrm, migrate } from '../db/orm.js';
 import { MissingDatabaseError } from '../db/pg-admin.js';
+import { categoryNameCollisions } from '../domain/categories.service.js';
 
 const args = process.argv.slice(2);
 const unknown = args.filter((arg) => arg !== '--create');
@@ -23,6 +24,9 @@ try {
         ? 'Migrations are up to date: nothing to apply.\n'
         : `Applied ${applied.length} migration${applied.length === 1 ? '' : 's'}:\n${applied.map((name) => `  ${name}\n`).join('')}`,
     );
+    for (const c of await categoryNameCollisions(orm.em.fork())) {
+      process.stdout.write(`Category ${c.id} "${c.name}" equals category ${c.sameAsId ?? '?'}'s name ignoring case: kept; rename or merge it.\n`);
+    }
   } finally {
     await orm.close(true);
   }

@@ -102,7 +102,7 @@ export class AccountsService {
 
   async createAccount(actor: Actor, input: AccountInput): Promise<AccountView & { apiKey: NewApiKeyView }> {
     requireStaff(actor);
-    const name = v.trimmedText(input.name, 'name', 100);
+    const name = v.nameText(input.name, 'name');
     const role = v.oneOf(input.role, 'role', ROLES);
     const plan = v.oneOf(input.plan, 'plan', PLANS);
     const limits = this.limitsForPlan(plan, input.limits, null);
@@ -124,7 +124,7 @@ export class AccountsService {
     if (input.name === undefined && input.role === undefined && input.plan === undefined && input.limits === undefined) {
       throw validationFailed('Nothing to update: give name, role, plan or limits.');
     }
-    const name = input.name === undefined ? account.name : v.trimmedText(input.name, 'name', 100);
+    const name = input.name === undefined ? account.name : v.nameText(input.name, 'name');
     const role = input.role === undefined ? account.role : v.oneOf(input.role, 'role', ROLES);
     const plan = input.plan === undefined ? account.plan : v.oneOf(input.plan, 'plan', PLANS);
     const limits = this.limitsForPlan(plan, input.limits, customLimits(account));

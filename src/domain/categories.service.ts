@@ -16,6 +16,27 @@ export interface CategoryInput {
   description?: string | null;
 }
 
+/** A category whose name equals another's ignoring case (kept by the migration to case folding), and that other. */
+export interface CategoryNameCollision {
+  id: number;
+  name: string;
+  sameAsId: number | null;
+}
+
+/**
+ * The categories whose names collide with another's under case folding, which the migration to folded keys kept
+ * (with a key of their own) rather than fail: the app logs them at start until they are renamed or merged.
+ */
+export async function categoryNameCollisions(em: EntityManager): Promise<CategoryNameCollision[]> {
+  const colliding = await em.find(Category, { nameKey: { $like: `${v.COLLIDING_KEY_PREFIX}%` } }, { orderBy: { id: 'asc' } });
+  const collisions: CategoryNameCollision[] = [];
+  for (const category of colliding) {
+    const other = await em.findOne(Category, { nameKey: v.nameKey(category.name) });
+    collisions.push({ id: category.id, name: category.name, sameAsId: other?.id ?? null });
+  }
+  return collisions;
+}
+
 /** Categories: every rule about them, shared by both facades; reads plain SQL, writes through the ORM. */
 export class CategoriesService {
   constructor(
@@ -56,7 +77,7 @@ export class CategoriesService {
     const category = await this.em.findOne(Category, { id: categoryId });
     if (!category) throw notFound('Category', categoryId);
     category.name = name;
-    category.nameKey = name.toLowerCase();
+    category.nameKey = v.nameKey(name);
     category.description = description;
     await this.saveCategory(this.em, category, 'category.updated');
     return toCategoryView(category);
@@ -85,7 +106,7 @@ export class CategoriesService {
   }
 
   private categoryFields(input: CategoryInput) {
-    const name = v.trimmedText(input.name, 'name', 100);
+    const name = v.nameText(input.name, 'name');
     const description =
       input.description === undefined || input.description === null ? null : v.trimmedText(input.description, 'description', 1000, { min: 0 });
     return { name, description };

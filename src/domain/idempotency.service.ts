@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/knex';
+import { IdempotencyRecord } from './entities/index.js';
 import { DomainError, ReplayedDomainError, validationFailed, type DomainErrorCode, type ErrorDetail } from './errors.js';
 import type { SqlReader } from './reader.js';
 import { timeOf } from './rows.js';
@@ -13,6 +15,27 @@ export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_IDEMPOTENCY_CLAIM_MS = 60 * 1000;
 
 type StoredOutcome<T> = { ok: true; value: T } | { ok: false; code: DomainErrorCode; message: string; details?: ErrorDetail[] };
+
+/** How many expired records one delete of the periodic purge drops at most (short statements, short locks). */
+export const IDEMPOTENCY_PURGE_BATCH = 500;
+
+/**
+ * Drops every account's expired idempotency records, in batches of `batchSize`; returns how many went. The
+ * outbox's upkeep runs it on every instance (src/events/outbox-upkeep.ts), so an account that stops ordering
+ * leaves nothing behind past the retention. Each batch is a select of at most `batchSize` ids and a delete of
+ * those (short statements, short locks). There is no index on `expires_at` for every order to write: the
+ * select reads in id order, where the oldest, expired records come first; the table holds one day of keys.
+ */
+export async function purgeExpiredIdempotencyRecords(em: EntityManager, now = new Date(), batchSize = IDEMPOTENCY_PURGE_BATCH): Promise<number> {
+  let purged = 0;
+  for (;;) {
+    const batch = await em.find(IdempotencyRecord, { expiresAt: { $lte: now } }, { orderBy: { id: 'asc' }, limit: batchSize, fields: ['id'] });
+    if (!batch.length) return purged;
+    purged += await em.nativeDelete(IdempotencyRecord, { id: { $in: batch.map((r) => r.id) } });
+    em.clear();
+    if (batch.length < batchSize) return purged;
+  }
+}
 
 /**
  * Idempotency keys (docs/API.md, "Idempotency keys"), stored in the database so every instance sees them. The first request
@@ -79,7 +102,7 @@ export class IdempotencyService {
     try {
       const [row] = await this.writer.transaction(async (tx) => {
         // Records are kept 24 hours: each new claim drops the account's expired ones (one indexed delete, in the
-        // claim's transaction), so the table stays bounded by what accounts used in the last day, with no timer to run.
+        // claim's transaction); the upkeep's purge drops every account's (purgeExpiredIdempotencyRecords).
         if (attempt === 0) await tx.run('delete from idempotency_records where account_id = ? and expires_at <= ?', [accountId, now]);
         return tx.all<{ id: number | string }>(
           'insert into idempotency_records (account_id, key, request_hash, outcome, created_at, expires_at) values (?, ?, ?, null, ?, ?) returning id',

@@ -89,7 +89,7 @@ export class PetsService {
       params.push(v.id(filter.categoryId, 'categoryId'));
     }
     if (filter.name !== undefined) {
-      const condition = nameContains(v.trimmedText(filter.name, 'name', 100), this.reader.dialect);
+      const condition = nameContains(v.nameText(filter.name, 'name'), this.reader.dialect);
       shape |= 8;
       nameCondition = condition.sql;
       params.push(condition.param);
@@ -151,7 +151,7 @@ export class PetsService {
 
   async createPet(actor: Actor, input: PetInput): Promise<PetView> {
     requireCatalogStaff(actor);
-    const name = v.trimmedText(input.name, 'name', 100);
+    const name = v.nameText(input.name, 'name');
     const status = input.status === undefined || input.status === null ? 'available' : v.oneOf(input.status, 'status', PET_STATUSES);
     const categoryId = v.id(input.categoryId, 'categoryId');
     return this.inExistingCategory(categoryId, () => this.em.transactional(async (em) => {
@@ -168,7 +168,7 @@ export class PetsService {
   async updatePet(actor: Actor, id: number, input: PetInput): Promise<PetView> {
     requireCatalogStaff(actor);
     const petId = v.id(id, 'petId');
-    const name = v.trimmedText(input.name, 'name', 100);
+    const name = v.nameText(input.name, 'name');
     const categoryId = v.id(input.categoryId, 'categoryId');
     const status = input.status === undefined || input.status === null ? undefined : v.oneOf(input.status, 'status', PET_STATUSES);
     return this.inExistingCategory(categoryId, () => this.em.transactional(async (em) => {

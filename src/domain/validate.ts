@@ -1,8 +1,8 @@
 import { validationFailed } from './errors.js';
 
 /**
- * Bounds that both facades share (docs/API.md, "Limits"). REST also checks them through the OpenAPI document; the
- * domain checks them again so that the GraphQL facade, whose types know no lengths, gets the same rule.
+ * Bounds that both facades share. REST's OpenAPI document states them too; the domain checks them, on the
+ * normal form of text, so that both facades (GraphQL's types know no lengths) get the same rule and message.
  */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -52,6 +52,47 @@ export function trimmedText(value: unknown, path: string, max: number, { min = 1
   }
   return text;
 }
+
+/** Control characters (C0, DEL, C1: BEL, line breaks, tabs, escapes …): no name holds one. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+/**
+ * A character that shows something: not white space or another separator, not a control, format, private-use or
+ * unassigned code point, not a combining mark on its own, and not U+2800 (the Braille blank, which draws nothing).
+ */
+const VISIBLE_CHARACTER = /[^\p{White_Space}\p{Z}\p{C}\p{M}\u2800]/u;
+
+/**
+ * A name (a pet's, a category's, an account's, or the text a name filter looks for): `trimmedText` of 1 to 100
+ * characters, with no control character and at least one visible character, so that no two names that look
+ * alike (or look like nothing) are told apart by what cannot be seen.
+ */
+export function nameText(value: unknown, path: string): string {
+  const text = trimmedText(value, path, 100);
+  if (CONTROL_CHARACTER.test(text)) {
+    throw validationFailed(`${path} must not contain control characters (line breaks, tabs, BEL …).`, [{ path, message: 'must not contain control characters' }]);
+  }
+  if (!VISIBLE_CHARACTER.test(text)) {
+    throw validationFailed(`${path} must contain at least one visible character.`, [{ path, message: 'must contain a visible character' }]);
+  }
+  return text;
+}
+
+/**
+ * The key under which names are unique ignoring case: the name's normal form, case-folded (ICU's full lower and
+ * upper case mappings, so `Straße` and `STRASSE` share `strasse`, and `ǅ`, `ǆ`, `Ǆ` one key), a dotted capital I
+ * (`İ`) folded to a plain `i` (so `İstanbul` is `istanbul`), in NFC. Computed here, not by the database, so SQLite
+ * and PostgreSQL compare names alike. At most three characters per character of the name (`ﬃ` is `ffi`).
+ */
+export function nameKey(name: string): string {
+  return name.normalize('NFC').toLowerCase().toUpperCase().toLowerCase().replace(/i\u0307/g, 'i').normalize('NFC');
+}
+
+/**
+ * A category whose name equals an earlier one's once case-folded (`Straße` beside `STRASSE`, both written when
+ * names were only lower-cased) keeps its row under this prefix and its id as key (src/db/migrations/
+ * category-name-keys.ts): no name has a control character, so no name's key starts with one.
+ */
+export const COLLIDING_KEY_PREFIX = '\u0001';
 
 export function intInRange(value: unknown, path: string, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {

@@ -39,6 +39,10 @@ export class ApiKeyAuthenticator {
   private readonly lookups = new Map<string, Promise<Actor | null>>();
   /** Moved on by `forget`: a lookup begun before it neither fills the cache nor is shared after it. */
   private generation = 0;
+  /** Moves on at every `forget`: a key checked at an older epoch is checked again before a write (`recheckKey`). */
+  get epoch(): number {
+    return this.generation;
+  }
   private index: { hashes: Set<string>; loadedAt: number } | null = null;
   private loading: Promise<Set<string>> | null = null;
   /** The catch-up read in progress (keys created since the index was read), and when it started. */
@@ -171,13 +175,16 @@ export class ApiKeyAuthenticator {
  * (public operations and introspection need no key), and charges the per-address limiter.
  */
 export function authentication({ authenticator, gate, domain }: { authenticator: ApiKeyAuthenticator; gate: Pick<RateLimitGate, 'isAddressBlocked'>; domain: () => Domain }): Middleware {
-  const settle = (state: AppState, actor: Actor | null) => {
-    if (actor) state.actor = actor;
-    else state.authFailure = 'INVALID_API_KEY';
+  const settle = (state: AppState, actor: Actor | null, epoch: number) => {
+    if (actor) {
+      state.actor = actor;
+      state.keys = { authenticator, epoch };
+    } else state.authFailure = 'INVALID_API_KEY';
   };
   const lookUp = async (ctx: Context, state: AppState, key: string, id: string, next: Next) => {
+    const epoch = authenticator.epoch;
     try {
-      settle(state, await callerOf(authenticator, gate, ctx.request.ip, key, id));
+      settle(state, await callerOf(authenticator, gate, ctx.request.ip, key, id), epoch);
     } catch (error) {
       // The database could not say (out of connections, restarting): the facade refuses with 503 and
       // the rate-limit headers of the address, like any request without a checked key.
@@ -201,7 +208,7 @@ export function authentication({ authenticator, gate, domain }: { authenticator:
     // (from an address over the failed-authentication limit, an unknown key is refused without a database lookup).
     const known = authenticator.known(id);
     if (known === undefined) return lookUp(ctx, state, key, id, next);
-    settle(state, known);
+    settle(state, known, authenticator.epoch);
     return next();
   };
 }
@@ -224,6 +231,23 @@ export async function callerOf(
   if (known !== undefined) return known;
   if (gate.isAddressBlocked(address) && !(await authenticator.mayBeValid(key, id))) return null;
   return authenticator.authenticate(key, id);
+}
+
+/**
+ * Before a write begins (REST once the body is read, GraphQL once the document is): a key checked when the
+ * headers arrived is checked again if any key or account changed since, on this instance or, announced, on
+ * another (src/events/key-changes.ts): a key revoked meanwhile is `401 INVALID_API_KEY` and nothing runs.
+ * Nothing changed (the usual case): no lookup.
+ */
+export async function recheckKey(ctx: Context): Promise<void> {
+  const state = ctx.state as AppState;
+  const keys = state.keys;
+  if (!keys || keys.epoch === keys.authenticator.epoch) return;
+  const epoch = keys.authenticator.epoch;
+  const key = requestHeader(ctx, 'x-api-key');
+  const actor = await keys.authenticator.authenticate(key, keyHash(ctx.req.socket, key));
+  if (!actor) throw authError('INVALID_API_KEY');
+  state.keys = { authenticator: keys.authenticator, epoch };
 }
 
 /**

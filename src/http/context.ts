@@ -19,6 +19,12 @@ export function requestHeader(ctx: Context, name: Lowercase<string>): string {
   return typeof value === 'string' ? value : '';
 }
 
+/** What `recheckKey` needs of the authenticator (src/http/authentication.ts). */
+export interface KeyRecheck {
+  readonly epoch: number;
+  authenticate(rawKey: string, id?: string): Promise<Actor | null>;
+}
+
 /** What the shared middleware puts on `ctx.state` for the facades. */
 export interface AppState {
   requestId: string;
@@ -29,6 +35,11 @@ export interface AppState {
   actor?: Actor;
   /** Why there is no actor: no key, a key that is unknown or revoked, or a key that could not be checked (database busy). */
   authFailure?: 'UNAUTHENTICATED' | 'INVALID_API_KEY' | 'UNAVAILABLE';
+  /**
+   * With an actor: the authenticator and its epoch when the key was checked, for `recheckKey` (a key or account
+   * changed on any instance since then: the key is checked again before a write).
+   */
+  keys?: { authenticator: KeyRecheck; epoch: number };
   /** Route template for logs and metrics, e.g. `GET /v1/pets/{petId}`. */
   route?: string;
   /** GraphQL operation name for logs. */

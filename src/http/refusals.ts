@@ -1,7 +1,7 @@
 /**
  * Answers the HTTP server writes itself, outside Koa, in the documented Error shape: requests Node's
- * parser refuses (oversized headers, a slow client, bytes that are not HTTP) and requests a shutdown
- * could not finish within its grace period.
+ * parser refuses (oversized headers, a slow client, bytes that are not HTTP), requests without exactly one
+ * Host header, and requests a shutdown could not finish within its grace period.
  */
 import { randomUUID } from 'node:crypto';
 import { facadeOf } from './context.js';
@@ -51,10 +51,17 @@ export function shutdownRefusal(requestId: string | undefined, path: string, ren
   return refusal(error, requestId ?? randomUUID(), path, renderers);
 }
 
-/** Both answers the HTTP server writes itself (`Refusals` of src/server.ts), in each facade's shape. */
+/** The answer to an HTTP/1.1 request without a Host header, or to a request with several. */
+export function hostRefusal(path: string, count: number, renderers: ErrorRenderers): Refusal {
+  const message = count === 0 ? 'The request has no Host header; HTTP/1.1 requires one.' : 'The request has more than one Host header; send exactly one.';
+  return refusal(new HttpError('VALIDATION_FAILED', message), randomUUID(), path, renderers);
+}
+
+/** The answers the HTTP server writes itself (`Refusals` of src/server.ts), in each facade's shape. */
 export function serverRefusals(renderers: ErrorRenderers) {
   return {
     parser: (errorCode: string | undefined, received: Buffer | undefined) => parserRefusal(errorCode, received, renderers),
     shutdown: (requestId: string | undefined, path: string) => shutdownRefusal(requestId, path, renderers),
+    host: (path: string, count: number) => hostRefusal(path, count, renderers),
   };
 }

@@ -113,12 +113,21 @@ function resolveSchema(doc: OpenApiDocument, schema: Json): Json {
   return resolveSchema(doc, resolved);
 }
 
-/** Rewrites local `#/components/...` refs so that schemas compile against the document added as `openapi`. */
-function rebase(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(rebase);
+/**
+ * Rewrites local `#/components/...` refs so that schemas compile against the document added as `openapi`
+ * (`prefix`), and leaves out the length bounds of text marked `x-normalized`: those bound the text's normal
+ * form, which the domain makes and checks on both facades with its own messages (the raw text of a name
+ * padded with spaces or invisible characters may be longer than its normal form).
+ */
+function rebase(schema: unknown, prefix = 'openapi'): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => rebase(item, prefix));
   if (schema && typeof schema === 'object') {
     const out: Json = {};
-    for (const [k, v] of Object.entries(schema)) out[k] = k === '$ref' && typeof v === 'string' ? `openapi${v}` : rebase(v);
+    const normalized = (schema as Json)['x-normalized'] === true;
+    for (const [k, v] of Object.entries(schema)) {
+      if (normalized && (k === 'minLength' || k === 'maxLength')) continue;
+      out[k] = k === '$ref' && typeof v === 'string' ? `${prefix}${v}` : rebase(v, prefix);
+    }
     return out;
   }
   return schema;
@@ -128,7 +137,8 @@ function rebase(schema: unknown): unknown {
 export function compileOperations(doc: OpenApiDocument): CompiledOperation[] {
   const strictAjv = createAjv();
   const coercingAjv = createAjv({ coerceTypes: true });
-  for (const ajv of [strictAjv, coercingAjv]) ajv.addSchema({ components: doc.components }, 'openapi');
+  const components = rebase(doc.components, '');
+  for (const ajv of [strictAjv, coercingAjv]) ajv.addSchema({ components }, 'openapi');
   const ops: CompiledOperation[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const method of HTTP_METHODS) {

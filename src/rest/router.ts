@@ -6,6 +6,7 @@ import { HttpError } from '../http/errors.js';
 import { notFound } from '../http/not-found.js';
 import { readJsonBody } from '../http/body.js';
 import { requestHeader, type AppState } from '../http/context.js';
+import { recheckKey } from '../http/authentication.js';
 import { compileOperations, toDetails, type CompiledOperation, type OpenApiDocument } from './openapi.js';
 import { answerTag, matches } from './conditional.js';
 import { setHeader, setHeaders } from '../http/headers.js';
@@ -76,7 +77,11 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
         // `url` is parsed only when a handler needs it (a list's next-page Link header).
         const call: RestCall = { domain: state.domain, actor: state.actor as Actor, url: () => requestUrl(ctx), op };
         if (!op.hasBody) return handler(input, call);
-        return validateBody(ctx, op).then((body) => handler({ ...input, body }, call));
+        // The body may have come long after the headers: a key revoked meanwhile writes nothing.
+        return validateBody(ctx, op).then(async (body) => {
+          await recheckKey(ctx);
+          return handler({ ...input, body }, call);
+        });
       };
       const ifNoneMatch = op.method === 'get' ? requestHeader(ctx, 'if-none-match') : '';
       if (!ifNoneMatch || !state.actor) {

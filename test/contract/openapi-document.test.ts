@@ -155,3 +155,84 @@ describe('contract: the OpenAPI document', () => {
     assert.deepEqual(invalid, []);
   });
 });
+
+describe('contract: the OpenAPI document says what the service sends', () => {
+  let t: TestApp;
+  let doc: Json;
+  before(async () => {
+    t = await startApp();
+    doc = loadOpenApiDocument();
+  });
+  after(() => t.close());
+
+  it('when an order asks for too many units, then the answer is the document\'s validation-error example (path and message), in all three places', async () => {
+    const category = await t.admin.post('/v1/categories', { name: 'Examples' });
+    const pet = await t.admin.post('/v1/pets', { name: 'Sample', categoryId: category.body.id });
+    const res = await t.admin.post('/v1/store/orders', { petId: pet.body.id, quantity: 101 });
+    assert.equal(res.status, 400);
+    const { requestId, ...answer } = res.body;
+    assert.ok(requestId);
+    const infoExample = JSON.parse(/```json\n([\s\S]*?)```/.exec(doc.info.description)![1]!);
+    for (const [where, example] of [
+      ['info.description', infoExample],
+      ['components.responses.BadRequest', doc.components.responses.BadRequest.content['application/json'].example],
+      ['components.schemas.Error', doc.components.schemas.Error.example],
+    ]) {
+      const { requestId: _id, ...shown } = example;
+      assert.deepEqual(shown, answer, where);
+    }
+  });
+
+  it('when /openapi.json and /openapi.yaml are fetched with and without a key, then every rate-limit header sent is documented, and Cache-Control is the documented one', async () => {
+    for (const [path, operationId] of [['/openapi.json', 'getOpenApiJson'], ['/openapi.yaml', 'getOpenApiYaml']] as const) {
+      const documented = doc.paths[path].get.responses['200'].headers;
+      assert.equal(doc.paths[path].get.operationId, operationId);
+      const cacheControl = deref(doc, documented['Cache-Control']);
+      for (const client of [t.admin, t.anonymous]) {
+        const res = await client.get(`/v1${path}`);
+        assert.equal(res.status, 200);
+        const sent = [...res.headers.keys()].filter((name) => /^(x-)?ratelimit/i.test(name));
+        assert.ok(sent.includes('x-ratelimit-limit'), `${path}: rate-limit headers are sent`);
+        const names = Object.keys(documented).map((n) => n.toLowerCase());
+        for (const name of sent) assert.ok(names.includes(name), `${path}: ${name} is sent and must be documented`);
+        assert.deepEqual(cacheControl.schema.enum, [res.headers.get('cache-control')], `${path}: Cache-Control`);
+      }
+    }
+  });
+
+  it('when names are bounded, then the schemas say so (minLength/maxLength), and the service still answers its documented messages', async () => {
+    const schemas = doc.components.schemas;
+    const bounds = (schema: Json) => [schema.minLength, schema.maxLength];
+    assert.deepEqual(bounds(schemas.NewPet.properties.name), [1, 100]);
+    assert.deepEqual(bounds(schemas.NewCategory.properties.name), [1, 100]);
+    assert.deepEqual(bounds(schemas.NewCategory.properties.description), [undefined, 1000]);
+    assert.deepEqual(bounds(schemas.NewAccount.properties.name), [1, 100]);
+    assert.deepEqual(bounds(schemas.AccountUpdate.properties.name), [1, 100]);
+    const nameParameter = doc.paths['/pets'].get.parameters.map((p: Json) => deref(doc, p)).find((p: Json) => p.name === 'name');
+    assert.deepEqual(bounds(nameParameter.schema), [1, 100]);
+
+    // A validator generated from the document refuses what the service refuses.
+    const ajv = createAjv();
+    ajv.addSchema({ components: doc.components }, 'openapi');
+    const newCategory = ajv.compile({ $ref: 'openapi#/components/schemas/NewCategory' });
+    assert.equal(newCategory({ name: 'x'.repeat(101) }), false);
+    assert.equal(newCategory({ name: '' }), false);
+    assert.equal(newCategory({ name: 'ok', description: 'd'.repeat(1001) }), false);
+    assert.equal(newCategory({ name: 'x'.repeat(100), description: 'd'.repeat(1000) }), true);
+
+    const long = await t.admin.post('/v1/categories', { name: 'x'.repeat(101) });
+    assert.equal(long.status, 400);
+    assert.equal(long.body.message, 'name must be 1 to 100 characters after trimming.');
+    assert.deepEqual(long.body.details, [{ path: 'name', message: 'must be 1 to 100 characters after trimming' }]);
+    const description = await t.admin.post('/v1/categories', { name: 'Described', description: 'd'.repeat(1001) });
+    assert.equal(description.body.message, 'description must be at most 1000 characters.');
+    const query = await t.admin.get(`/v1/pets?name=${'z'.repeat(101)}`);
+    assert.equal(query.body.message, 'name must be 1 to 100 characters after trimming.');
+    const account = await t.admin.post('/v1/accounts', { name: '', role: 'customer', plan: 'free' });
+    assert.equal(account.body.message, 'name must be 1 to 100 characters after trimming.');
+    // The bounds are the normal form's: a name of 100 characters padded with spaces is trimmed, not refused.
+    const padded = await t.admin.post('/v1/categories', { name: `  ${'p'.repeat(100)}  ` });
+    assert.equal(padded.status, 201, padded.text);
+    assert.equal(padded.body.name, 'p'.repeat(100));
+  });
+});

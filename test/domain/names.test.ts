@@ -1,6 +1,8 @@
 /**
  * Names are compared and stored in one normal form (NFC, no invisible format characters, trimmed), in
- * the domain, so both facades apply the same uniqueness rule: "Dogs\u200b" is "Dogs".
+ * the domain, so both facades apply the same uniqueness rule: "Dogs\u200b" is "Dogs". A name shows at least
+ * one visible character and holds no control character, and category names are unique by case folding
+ * (Straße = STRASSE), the same on SQLite and PostgreSQL.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -64,5 +66,80 @@ describe('names: invisible characters do not make a different name', () => {
   it('when a name is only format characters, then both facades refuse it with VALIDATION_FAILED', async () => {
     assertError(await t.admin.post('/v1/categories', { name: '\u200b\u2060' }), 400, 'VALIDATION_FAILED');
     assertGraphQLError(await gql(t.admin, 'mutation($n: String!) { createCategory(input: {name: $n}) { id } }', { n: '\u200b\u2060' }), 'VALIDATION_FAILED', 400);
+  });
+});
+
+const CREATE_CATEGORY = 'mutation($n: String!) { createCategory(input: {name: $n}) { id name } }';
+
+describe('names: visible, without control characters, unique by case folding', () => {
+  let t: TestApp;
+  let categoryId: number;
+  before(async () => {
+    t = await startApp();
+    categoryId = (await t.admin.post('/v1/categories', { name: 'Names' })).body.id;
+  });
+  after(() => t.close());
+
+  const BLANK = ['\u2800', '\u2800\u2800 \u2800', '\u3000\u2800', ' \u0301 '];
+  const CONTROL = ['Rex\u0007', 'Re\nx', 'Re\tx', 'Rex\u001b[31m', 'Re\u0085x', 'Re\u007fx'];
+
+  it('when a name has no visible character (the Braille blank, white space, a lone combining mark), then both facades refuse it and nothing is stored', async () => {
+    const before = (await t.admin.get('/v1/categories?limit=100')).body.length;
+    for (const name of BLANK) {
+      const rest = await t.admin.post('/v1/categories', { name });
+      assertError(rest, 400, 'VALIDATION_FAILED');
+      assert.equal(rest.body.details[0].path, 'name');
+      assertError(await t.admin.post('/v1/pets', { name, categoryId }), 400, 'VALIDATION_FAILED');
+      assertError(await t.admin.post('/v1/accounts', { name, role: 'customer', plan: 'free' }), 400, 'VALIDATION_FAILED');
+      assertGraphQLError(await gql(t.admin, CREATE_CATEGORY, { n: name }), 'VALIDATION_FAILED', 400);
+    }
+    const braille = await t.admin.post('/v1/categories', { name: '\u2800' });
+    assert.equal(braille.body.message, 'name must contain at least one visible character.');
+    assert.equal((await t.admin.get('/v1/categories?limit=100')).body.length, before);
+  });
+
+  it('when a name holds a control character (BEL, a line break, a tab, an escape), then both facades refuse it with a clear message', async () => {
+    for (const name of CONTROL) {
+      const rest = await t.admin.post('/v1/categories', { name });
+      assertError(rest, 400, 'VALIDATION_FAILED');
+      assert.equal(rest.body.message, 'name must not contain control characters (line breaks, tabs, BEL …).');
+      assertError(await t.admin.post('/v1/pets', { name, categoryId }), 400, 'VALIDATION_FAILED');
+      assertError(await t.admin.post('/v1/accounts', { name, role: 'customer', plan: 'free' }), 400, 'VALIDATION_FAILED');
+      const pet = (await t.admin.post('/v1/pets', { name: 'Fine', categoryId })).body.id;
+      assertError(await t.admin.put(`/v1/pets/${pet}`, { name, categoryId }), 400, 'VALIDATION_FAILED');
+      const error = assertGraphQLError(await gql(t.admin, CREATE_CATEGORY, { n: name }), 'VALIDATION_FAILED', 400);
+      assert.ok(error);
+      assertGraphQLError(
+        await gql(t.admin, 'mutation($n: String!, $c: ID!) { createPet(input: {name: $n, categoryId: $c}) { id } }', { n: name, c: String(categoryId) }),
+        'VALIDATION_FAILED',
+        400,
+      );
+    }
+    // Visible text around white space inside the name is still a name; a Braille pattern with dots is visible.
+    for (const name of ['Rex the Second', '\u2801 Dots']) assert.equal((await t.admin.post('/v1/categories', { name })).status, 201, name);
+  });
+
+  it('when category names differ only by case under Unicode case folding (Straße/STRASSE, İstanbul/istanbul), then the second is NAME_TAKEN on both facades', async () => {
+    for (const [first, second] of [
+      ['Straße', 'STRASSE'],
+      ['istanbul', 'İstanbul'],
+      ['ǅemal', 'ǆEMAL'],
+      ['Σίσυφος', 'ΣΊΣΥΦΟΣ'],
+    ]) {
+      const created = await t.admin.post('/v1/categories', { name: first });
+      assert.equal(created.status, 201, created.text);
+      assertError(await t.admin.post('/v1/categories', { name: second }), 409, 'NAME_TAKEN');
+      assertGraphQLError(await gql(t.admin, CREATE_CATEGORY, { n: second }), 'NAME_TAKEN', 409);
+      // Renaming another category to it is refused too, and renaming the category itself to another case is not.
+      const other = (await t.admin.post('/v1/categories', { name: `Other ${first}` })).body.id;
+      assertError(await t.admin.put(`/v1/categories/${other}`, { name: second }), 409, 'NAME_TAKEN');
+      const renamed = await t.admin.put(`/v1/categories/${created.body.id}`, { name: second });
+      assert.equal(renamed.status, 200, renamed.text);
+      assert.equal(renamed.body.name, second);
+    }
+    // The reverse order collides too.
+    assert.equal((await t.admin.post('/v1/categories', { name: 'STRASSENBAHN' })).status, 201);
+    assertError(await t.admin.post('/v1/categories', { name: 'Straßenbahn' }), 409, 'NAME_TAKEN');
+    assert.equal((await t.admin.post('/v1/categories', { name: 'ß'.repeat(100) })).status, 201, 'a name whose folded key is twice as long');
   });
 });

@@ -86,4 +86,32 @@ describe('ops: refusals by the HTTP parser answer the Error shape', () => {
     const { status } = await refusal(conn);
     assert.equal(status, 400);
   });
+
+  it('when an HTTP/1.1 request has no Host header, then the answer is 400 VALIDATION_FAILED in the Error shape, and nothing is created', async () => {
+    const before = (await t.admin.get('/v1/categories')).body.length;
+    const body = JSON.stringify({ name: 'No host' });
+    const conn = await RawConnection.open(t.url);
+    conn.send(`POST /v1/categories HTTP/1.1\r\nX-API-Key: ${t.adminKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    const { status, body: error } = await refusal(conn);
+    assert.deepEqual([status, error.code], [400, 'VALIDATION_FAILED']);
+    assert.match(error.message, /Host header/);
+    assert.equal((await t.admin.get('/v1/categories')).body.length, before);
+  });
+
+  it('when a request has two Host headers, then the answer is 400 VALIDATION_FAILED in the facade\'s Error shape', async () => {
+    for (const [path, shape] of [['/v1/pets', 'rest'], ['/graphql?query=%7B__typename%7D', 'graphql']] as const) {
+      const conn = await RawConnection.open(t.url);
+      conn.send(`GET ${path} HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\napollo-require-preflight: true\r\n\r\n`);
+      const { status, body } = await refusal(conn, shape);
+      assert.deepEqual([status, body.code], [400, 'VALIDATION_FAILED']);
+      assert.match(body.message, /more than one Host header/);
+    }
+  });
+
+  it('when an HTTP/1.0 request has no Host header, then it is served (HTTP/1.0 does not require one)', async () => {
+    const conn = await RawConnection.open(t.url);
+    conn.send('GET /healthz HTTP/1.0\r\n\r\n');
+    assert.equal((await conn.response()).status, 200);
+    conn.discard();
+  });
 });

@@ -1,4 +1,5 @@
 import { Entity, PrimaryKey, Property, Unique, BigIntType } from '@mikro-orm/core';
+import { nameKey } from '../validate.js';
 
 @Entity({ tableName: 'categories' })
 export class Category {
@@ -8,9 +9,12 @@ export class Category {
   @Property({ type: 'string', length: 100 })
   name: string;
 
-  /** Lower-cased name: the database enforces case-insensitive uniqueness on it, across instances. */
+  /**
+   * The name case-folded (`nameKey`): the database enforces uniqueness ignoring case on it, across instances. Up to
+   * three characters per character of the name.
+   */
   @Unique({ name: 'categories_name_key_unique' })
-  @Property({ type: 'string', length: 100 })
+  @Property({ type: 'string', length: 300 })
   nameKey: string;
 
   @Property({ type: 'string', length: 1000, nullable: true })
@@ -21,7 +25,7 @@ export class Category {
 
   constructor(name: string, description: string | null) {
     this.name = name;
-    this.nameKey = name.toLowerCase();
+    this.nameKey = nameKey(name);
     this.description = description;
   }
 }

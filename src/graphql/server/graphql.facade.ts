@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import { readJsonBody } from '../../http/body.js';
 import type { AppState } from '../../http/context.js';
+import { recheckKey } from '../../http/authentication.js';
 import { describeError } from '../../http/errors.js';
 import { setHeader, setHeaders } from '../../http/headers.js';
 import { notFound } from '../../http/not-found.js';
@@ -107,6 +108,8 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     if (ctx.request.path !== GRAPHQL_PATH) throw notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`);
     // The edge's body rule (1 MiB, JSON, UTF-8: 413, 415, 400), as on REST; Apollo checks what the body holds.
     const body = ctx.req.method === 'POST' ? await readJsonBody(ctx) : undefined;
+    // The body may have come long after the headers: a key revoked meanwhile runs nothing.
+    await recheckKey(ctx);
     const response = await executeWithApollo(apollo, ctx, body, async () => context);
     // Apollo answers a malformed HTTP request (CSRF, no query, a GET mutation, another method) before any plugin
     // runs: those error bodies get their request id here.

@@ -36,6 +36,8 @@ const CLOSE_HANDSHAKE_MS = 1000;
 const TOO_MANY = 4429;
 /** graphql-ws's "forbidden" close code: no key, an unknown one, or a banned one. */
 const FORBIDDEN = 4403;
+/** How often the keys of open sockets are checked again besides the announced changes (one missed costs at most this). */
+const KEY_RECHECK_MS = 1000;
 
 export interface SubscriptionServerOptions {
   schema: GraphQLSchema;
@@ -59,6 +61,12 @@ export interface SubscriptionServerOptions {
 export interface SubscriptionServer {
   /** Subscriptions open on this instance (metrics). */
   active(): number;
+  /**
+   * Checks the key of every open socket again (called when a key or an account changed on any instance, and every
+   * `KEY_RECHECK_MS`): a revoked or banned key's socket closes with 4403, which ends its subscriptions and frees
+   * their plan slots.
+   */
+  recheckKeys(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -131,6 +139,29 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     const actor = await options.authenticator.authenticate(key).catch(() => null);
     return actor && !(actor.bannedUntil && actor.bannedUntil > Date.now()) ? actor : null;
   };
+  /** The key of each open authenticated socket, for `recheckKeys`. */
+  const live = new Map<{ close(code: number, reason: string): void }, string>();
+  let rechecking: Promise<void> | undefined;
+  const recheckKeys = (): Promise<void> =>
+    (rechecking ??= (async () => {
+      try {
+        await Promise.all(
+          [...live].map(async ([socket, key]) => {
+            // A key that cannot be checked now (database busy) keeps its socket until a check says otherwise.
+            const actor = await options.authenticator.authenticate(key).catch(() => undefined);
+            if (actor === undefined || !live.has(socket)) return;
+            if (actor === null) socket.close(FORBIDDEN, 'INVALID_API_KEY: the API key was revoked.');
+            else if (actor.bannedUntil && actor.bannedUntil > Date.now()) socket.close(FORBIDDEN, 'API_KEY_BANNED: the API key is banned.');
+          }),
+        );
+      } finally {
+        rechecking = undefined;
+      }
+    })());
+  const recheckTimer = setInterval(() => {
+    if (live.size) void recheckKeys();
+  }, KEY_RECHECK_MS);
+  recheckTimer.unref();
   /** Open authenticated sockets per account (connectionCap). */
   const connections = new Map<number, number>();
   /** The slot of each open subscription, per socket (to release them when it closes). */
@@ -183,7 +214,9 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         }
         authenticated.get(ctx.extra.socket)?.();
         connections.set(actor.accountId, held + 1);
+        live.set(ctx.extra.socket, key);
         ctx.extra.socket.once('close', () => {
+          live.delete(ctx.extra.socket);
           const left = (connections.get(actor.accountId) ?? 1) - 1;
           if (left > 0) connections.set(actor.accountId, left);
           else connections.delete(actor.accountId);
@@ -270,7 +303,9 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
 
   return {
     active: () => open,
+    recheckKeys,
     async close() {
+      clearInterval(recheckTimer);
       // graphql-ws closes every socket with 1001 and waits for each client's closing handshake; a client
       // that never answers would hold the whole shutdown (the HTTP drain runs beside this). Past a
       // second, the sockets that are still open are cut.
