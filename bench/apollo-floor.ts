@@ -58,8 +58,14 @@ const Pet = new GraphQLObjectType({
   },
 });
 const PetEdge = new GraphQLObjectType({ name: 'PetEdge', fields: { node: { type: new GraphQLNonNull(Pet) } } });
-const PetConnection = new GraphQLObjectType({ name: 'PetConnection', fields: { edges: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(PetEdge))) } } });
-const PetFilter = new GraphQLInputObjectType({ name: 'PetFilter', fields: { ids: { type: new GraphQLList(new GraphQLNonNull(GraphQLID)) } } });
+const PetConnection = new GraphQLObjectType({
+  name: 'PetConnection',
+  fields: { edges: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(PetEdge))) } },
+});
+const PetFilter = new GraphQLInputObjectType({
+  name: 'PetFilter',
+  fields: { ids: { type: new GraphQLList(new GraphQLNonNull(GraphQLID)) } },
+});
 
 const schema = new GraphQLSchema({
   query: new GraphQLObjectType({
@@ -141,7 +147,8 @@ koa.use(async (ctx, next) => {
 });
 // The body parser the integration expects before it (`ctx.request.body`): JSON, as Apollo's own Koa example has.
 koa.use(async (ctx, next) => {
-  if (ctx.method === 'POST') Object.assign(ctx.request, { body: JSON.parse(await getRawBody(ctx.req, { encoding: 'utf8', limit: '1mb' })) });
+  if (ctx.method === 'POST')
+    Object.assign(ctx.request, { body: JSON.parse(await getRawBody(ctx.req, { encoding: 'utf8', limit: '1mb' })) });
   await next();
 });
 koa.use(koaMiddleware(apollo));

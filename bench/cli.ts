@@ -46,7 +46,9 @@ function checkNumbers(config: ParseArgsConfig, values: Record<string, unknown>, 
     const given = values[name];
     if (typeof given !== 'string' || given === fallback) continue;
     if (given.trim() === '' || !Number.isFinite(Number(given))) {
-      throw new UsageError(`option --${name} takes a number${typeof fallback === 'string' && fallback !== '' ? ` (default ${fallback})` : ''}, got ${JSON.stringify(given)}`);
+      throw new UsageError(
+        `option --${name} takes a number${typeof fallback === 'string' && fallback !== '' ? ` (default ${fallback})` : ''}, got ${JSON.stringify(given)}`,
+      );
     }
   }
 }
@@ -75,7 +77,10 @@ export function benchArgs<T extends ParseArgsConfig>(
     if (!known) throw error;
     // node's own messages can run over several lines (an ambiguous `--opt -x` explains itself): the first says it.
     const first = (error as Error).message.split('\n')[0]!;
-    return refuse(toolUrl, first.endsWith('is ambiguous.') ? `${first} A value that starts with "-" goes after "=" (--name=-value).` : first);
+    return refuse(
+      toolUrl,
+      first.endsWith('is ambiguous.') ? `${first} A value that starts with "-" goes after "=" (--name=-value).` : first,
+    );
   }
 }
 

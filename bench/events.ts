@@ -32,7 +32,10 @@ export async function measureEventLag(baseUrl: string, key: string, seconds: num
     req.on('end', () => {
       const at = Date.now();
       try {
-        const event = verifier!.verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>) as { id: number; createdAt: string };
+        const event = verifier!.verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>) as {
+          id: number;
+          createdAt: string;
+        };
         if (!webhookLag.has(event.id)) webhookLag.set(event.id, at - Date.parse(event.createdAt));
       } catch {
         badSignatures++;
@@ -47,9 +50,17 @@ export async function measureEventLag(baseUrl: string, key: string, seconds: num
       if (r.status >= 300) throw new Error(`${method} ${path} answered ${r.status}: ${await r.text()}`);
       return r.status === 204 ? null : r.json();
     });
-  const hook = await api('/webhooks', 'POST', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, events: ['order.placed'] });
+  const hook = await api('/webhooks', 'POST', {
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
+    events: ['order.placed'],
+  });
   verifier = new Webhook(hook.secret);
-  const ws = createClient({ url: `${baseUrl.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { 'X-API-Key': key }, retryAttempts: 0 });
+  const ws = createClient({
+    url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: { 'X-API-Key': key },
+    retryAttempts: 0,
+  });
   let subscribed!: () => void;
   const ready = new Promise<void>((resolve) => (subscribed = resolve));
   const dispose = ws.subscribe<{ events: { id: string; createdAt: string } }>(

@@ -27,17 +27,30 @@ export interface HostileWebhookResult extends EventLagResult {
   redeliveries: Record<number, number>;
 }
 
-export async function measureBesideHangingWebhook(baseUrl: string, politeKey: string, hostileKey: string, seconds: number): Promise<HostileWebhookResult> {
+export async function measureBesideHangingWebhook(
+  baseUrl: string,
+  politeKey: string,
+  hostileKey: string,
+  seconds: number,
+): Promise<HostileWebhookResult> {
   // Never answers: each attempt to it lasts the whole timeout.
   const hanging: Server = createServer(() => undefined);
   await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
   const api = async (path: string, method = 'GET', body?: object): Promise<{ status: number; body: any }> => {
-    const res = await fetch(`${baseUrl}/v1${path}`, { method, headers: { 'X-API-Key': hostileKey, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+    const res = await fetch(`${baseUrl}/v1${path}`, {
+      method,
+      headers: { 'X-API-Key': hostileKey, 'Content-Type': 'application/json' },
+      body: body && JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null };
   };
-  const created = await api('/webhooks', 'POST', { url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hooks`, events: ['inventory.changed', 'order.placed'] });
-  if (created.status !== 201) throw new Error(`the hostile endpoint: POST /v1/webhooks answered ${created.status}: ${JSON.stringify(created.body)}`);
+  const created = await api('/webhooks', 'POST', {
+    url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hooks`,
+    events: ['inventory.changed', 'order.placed'],
+  });
+  if (created.status !== 201)
+    throw new Error(`the hostile endpoint: POST /v1/webhooks answered ${created.status}: ${JSON.stringify(created.body)}`);
   const hook = created.body as { id: number };
   try {
     // Two deliveries of its own to redeliver: one order (order.placed and inventory.changed).
@@ -104,17 +117,27 @@ async function reads(baseUrl: string, key: string, seconds: number): Promise<num
   return lags;
 }
 
-export async function measureBesideHeavySubscriptions(baseUrl: string, adminKey: string, readerKey: string, seconds: number): Promise<HostileSubscriptionResult> {
+export async function measureBesideHeavySubscriptions(
+  baseUrl: string,
+  adminKey: string,
+  readerKey: string,
+  seconds: number,
+): Promise<HostileSubscriptionResult> {
   const created = await fetch(`${baseUrl}/v1/accounts`, {
     method: 'POST',
     headers: { 'X-API-Key': adminKey, 'Content-Type': 'application/json' },
     body: JSON.stringify({ name: `Bench hostile subscriber ${Date.now()}`, role: 'customer', plan: 'business' }),
   });
   const account = (await created.json()) as { apiKey?: { key: string } };
-  if (created.status !== 201 || !account.apiKey) throw new Error(`POST /v1/accounts answered ${created.status}: ${JSON.stringify(account)}`);
+  if (created.status !== 201 || !account.apiKey)
+    throw new Error(`POST /v1/accounts answered ${created.status}: ${JSON.stringify(account)}`);
   const key = account.apiKey.key;
   const api = async (path: string, method = 'GET', body?: object) => {
-    const res = await fetch(`${baseUrl}/v1${path}`, { method, headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+    const res = await fetch(`${baseUrl}/v1${path}`, {
+      method,
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+      body: body && JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json().catch(() => null)) as any };
   };
   const [pet] = (await api('/pets?limit=1')).body as Array<{ id: number }>;
@@ -204,7 +227,12 @@ export function floodDocument(n: number): string {
   return `query q${n} { ${'rateLimit { plan } '.repeat(FLOOD_FIELDS)}}`;
 }
 
-export async function measureBesideFreeDocumentFlood(baseUrl: string, adminKey: string, readerKey: string, seconds: number): Promise<FloodResult> {
+export async function measureBesideFreeDocumentFlood(
+  baseUrl: string,
+  adminKey: string,
+  readerKey: string,
+  seconds: number,
+): Promise<FloodResult> {
   const keys: string[] = [];
   for (let i = 0; i < FLOOD_CLIENTS; i++) {
     const created = await fetch(`${baseUrl}/v1/accounts`, {
@@ -213,7 +241,8 @@ export async function measureBesideFreeDocumentFlood(baseUrl: string, adminKey: 
       body: JSON.stringify({ name: `Bench flood ${i} ${Date.now()}`, role: 'customer', plan: 'free' }),
     });
     const account = (await created.json()) as { apiKey?: { key: string } };
-    if (created.status !== 201 || !account.apiKey) throw new Error(`POST /v1/accounts answered ${created.status}: ${JSON.stringify(account)}`);
+    if (created.status !== 201 || !account.apiKey)
+      throw new Error(`POST /v1/accounts answered ${created.status}: ${JSON.stringify(account)}`);
     keys.push(account.apiKey.key);
   }
   const alone = await reads(baseUrl, readerKey, seconds);

@@ -28,7 +28,11 @@ export function threadsCpu(pid: number): Map<string, { name: string; user: numbe
       continue; // the thread ended between the listing and the read
     }
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(tid, { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 });
+    out.set(tid, {
+      name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      user: Number(fields[11]) * 10,
+      system: Number(fields[12]) * 10,
+    });
   }
   return out;
 }

@@ -70,14 +70,31 @@ export interface Count {
 }
 
 /** Under valgrind a server starts some 50× slower, and slower still on a busy host: it has half an hour to listen. */
-async function start(name: string, script: string, env: Record<string, string>, work: string, nodeArgs: string[], cacheSim: boolean): Promise<Server> {
+async function start(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  work: string,
+  nodeArgs: string[],
+  cacheSim: boolean,
+): Promise<Server> {
   const logFile = join(work, `${name}.log`);
   const outFile = join(work, `${name}.callgrind`);
   const fd = openSync(logFile, 'w');
   // Debian's `valgrind` is a shell script that forks the real one: callgrind_control needs the real one's pid.
   const child = spawn(
     existsSync('/usr/bin/valgrind.bin') ? '/usr/bin/valgrind.bin' : 'valgrind',
-    ['--tool=callgrind', ...(cacheSim ? ['--cache-sim=yes'] : []), '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${outFile}`, process.execPath, ...nodeArgs, script],
+    [
+      '--tool=callgrind',
+      ...(cacheSim ? ['--cache-sim=yes'] : []),
+      '--instr-atstart=no',
+      '--separate-threads=yes',
+      '--smc-check=all-non-file',
+      `--callgrind-out-file=${outFile}`,
+      process.execPath,
+      ...nodeArgs,
+      script,
+    ],
     { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] },
   );
   closeSync(fd);
@@ -88,12 +105,14 @@ async function start(name: string, script: string, env: Record<string, string>, 
 async function send(server: Server, id: string, key: string, amount: number, connections: number): Promise<number> {
   const result = await autocannon({ ...scenarioRequest(server.url, key, id.replace('@against', '')), connections, amount, timeout: 120 });
   const ok = (result as unknown as Record<string, number>)['2xx'] ?? 0;
-  if (ok < amount * 0.95) throw new Error(`${id}: ${amount} requests sent, ${ok} answered 2xx (${result.non2xx} other, ${result.errors} errors)`);
+  if (ok < amount * 0.95)
+    throw new Error(`${id}: ${amount} requests sent, ${ok} answered 2xx (${result.non2xx} other, ${result.errors} errors)`);
   return ok;
 }
 
 /** V8's compilers, at every tier, and deoptimisation: work whose amount depends on when tiering happens, not on the request. */
-const JIT = /v8::internal::(compiler|maglev|baseline|interpreter::BytecodeGenerator|Parser|ParserBase|Scanner|Compiler|Deoptimizer|Turbofan|OptimizedCompilationJob|CodeGenerator|Assembler|RegExpCompiler)/;
+const JIT =
+  /v8::internal::(compiler|maglev|baseline|interpreter::BytecodeGenerator|Parser|ParserBase|Scanner|Compiler|Deoptimizer|Turbofan|OptimizedCompilationJob|CodeGenerator|Assembler|RegExpCompiler)/;
 
 /** A dump's misses from its `events:` and `totals:` lines (zero without `--cache-sim`). */
 function fileMisses(text: string): Misses {
@@ -141,9 +160,13 @@ async function measure(id: string, server: Server, key: string, options: CountOp
   const pid = String(server.child.pid);
   const control = (...command: string[]) => {
     const { HOST: _, ...env } = process.env;
-    const run = spawnSync('callgrind_control', [...command, pid], { encoding: 'utf8', env: server.host ? { ...env, HOST: server.host } : env });
+    const run = spawnSync('callgrind_control', [...command, pid], {
+      encoding: 'utf8',
+      env: server.host ? { ...env, HOST: server.host } : env,
+    });
     // It answers OK even when it could not reach the process; its errors go to stderr.
-    if (run.status !== 0 || /error|failed/i.test(run.stderr)) throw new Error(`callgrind_control ${command.join(' ')}: ${run.stdout}${run.stderr}`);
+    if (run.status !== 0 || /error|failed/i.test(run.stderr))
+      throw new Error(`callgrind_control ${command.join(' ')}: ${run.stdout}${run.stderr}`);
   };
   await send(server, id, key, options.warmup, options.connections);
   const count: Count = { batches: [], misses: [] };
@@ -155,7 +178,9 @@ async function measure(id: string, server: Server, key: string, options: CountOp
     const ir = await dumpedIr(server.outFile, b + 1);
     count.batches.push(ir.main / answered);
     count.misses.push({ i1: ir.misses.i1 / answered, d1: ir.misses.d1 / answered, ll: ir.misses.ll / answered });
-    log(`  ${id.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads, JIT compilation left out (${Math.round(ir.jit / answered).toLocaleString('en')}; ${answered} answered)`);
+    log(
+      `  ${id.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads, JIT compilation left out (${Math.round(ir.jit / answered).toLocaleString('en')}; ${answered} answered)`,
+    );
   }
   return count;
 }
@@ -176,17 +201,32 @@ export async function countInstructions(ids: readonly string[], options: CountOp
     };
     const measureOne = async (id: string): Promise<[string, Count]> => {
       const scenario = id.replace('@against', '');
-      if (!TARGET_SCENARIOS.includes(scenario)) throw new Error(`unknown scenario ${id} (one of ${TARGET_SCENARIOS.join(', ')}, a service's with @against)`);
+      if (!TARGET_SCENARIOS.includes(scenario))
+        throw new Error(`unknown scenario ${id} (one of ${TARGET_SCENARIOS.join(', ')}, a service's with @against)`);
       const kind = serverOf(scenario);
       const name = id.replace(/\W+/g, '_');
       let server: Server;
       if (id.endsWith('@against')) {
         if (kind !== 'service' || !options.against) throw new Error(`${id}: --against DIR names the build, for the service's scenarios`);
         const root = resolve(options.against);
-        server = await start(name, join(root, 'dist/src/main.js'), { ...benchServiceEnv(copy(id)), ...options.env }, work, startNodeArgs(root), options.cacheSim ?? false);
+        server = await start(
+          name,
+          join(root, 'dist/src/main.js'),
+          { ...benchServiceEnv(copy(id)), ...options.env },
+          work,
+          startNodeArgs(root),
+          options.cacheSim ?? false,
+        );
       } else {
         const command = serverCommand(kind, copy(id), db.enterpriseKey);
-        server = await start(name, command.script, kind === 'service' ? { ...command.env, ...options.env } : command.env, work, command.nodeArgs, options.cacheSim ?? false);
+        server = await start(
+          name,
+          command.script,
+          kind === 'service' ? { ...command.env, ...options.env } : command.env,
+          work,
+          command.nodeArgs,
+          options.cacheSim ?? false,
+        );
       }
       children.push(server.child);
       if (kind === 'service') await writeOnce(server.url, db.adminKey);

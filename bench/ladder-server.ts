@@ -77,13 +77,20 @@ if (rung === 'floor') {
   const db = new Database(process.env.DATABASE ?? '', { readonly: true });
   const statements = new Map<number, ReturnType<typeof db.prepare>>();
   router.get('/pets', (ctx: Context) => {
-    const ids = String(ctx.query.ids ?? '').split(',').map(Number);
+    const ids = String(ctx.query.ids ?? '')
+      .split(',')
+      .map(Number);
     let statement = statements.get(ids.length);
     if (!statement) {
       statement = db.prepare(`select id, name, category_id, status from pets where id in (${ids.map(() => '?').join(',')}) order by id`);
       statements.set(ids.length, statement);
     }
-    const rows = (statement.all as (...args: number[]) => unknown)(...ids) as Array<{ id: number; name: string; category_id: number; status: string }>;
+    const rows = (statement.all as (...args: number[]) => unknown)(...ids) as Array<{
+      id: number;
+      name: string;
+      category_id: number;
+      status: string;
+    }>;
     ctx.type = 'application/json; charset=utf-8';
     ctx.body = JSON.stringify(rows.map((r) => ({ id: r.id, name: r.name, categoryId: r.category_id, status: r.status })));
   });
@@ -92,5 +99,7 @@ koa.use(router.routes());
 
 const server = rung === 'l0' ? bareServer() : createServer(koa.callback());
 server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => process.stdout.write(`listening ${(server.address() as AddressInfo).port} (${rung}, ${routes} routes)\n`));
+server.listen(0, '127.0.0.1', () =>
+  process.stdout.write(`listening ${(server.address() as AddressInfo).port} (${rung}, ${routes} routes)\n`),
+);
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

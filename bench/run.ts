@@ -42,10 +42,29 @@ import autocannon from 'autocannon';
 import { MANY_KEYS, seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
 import { announcedUrl, benchServiceEnv, checkAnswer, serverCommand, writeOnce } from './start-server.js';
-import { envOption, keyedRequests, LADDER, RATIOS, REST_IDS_PATH, SCENARIOS, startNodeArgs, TARGET_SCENARIOS, TARGETS, type BenchKeys, type Scenario, type ServiceName } from './scenarios.js';
+import {
+  envOption,
+  keyedRequests,
+  LADDER,
+  RATIOS,
+  REST_IDS_PATH,
+  SCENARIOS,
+  startNodeArgs,
+  TARGET_SCENARIOS,
+  TARGETS,
+  type BenchKeys,
+  type Scenario,
+  type ServiceName,
+} from './scenarios.js';
 import { projectPath } from '../src/project-path.js';
 import { measureEventLag, percentile } from './events.js';
-import { floodRow, hostileReadRow, measureBesideFreeDocumentFlood, measureBesideHangingWebhook, measureBesideHeavySubscriptions } from './hostile.js';
+import {
+  floodRow,
+  hostileReadRow,
+  measureBesideFreeDocumentFlood,
+  measureBesideHangingWebhook,
+  measureBesideHeavySubscriptions,
+} from './hostile.js';
 import { countInstructions, lowest } from './instructions.js';
 import { IDLE_TARGET_MS_PER_S, cpuMs, cpuSplit, idleCpu, mainThreadSleeps, threadsCpu } from './idle.js';
 import { createDatabase, dropDatabase } from '../src/db/pg-admin.js';
@@ -143,13 +162,18 @@ function rssKb(pid: number): number {
   return match ? Number(match[1]) : Number.NaN;
 }
 
-
 /**
  * Starts a server process whose output (the request log) goes to a file, as it would to a log
  * collector: through a pipe, the busy load generator would be the log reader, and a full pipe
  * stalls the service's synchronous stdout writes.
  */
-async function start(name: ServiceName, script: string, env: Record<string, string>, logDir: string, nodeArgs: string[] = []): Promise<Service> {
+async function start(
+  name: ServiceName,
+  script: string,
+  env: Record<string, string>,
+  logDir: string,
+  nodeArgs: string[] = [],
+): Promise<Service> {
   const logFile = join(logDir, `${name}.log`);
   const fd = openSync(logFile, 'w');
   const child = spawn(SERVER_NODE, [...nodeArgs, script.startsWith('/') ? script : projectPath(script)], {
@@ -193,7 +217,7 @@ async function fire(service: Service, scenario: Scenario, keys: BenchKeys, secon
     requests,
   });
   const byStatus = result as unknown as Record<string, number>;
-  const expected = scenario.expect === 429 ? 0 : byStatus[`${Math.floor(scenario.expect / 100)}xx`] ?? 0;
+  const expected = scenario.expect === 429 ? 0 : (byStatus[`${Math.floor(scenario.expect / 100)}xx`] ?? 0);
   const unexpected = scenario.expect === 429 ? result.requests.total - result.non2xx : result.requests.total - expected;
   const ops = result.requests.total / scenario.requestsPerOp;
   let split: string | undefined;
@@ -266,27 +290,60 @@ async function main() {
           ? ['memory', ...(PG_URL ? (['postgres'] as const) : [])]
           : TARGETS_MODE
             ? ['floor', 'apollo-floor', 'memory']
-            : ['l0', ...LADDER, 'apollo-floor', 'memory', 'no-limiter', 'no-outbox', 'traced', ...(REDIS_URL ? (['redis'] as const) : []), ...(PG_URL ? (['postgres'] as const) : [])],
+            : [
+                'l0',
+                ...LADDER,
+                'apollo-floor',
+                'memory',
+                'no-limiter',
+                'no-outbox',
+                'traced',
+                ...(REDIS_URL ? (['redis'] as const) : []),
+                ...(PG_URL ? (['postgres'] as const) : []),
+              ],
     );
     // Each profile is named after its service (the outbox-off twin is profiled too, to diff the two).
-    const profArgs = (name: ServiceName) => (args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []);
-    const starting: Array<Promise<Service>> = [start('memory', 'dist/src/main.js', serviceEnv('memory'), work, [...ownNodeArgs, ...profArgs('memory')])];
-    if (wanted.has('no-limiter')) starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter'), work, ownNodeArgs));
-    if (wanted.has('no-outbox')) starting.push(start('no-outbox', 'dist/bench/service-without-outbox.js', serviceEnv('no-outbox'), work, [...ownNodeArgs, ...profArgs('no-outbox')]));
+    const profArgs = (name: ServiceName) =>
+      args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
+    const starting: Array<Promise<Service>> = [
+      start('memory', 'dist/src/main.js', serviceEnv('memory'), work, [...ownNodeArgs, ...profArgs('memory')]),
+    ];
+    if (wanted.has('no-limiter'))
+      starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter'), work, ownNodeArgs));
+    if (wanted.has('no-outbox'))
+      starting.push(
+        start('no-outbox', 'dist/bench/service-without-outbox.js', serviceEnv('no-outbox'), work, [
+          ...ownNodeArgs,
+          ...profArgs('no-outbox'),
+        ]),
+      );
     if (wanted.has('traced')) {
       // Traces on, every request sampled, exported over OTLP/HTTP (protobuf) to a sink that reads and drops them.
       const sink = await traceSink();
       closeSink = sink.close;
       const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'petstore-bench' };
-      starting.push(start('traced', 'dist/src/main.js', { ...serviceEnv('traced'), ...tracing }, work, [...ownNodeArgs, ...profArgs('traced')]));
+      starting.push(
+        start('traced', 'dist/src/main.js', { ...serviceEnv('traced'), ...tracing }, work, [...ownNodeArgs, ...profArgs('traced')]),
+      );
     }
     if (wanted.has('redis')) {
-      starting.push(start('redis', 'dist/src/main.js', { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix }, work, ownNodeArgs));
+      starting.push(
+        start(
+          'redis',
+          'dist/src/main.js',
+          { ...serviceEnv('redis'), REDIS_URL: REDIS_URL!, RATE_LIMIT_KEY_PREFIX: redisPrefix },
+          work,
+          ownNodeArgs,
+        ),
+      );
     }
     // The --against build: its own start command's flags, then --against-node-args (on SQLite and on PostgreSQL alike).
     const againstRoot = args.against ? resolve(args.against) : undefined;
     const againstNodeArgs = againstRoot ? [...startNodeArgs(againstRoot), ...args['against-node-args'].split(' ').filter(Boolean)] : [];
-    if (againstRoot) starting.push(start('against', join(againstRoot, 'dist/src/main.js'), { ...serviceEnv('against'), ...againstEnv }, work, againstNodeArgs));
+    if (againstRoot)
+      starting.push(
+        start('against', join(againstRoot, 'dist/src/main.js'), { ...serviceEnv('against'), ...againstEnv }, work, againstNodeArgs),
+      );
     if (wanted.has('postgres')) {
       t = performance.now();
       const url = await createDatabase(PG_URL!, pgDatabase);
@@ -295,18 +352,30 @@ async function main() {
       keysOf.set('postgres', { enterprise: pg.enterpriseKey, free: pg.freeKey, many: pg.manyKeys });
       pgAdminKey = pg.adminKey;
       log(`seeded ${PET_COUNT} pets on PostgreSQL (${pgDatabase}) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-      starting.push(start('postgres', 'dist/src/main.js', { ...serviceEnv('postgres'), DATABASE_URL: url }, work, [...ownNodeArgs, ...profArgs('postgres')]));
+      starting.push(
+        start('postgres', 'dist/src/main.js', { ...serviceEnv('postgres'), DATABASE_URL: url }, work, [
+          ...ownNodeArgs,
+          ...profArgs('postgres'),
+        ]),
+      );
       // Before/after on PostgreSQL: the --against build on the same database (orders rotate over 10,000 pets of ample stock).
       if (againstRoot) {
         starting.push(
-          start('against-postgres', join(againstRoot, 'dist/src/main.js'), { ...serviceEnv('against-postgres'), DATABASE_URL: url, ...againstEnv }, work, againstNodeArgs),
+          start(
+            'against-postgres',
+            join(againstRoot, 'dist/src/main.js'),
+            { ...serviceEnv('against-postgres'), DATABASE_URL: url, ...againstEnv },
+            work,
+            againstNodeArgs,
+          ),
         );
         keysOf.set('against-postgres', keysOf.get('postgres')!);
       }
     }
     for (const s of await Promise.all(starting)) services.set(s.name, s);
     // Every service measured as it serves: after a write (see writeOnce).
-    for (const s of services.values()) await writeOnce(s.url, s.name === 'postgres' || s.name === 'against-postgres' ? pgAdminKey! : db.adminKey);
+    for (const s of services.values())
+      await writeOnce(s.url, s.name === 'postgres' || s.name === 'against-postgres' ? pgAdminKey! : db.adminKey);
 
     if (wanted.has('floor')) {
       // L0 answers exactly the bytes the service answers to the by-ids request.
@@ -319,12 +388,19 @@ async function main() {
       const rungs = LADDER.filter((rung) => wanted.has(rung) || rung === 'floor');
       if (wanted.has('l0')) rungs.unshift('l0');
       // F is profiled too (--cpu-prof), to set the service's profile beside its floor's.
-      for (const rung of rungs) services.set(rung, await start(rung, 'dist/bench/ladder-server.js', { ...ladder, RUNG: rung }, work, rung === 'floor' ? profArgs(rung) : []));
+      for (const rung of rungs)
+        services.set(
+          rung,
+          await start(rung, 'dist/bench/ladder-server.js', { ...ladder, RUNG: rung }, work, rung === 'floor' ? profArgs(rung) : []),
+        );
       // Every rung must answer the service's bytes, or the ratios compare different work.
       const expected = readFileSync(bodyFile, 'utf8');
       for (const rung of rungs) {
-        const answer = await fetch(services.get(rung)!.url + REST_IDS_PATH, { headers: { 'X-API-Key': keys.enterprise } }).then((r) => r.text());
-        if (answer !== expected) throw new Error(`ladder rung ${rung} answers other bytes than the service:\n${answer.slice(0, 300)}\n${expected.slice(0, 300)}`);
+        const answer = await fetch(services.get(rung)!.url + REST_IDS_PATH, { headers: { 'X-API-Key': keys.enterprise } }).then((r) =>
+          r.text(),
+        );
+        if (answer !== expected)
+          throw new Error(`ladder rung ${rung} answers other bytes than the service:\n${answer.slice(0, 300)}\n${expected.slice(0, 300)}`);
       }
     }
 
@@ -332,10 +408,16 @@ async function main() {
       // F_apollo must answer the service's data to the same documents, or the ratios compare different work.
       const { script, env } = serverCommand('apollo-floor', copy('apollo-floor'), keys.enterprise);
       services.set('apollo-floor', await start('apollo-floor', script, env, work, profArgs('apollo-floor')));
-      for (const [floorId, serviceId] of [['apollo-ids', 'gql-ids'], ['apollo-pet', 'gql-pet']] as const) {
+      for (const [floorId, serviceId] of [
+        ['apollo-ids', 'gql-ids'],
+        ['apollo-pet', 'gql-pet'],
+      ] as const) {
         const floor = await checkAnswer(services.get('apollo-floor')!.url, keys.enterprise, floorId);
         const service = await checkAnswer(services.get('memory')!.url, keys.enterprise, serviceId);
-        if (JSON.stringify(JSON.parse(floor).data) !== JSON.stringify(JSON.parse(service).data)) throw new Error(`F_apollo answers other data than the service to ${serviceId}:\n${floor.slice(0, 300)}\n${service.slice(0, 300)}`);
+        if (JSON.stringify(JSON.parse(floor).data) !== JSON.stringify(JSON.parse(service).data))
+          throw new Error(
+            `F_apollo answers other data than the service to ${serviceId}:\n${floor.slice(0, 300)}\n${service.slice(0, 300)}`,
+          );
       }
     }
 
@@ -348,7 +430,15 @@ async function main() {
     const only = args.only?.split(',') ?? (TARGETS_MODE ? TARGET_SCENARIOS : undefined);
     const scenarios = SCENARIOS.filter((s) => wanted.has(s.service) && (!only || only.includes(s.id))).flatMap((s) =>
       args.against && (s.service === 'memory' || s.service === 'postgres') && s.expect !== 429
-        ? [s, { ...s, id: `${s.id}@against`, label: `${s.label} [--against build]`, service: s.service === 'memory' ? ('against' as const) : ('against-postgres' as const) }]
+        ? [
+            s,
+            {
+              ...s,
+              id: `${s.id}@against`,
+              label: `${s.label} [--against build]`,
+              service: s.service === 'memory' ? ('against' as const) : ('against-postgres' as const),
+            },
+          ]
         : [s],
     );
     log(`warm-up: ${WARMUP} s per scenario`);
@@ -361,13 +451,20 @@ async function main() {
       for (const s of scenarios) {
         const run = await fire(services.get(s.service)!, s, keyFor(s), DURATION);
         runs.get(s.id)!.push(run);
-        log(`  ${s.id.padEnd(20)} ${(run.cpuMsPerOp * 1000).toFixed(0).padStart(5)} CPU µs/op  ${run.opsPerSec.toFixed(0).padStart(6)} op/s  p50 ${run.p50} ms  p99 ${run.p99} ms  non-2xx ${run.non2xx}${run.split ? `  (${run.split})` : ''}`);
+        log(
+          `  ${s.id.padEnd(20)} ${(run.cpuMsPerOp * 1000).toFixed(0).padStart(5)} CPU µs/op  ${run.opsPerSec.toFixed(0).padStart(6)} op/s  p50 ${run.p50} ms  p99 ${run.p99} ms  non-2xx ${run.non2xx}${run.split ? `  (${run.split})` : ''}`,
+        );
       }
     }
     const rssEnd = new Map([...services].map(([name, s]) => [name, rssKb(s.child.pid!)]));
     if (!TARGETS_MODE) return report(scenarios, runs, statements, rssWarm, rssEnd);
     log(`free-document flood: another customer's read, ${args['flood-seconds']} s alone, then ${args['flood-seconds']} s beside the flood`);
-    const flood = await measureBesideFreeDocumentFlood(services.get('memory')!.url, db.adminKey, keys.enterprise, Number(args['flood-seconds']));
+    const flood = await measureBesideFreeDocumentFlood(
+      services.get('memory')!.url,
+      db.adminKey,
+      keys.enterprise,
+      Number(args['flood-seconds']),
+    );
     await Promise.all([...services.values()].map(stop));
     log(`instruction counter: ${TARGET_SCENARIOS.join(', ')} under callgrind, side by side`);
     const counts = await countInstructions(TARGET_SCENARIOS, { requests: 2000, warmup: 6000, connections: 8, batches: 1 });
@@ -403,7 +500,9 @@ function report(
   rssEnd: Map<ServiceName, number>,
 ) {
   log();
-  log(`## Results: ${ROUNDS} rounds × ${DURATION} s per scenario, ${CONNECTIONS} connections, ${cpus().length} cores, servers on node ${SERVER_NODE_VERSION}, ${new Date().toISOString().slice(0, 10)}`);
+  log(
+    `## Results: ${ROUNDS} rounds × ${DURATION} s per scenario, ${CONNECTIONS} connections, ${cpus().length} cores, servers on node ${SERVER_NODE_VERSION}, ${new Date().toISOString().slice(0, 10)}`,
+  );
   log();
   // Every scenario against the stack's floor F and the bare floor L0, per round: first by CPU per request, then by op/s.
   const versus = (s: Scenario, floorId: string, by: 'cpu' | 'ops') => {
@@ -412,25 +511,49 @@ function report(
     const rs = runs.get(s.id)!;
     return pct(median(rs.map((r, i) => (by === 'cpu' ? floor[i]!.cpuMsPerOp / r.cpuMsPerOp : r.opsPerSec / floor[i]!.opsPerSec))));
   };
-  log('| scenario | CPU µs/op (median) | ÷ F by CPU | ÷ L0 by CPU | op/s (median) | spread (min–max) | ÷ F by op/s | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request |');
+  log(
+    '| scenario | CPU µs/op (median) | ÷ F by CPU | ÷ L0 by CPU | op/s (median) | spread (min–max) | ÷ F by op/s | p50 ms | p99 ms | non-2xx | unexpected status | SQL / request |',
+  );
   log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of scenarios) {
     const rs = runs.get(s.id)!;
     const ops = rs.map((r) => r.opsPerSec);
     const m = median(ops);
     const spread = `${pct(Math.min(...ops) / m - 1)} … +${pct(Math.max(...ops) / m - 1)}`;
-    const sql = s.service === 'l0' || s.service === 'koa' || s.service === 'gate' ? '–' : s.service === 'floor' || s.service === 'apollo-floor' ? '1' : s.service === 'memory' ? sqlCell(statements.get(s.id)) : s.service === 'against' || s.service === 'against-postgres' ? '?' : s.service === 'no-outbox' ? 'as with, less the events' : s.service === 'traced' ? 'as untraced' : s.service === 'postgres' ? 'as on SQLite' : 'as REST by ids';
+    const sql =
+      s.service === 'l0' || s.service === 'koa' || s.service === 'gate'
+        ? '–'
+        : s.service === 'floor' || s.service === 'apollo-floor'
+          ? '1'
+          : s.service === 'memory'
+            ? sqlCell(statements.get(s.id))
+            : s.service === 'against' || s.service === 'against-postgres'
+              ? '?'
+              : s.service === 'no-outbox'
+                ? 'as with, less the events'
+                : s.service === 'traced'
+                  ? 'as untraced'
+                  : s.service === 'postgres'
+                    ? 'as on SQLite'
+                    : 'as REST by ids';
     const unexpected = rs.reduce((a, r) => a + r.unexpected + r.errors, 0);
     log(
       `| ${s.label} | ${(median(rs.map((r) => r.cpuMsPerOp)) * 1000).toFixed(0)} | ${versus(s, 'floor', 'cpu')} | ${versus(s, 'l0', 'cpu')} | ${m.toFixed(0)} | ${spread} | ${versus(s, 'floor', 'ops')} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${rs.reduce((a, r) => a + r.non2xx, 0)} | ${unexpected} | ${sql} |`,
     );
   }
   log();
-  log('| ratio (median of per-round ratios) | from CPU µs/op | range across rounds | target (by CPU here; the targets are judged by instructions) | met | from op/s | range across rounds |');
+  log(
+    '| ratio (median of per-round ratios) | from CPU µs/op | range across rounds | target (by CPU here; the targets are judged by instructions) | met | from op/s | range across rounds |',
+  );
   log('|---|---:|---:|---:|:-:|---:|---:|');
   const againstRatios = scenarios
     .filter((s) => s.service === 'against' || s.service === 'against-postgres')
-    .map((s) => ({ label: `${s.id.replace('@against', '')}: this build / --against build`, numerator: s.id.replace('@against', ''), denominator: s.id, target: null }));
+    .map((s) => ({
+      label: `${s.id.replace('@against', '')}: this build / --against build`,
+      numerator: s.id.replace('@against', ''),
+      denominator: s.id,
+      target: null,
+    }));
   for (const r of [...RATIOS, ...againstRatios]) {
     const num = runs.get(r.numerator);
     const den = runs.get(r.denominator);
@@ -441,7 +564,9 @@ function report(
     const value = median(byCpu);
     const target = r.target === null ? '–' : `≥ ${pct(r.target)}`;
     const met = r.target === null ? '' : value >= r.target ? 'yes' : '**no**';
-    log(`| ${r.label} | ${pct(value)} | ${pct(Math.min(...byCpu))} – ${pct(Math.max(...byCpu))} | ${target} | ${met} | ${pct(median(byOps))} | ${pct(Math.min(...byOps))} – ${pct(Math.max(...byOps))} |`);
+    log(
+      `| ${r.label} | ${pct(value)} | ${pct(Math.min(...byCpu))} – ${pct(Math.max(...byCpu))} | ${target} | ${met} | ${pct(median(byOps))} | ${pct(Math.min(...byOps))} – ${pct(Math.max(...byOps))} |`,
+    );
   }
   log();
   log('| process | RSS after warm-up | RSS after the run |');
@@ -449,17 +574,26 @@ function report(
   for (const [name, kb] of rssWarm) log(`| ${name} | ${mb(kb)} | ${mb(rssEnd.get(name)!)} |`);
   log();
   log('SQL statements per request (steady state, API key cached):');
-  for (const [id, c] of statements) log(`  ${id}: ${c.total}${c.transactionControl ? ` (${c.transactionControl} transaction control)` : ''}\n    ${c.statements.map((s) => s.slice(0, 160)).join('\n    ')}`);
+  for (const [id, c] of statements)
+    log(
+      `  ${id}: ${c.total}${c.transactionControl ? ` (${c.transactionControl} transaction control)` : ''}\n    ${c.statements.map((s) => s.slice(0, 160)).join('\n    ')}`,
+    );
 }
 
 /**
  * The targets' report: each scenario's instructions per request (one count) and CPU µs per request (median of the
  * rounds, for information), each target's ratio from instructions with the CPU ratio beside it, and the flood row.
  */
-function targetsReport(runs: Map<string, Run[]>, instructions: Map<string, number>, flood: Awaited<ReturnType<typeof measureBesideFreeDocumentFlood>>) {
+function targetsReport(
+  runs: Map<string, Run[]>,
+  instructions: Map<string, number>,
+  flood: Awaited<ReturnType<typeof measureBesideFreeDocumentFlood>>,
+) {
   const cpuUs = (id: string) => median(runs.get(id)!.map((r) => r.cpuMsPerOp)) * 1000;
   log();
-  log(`## Targets: commit ${COMMIT}, servers on node ${SERVER_NODE_VERSION}, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
+  log(
+    `## Targets: commit ${COMMIT}, servers on node ${SERVER_NODE_VERSION}, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`,
+  );
   log();
   log('| scenario | instructions / request (main thread, JIT compilation left out) | CPU µs / request (median of rounds) |');
   log('|---|---:|---:|');
@@ -468,19 +602,25 @@ function targetsReport(runs: Map<string, Run[]>, instructions: Map<string, numbe
     log(`| ${label} | ${Math.round(instructions.get(id)!).toLocaleString('en')} | ${cpuUs(id).toFixed(0)} |`);
   }
   log();
-  log('A ratio is the floor\'s instructions per request over the service\'s: the share of its floor\'s efficiency the service keeps.');
+  log("A ratio is the floor's instructions per request over the service's: the share of its floor's efficiency the service keeps.");
   log();
   log('| ratio | by instructions | target | met | by CPU (information) |');
   log('|---|---:|---:|:-:|---:|');
   for (const t of TARGETS) {
     const value = instructions.get(t.floor)! / instructions.get(t.service)!;
-    log(`| ${t.label} | ${pct(value)} | ≥ ${pct(t.target)} | ${value >= t.target ? 'yes' : '**no**'} | ${pct(cpuUs(t.floor) / cpuUs(t.service))} |`);
+    log(
+      `| ${t.label} | ${pct(value)} | ≥ ${pct(t.target)} | ${value >= t.target ? 'yes' : '**no**'} | ${pct(cpuUs(t.floor) / cpuUs(t.service))} |`,
+    );
   }
   log();
   log('| hostile row | p50 ms alone | p50 ms beside | ratio | target |');
   log('|---|---:|---:|---:|---:|');
   log(floodRow(flood));
-  log(`(the flood sent ${flood.sent} documents, answered ${Object.entries(flood.statuses).map(([status, n]) => `${n} × ${status}`).join(', ')})`);
+  log(
+    `(the flood sent ${flood.sent} documents, answered ${Object.entries(flood.statuses)
+      .map(([status, n]) => `${n} × ${status}`)
+      .join(', ')})`,
+  );
 }
 
 function sqlCell(c: StatementCount | undefined): string {
@@ -533,7 +673,9 @@ async function eventLag(service: Service, keys: BenchKeys, adminKey: string) {
   log(`|---|---:|---:|---:|---:|---:|`);
   const row = (label: string, lags: number[], target: number, orders = result.orders) => {
     const p99 = percentile(lags, 99);
-    log(`| ${label} | ${lags.length} of ${orders} | ${percentile(lags, 50)} | ${p99} | ${Math.max(...lags)} | ≤ ${target} ${p99 <= target ? '(met)' : '(**missed**)'} |`);
+    log(
+      `| ${label} | ${lags.length} of ${orders} | ${percentile(lags, 50)} | ${p99} | ${Math.max(...lags)} | ≤ ${target} ${p99 <= target ? '(met)' : '(**missed**)'} |`,
+    );
   };
   row('webhook received', result.webhook, 250);
   row('subscriber', result.subscriber, 100);
@@ -542,7 +684,11 @@ async function eventLag(service: Service, keys: BenchKeys, adminKey: string) {
   const hostile = await measureBesideHangingWebhook(service.url, keys.enterprise, keys.free, DURATION);
   row("webhook received, beside another account's hanging endpoint + 40 redeliveries", hostile.webhook, 250, hostile.orders);
   if (hostile.badSignatures) log(`**${hostile.badSignatures} deliveries failed signature verification (hostile run)**`);
-  log(`(the 40 redeliveries answered ${Object.entries(hostile.redeliveries).map(([status, n]) => `${n} × ${status}`).join(', ')})`);
+  log(
+    `(the 40 redeliveries answered ${Object.entries(hostile.redeliveries)
+      .map(([status, n]) => `${n} × ${status}`)
+      .join(', ')})`,
+  );
   // Hostile: a business account's 20 heavy subscriptions fed its own orders at 2 per second; another customer reads.
   const heavy = await measureBesideHeavySubscriptions(service.url, adminKey, keys.enterprise, DURATION);
   log();
@@ -554,7 +700,7 @@ async function eventLag(service: Service, keys: BenchKeys, adminKey: string) {
       `${heavy.exhausted} subscriptions ended RATE_LIMITED, ${heavy.refused} subscribes refused)`,
   );
   log();
-  log('The outbox\'s cost of placing an order: `npm run bench -- --only rest-order,gql-order,rest-order-no-outbox,gql-order-no-outbox`');
+  log("The outbox's cost of placing an order: `npm run bench -- --only rest-order,gql-order,rest-order-no-outbox,gql-order-no-outbox`");
   log('(the ratios "order with outbox / without"; see docs/PERFORMANCE.md).');
 }
 
@@ -564,7 +710,9 @@ async function idle(services: Map<ServiceName, Service>) {
   // allocations stop: a window that opens before them measures that start-up tail, not the idle service.
   const settle = 30;
   log(`idle: each service alone, ${settle} s to settle, then its CPU over ${DURATION} s (/proc)`);
-  const measured = await Promise.all([...services].map(async ([name, s]) => [name, await idleCpu(s.child.pid!, settle, DURATION)] as const));
+  const measured = await Promise.all(
+    [...services].map(async ([name, s]) => [name, await idleCpu(s.child.pid!, settle, DURATION)] as const),
+  );
   log();
   log(`| idle service | CPU ms per second | target |`);
   log(`|---|---:|---:|`);

@@ -12,7 +12,20 @@ import { MANY_KEYS, PET_COUNT } from './seed.js';
  * `postgres`: the same service on PostgreSQL (`PG_URL`), memory limiter, its own seeded database.
  * `traced`: the same service with traces on (always-on sampler, OTLP/HTTP to a sink in the bench process).
  */
-export type ServiceName = 'l0' | 'koa' | 'gate' | 'floor' | 'apollo-floor' | 'memory' | 'no-limiter' | 'no-outbox' | 'traced' | 'redis' | 'postgres' | 'against' | 'against-postgres';
+export type ServiceName =
+  | 'l0'
+  | 'koa'
+  | 'gate'
+  | 'floor'
+  | 'apollo-floor'
+  | 'memory'
+  | 'no-limiter'
+  | 'no-outbox'
+  | 'traced'
+  | 'redis'
+  | 'postgres'
+  | 'against'
+  | 'against-postgres';
 /** The ladder from L0 to the service (bench/ladder-server.ts): each adds one layer of the stack. */
 export const LADDER: ServiceName[] = ['koa', 'gate', 'floor'];
 /** The keys a run sends: one per name; `many`, MANY_KEYS keys each of its own account, which requests take in turn (bench/seed.ts). */
@@ -79,7 +92,8 @@ function rotatingPets(toBody: (petId: number) => string): autocannon.Request['se
   };
 }
 
-const IDS_QUERY = 'query PetsByIds($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }';
+const IDS_QUERY =
+  'query PetsByIds($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }';
 /** GraphQL's read of the ten pets REST_IDS_PATH reads. */
 export const GQL_IDS_REQUEST = graphql(IDS_QUERY, { ids: IDS.map(String) });
 /** GraphQL's read of one pet. */
@@ -125,8 +139,24 @@ const SCENARIOS_BASE: Scenario[] = [
     expect: 200,
     requests: [GQL_PET_REQUEST],
   },
-  { id: 'apollo-ids', label: 'F_apollo: GraphQL pets(filter:{ids}) (10 ids)', service: 'apollo-floor', key: 'enterprise', requestsPerOp: 1, expect: 200, requests: [GQL_IDS_REQUEST] },
-  { id: 'apollo-pet', label: 'F_apollo: GraphQL pet(id)', service: 'apollo-floor', key: 'enterprise', requestsPerOp: 1, expect: 200, requests: [GQL_PET_REQUEST] },
+  {
+    id: 'apollo-ids',
+    label: 'F_apollo: GraphQL pets(filter:{ids}) (10 ids)',
+    service: 'apollo-floor',
+    key: 'enterprise',
+    requestsPerOp: 1,
+    expect: 200,
+    requests: [GQL_IDS_REQUEST],
+  },
+  {
+    id: 'apollo-pet',
+    label: 'F_apollo: GraphQL pet(id)',
+    service: 'apollo-floor',
+    key: 'enterprise',
+    requestsPerOp: 1,
+    expect: 200,
+    requests: [GQL_PET_REQUEST],
+  },
   restIds('no-limiter', 'rest-ids-no-limiter', 'REST by ids, limiter replaced by a no-op'),
   restIds('redis', 'rest-ids-redis', 'REST by ids, Redis limiter store'),
   {
@@ -158,7 +188,12 @@ const SCENARIOS_BASE: Scenario[] = [
     requestsPerOp: 1,
     expect: 201,
     requests: [
-      { method: 'POST', path: '/v1/store/orders', headers: json, setupRequest: rotatingPets((petId) => JSON.stringify({ petId, quantity: 1 })) },
+      {
+        method: 'POST',
+        path: '/v1/store/orders',
+        headers: json,
+        setupRequest: rotatingPets((petId) => JSON.stringify({ petId, quantity: 1 })),
+      },
     ],
   },
   {
@@ -173,7 +208,9 @@ const SCENARIOS_BASE: Scenario[] = [
         method: 'POST',
         path: '/graphql',
         headers: json,
-        setupRequest: rotatingPets((petId) => JSON.stringify({ query: ORDER_MUTATION, variables: { input: { petId: String(petId), quantity: 1 } } })),
+        setupRequest: rotatingPets((petId) =>
+          JSON.stringify({ query: ORDER_MUTATION, variables: { input: { petId: String(petId), quantity: 1 } } }),
+        ),
       },
     ],
   },
@@ -233,10 +270,19 @@ export const TARGETS = [
 export const TARGET_SCENARIOS = ['floor', 'rest-ids', 'apollo-ids', 'gql-ids', 'apollo-pet', 'gql-pet'];
 
 /** A scenario's one request as autocannon's options, with the key (for the tools that send one kind of request). */
-export function scenarioRequest(url: string, key: string, id: string): { url: string; method?: autocannon.Request['method']; body?: string; headers: Record<string, string> } {
+export function scenarioRequest(
+  url: string,
+  key: string,
+  id: string,
+): { url: string; method?: autocannon.Request['method']; body?: string; headers: Record<string, string> } {
   const request = SCENARIOS.find((s) => s.id === id)?.requests[0];
   if (!request?.path) throw new Error(`no scenario ${id} with a fixed request`);
-  return { url: url + request.path, method: request.method, body: request.body as string | undefined, headers: { ...(request.headers as Record<string, string> | undefined), 'X-API-Key': key } };
+  return {
+    url: url + request.path,
+    method: request.method,
+    body: request.body as string | undefined,
+    headers: { ...(request.headers as Record<string, string> | undefined), 'X-API-Key': key },
+  };
 }
 
 export interface RatioSpec {
@@ -265,13 +311,28 @@ export const RATIOS: RatioSpec[] = [
   { label: 'PostgreSQL: REST place an order / REST read by ids', numerator: 'rest-order-pg', denominator: 'rest-ids-pg', target: 0.5 },
   { label: 'PostgreSQL: GraphQL / REST (by ids)', numerator: 'gql-ids-pg', denominator: 'rest-ids-pg', target: null },
   { label: 'PostgreSQL: GraphQL / REST (place an order)', numerator: 'gql-order-pg', denominator: 'rest-order-pg', target: null },
-  { label: `PostgreSQL: REST by ids, ${MANY_KEYS} keys / one key`, numerator: 'rest-ids-keys-pg', denominator: 'rest-ids-pg', target: null },
+  {
+    label: `PostgreSQL: REST by ids, ${MANY_KEYS} keys / one key`,
+    numerator: 'rest-ids-keys-pg',
+    denominator: 'rest-ids-pg',
+    target: null,
+  },
   { label: 'PostgreSQL / SQLite (REST by ids)', numerator: 'rest-ids-pg', denominator: 'rest-ids', target: null },
   { label: 'PostgreSQL / SQLite (REST place an order)', numerator: 'rest-order-pg', denominator: 'rest-order', target: null },
   { label: 'GraphQL / REST (page of 20 + categories, per page)', numerator: 'gql-page', denominator: 'rest-page', target: 0.75 },
   { label: 'GraphQL / REST (place an order)', numerator: 'gql-order', denominator: 'rest-order', target: 0.75 },
-  { label: 'REST order with outbox / without (outbox writes off)', numerator: 'rest-order', denominator: 'rest-order-no-outbox', target: 0.9 },
-  { label: 'GraphQL order with outbox / without (outbox writes off)', numerator: 'gql-order', denominator: 'gql-order-no-outbox', target: 0.9 },
+  {
+    label: 'REST order with outbox / without (outbox writes off)',
+    numerator: 'rest-order',
+    denominator: 'rest-order-no-outbox',
+    target: 0.9,
+  },
+  {
+    label: 'GraphQL order with outbox / without (outbox writes off)',
+    numerator: 'gql-order',
+    denominator: 'gql-order-no-outbox',
+    target: 0.9,
+  },
   { label: 'tracing on / off (REST by ids)', numerator: 'rest-ids-traced', denominator: 'rest-ids', target: null },
   { label: 'tracing on / off (GraphQL by ids)', numerator: 'gql-ids-traced', denominator: 'gql-ids', target: null },
   { label: 'tracing on / off (REST place an order)', numerator: 'rest-order-traced', denominator: 'rest-order', target: null },

@@ -35,7 +35,12 @@ export interface BenchDatabase {
 export async function seedBenchDatabase(file: string, { manyKeys: many = MANY_KEYS }: { manyKeys?: number } = {}): Promise<BenchDatabase> {
   const adminKey = `psk_${randomBytes(24).toString('base64url')}`;
   const postgres = /^postgres(ql)?:\/\//.test(file);
-  const config = loadConfig({ DATABASE_URL: postgres ? file : `sqlite:${file}`, NODE_ENV: 'production', LOG_LEVEL: 'silent', ADMIN_API_KEY: adminKey });
+  const config = loadConfig({
+    DATABASE_URL: postgres ? file : `sqlite:${file}`,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'silent',
+    ADMIN_API_KEY: adminKey,
+  });
   const app = await createApp(config, { announce: () => {} });
   try {
     const knex = app.orm.em.getConnection().getKnex();
@@ -79,7 +84,12 @@ export async function seedBenchDatabase(file: string, { manyKeys: many = MANY_KE
     const manyKeys: string[] = [];
     for (let i = 0; i < many; i += 10) {
       const batch = Array.from({ length: Math.min(10, many - i) }, (_, j) =>
-        create({ name: `Bench customer ${i + j + 1}`, role: 'customer', plan: 'enterprise', limits: { perMinute: 1_000_000, perDay: 100_000_000 } }),
+        create({
+          name: `Bench customer ${i + j + 1}`,
+          role: 'customer',
+          plan: 'enterprise',
+          limits: { perMinute: 1_000_000, perDay: 100_000_000 },
+        }),
       );
       manyKeys.push(...(await Promise.all(batch)));
     }

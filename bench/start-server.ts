@@ -19,7 +19,8 @@ export async function writeOnce(url: string, adminKey: string): Promise<void> {
     headers: { 'X-API-Key': adminKey, 'Content-Type': 'application/json' },
     body: JSON.stringify({ name: `Bench write ${Date.now()}-${Math.random().toString(36).slice(2)}` }),
   });
-  if (res.status !== 201) throw new Error(`the warm-up write (POST /v1/categories) answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  if (res.status !== 201)
+    throw new Error(`the warm-up write (POST /v1/categories) answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
 }
 
 /** The URL a starting server prints to `logFile` (the service's "Petstore API on …", the ladder's "listening PORT"). */
@@ -33,7 +34,9 @@ export async function announcedUrl(name: string, child: ChildProcess, logFile: s
     const exited = child.exitCode ?? child.signalCode;
     if (exited !== null || Date.now() > deadline) {
       child.kill();
-      throw new Error(`${name} ${exited !== null ? `exited (${exited})` : `did not listen within ${timeoutMs / 1000} s`}:\n${out.slice(-4000)}`);
+      throw new Error(
+        `${name} ${exited !== null ? `exited (${exited})` : `did not listen within ${timeoutMs / 1000} s`}:\n${out.slice(-4000)}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -45,9 +48,24 @@ export async function announcedUrl(name: string, child: ChildProcess, logFile: s
  * bench/apollo-floor.ts), or the service (`dist/src/main.js` with its start command's node flags). `key` is the only key
  * the floors know.
  */
-export function serverCommand(kind: 'floor' | 'apollo-floor' | 'service', database: string, key: string, bodyFile = ''): { script: string; env: Record<string, string>; nodeArgs: string[] } {
-  if (kind === 'floor') return { script: projectPath('dist/bench/ladder-server.js'), env: { RUNG: 'floor', BODY_FILE: bodyFile, KEY: key, DATABASE: database }, nodeArgs: [] };
-  if (kind === 'apollo-floor') return { script: projectPath('dist/bench/apollo-floor.js'), env: { NODE_ENV: 'production', KEY: key, DATABASE: database }, nodeArgs: [] };
+export function serverCommand(
+  kind: 'floor' | 'apollo-floor' | 'service',
+  database: string,
+  key: string,
+  bodyFile = '',
+): { script: string; env: Record<string, string>; nodeArgs: string[] } {
+  if (kind === 'floor')
+    return {
+      script: projectPath('dist/bench/ladder-server.js'),
+      env: { RUNG: 'floor', BODY_FILE: bodyFile, KEY: key, DATABASE: database },
+      nodeArgs: [],
+    };
+  if (kind === 'apollo-floor')
+    return {
+      script: projectPath('dist/bench/apollo-floor.js'),
+      env: { NODE_ENV: 'production', KEY: key, DATABASE: database },
+      nodeArgs: [],
+    };
   return { script: projectPath('dist/src/main.js'), env: benchServiceEnv(database), nodeArgs: startNodeArgs(projectPath('.')) };
 }
 

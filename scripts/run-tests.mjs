@@ -17,7 +17,7 @@ const files = [];
 })(root);
 const only = process.env.TEST_FILES ? new RegExp(process.env.TEST_FILES) : null;
 const except = process.env.TEST_EXCLUDE ? new RegExp(process.env.TEST_EXCLUDE) : null;
-const selected = files.filter((f) => (!only || only.test(f)) && (!except || !except.test(f))).sort();
+const selected = files.filter((f) => (!only || only.test(f)) && !except?.test(f)).sort();
 if (selected.length === 0) {
   console.error('No test files found under dist/test.');
   process.exit(1);

@@ -18,7 +18,9 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'optio
 
 const args = process.argv.slice(2);
 if (args.includes('-h') || args.includes('--help')) {
-  console.log('Usage: npm run schema:diff [REF]\nCompares schema/openapi.yaml and schema/schema.graphql with git REF (default HEAD~1) and lists breaking changes.');
+  console.log(
+    'Usage: npm run schema:diff [REF]\nCompares schema/openapi.yaml and schema/schema.graphql with git REF (default HEAD~1) and lists breaking changes.',
+  );
   process.exit(0);
 }
 const ref = args.find((a) => !a.startsWith('-')) ?? 'HEAD~1';
@@ -87,7 +89,12 @@ function compareOpenApi() {
       for (const line of lines) console.log(`      ${line}`);
     }
   }
-  if (diffs.length) console.log(`\nAll changes by kind: ${Object.entries(counts).map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  if (diffs.length)
+    console.log(
+      `\nAll changes by kind: ${Object.entries(counts)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')}`,
+    );
   return byOperation.size ? 1 : 0;
 }
 

@@ -58,7 +58,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   if (config.migrateOnStart) await migrate(orm, () => bootstrap(orm, config, announce));
   // Reported at every start until renamed: the migration to case-folded names kept these rather than fail.
   for (const collision of await categoryNameCollisions(orm.em.fork()).catch(() => [])) {
-    logger.warn(collision, 'categories: this name equals another category\'s ignoring case; rename or merge it');
+    logger.warn(collision, "categories: this name equals another category's ignoring case; rename or merge it");
   }
 
   let subscriptions: SubscriptionServer | undefined;
@@ -81,7 +81,8 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
     keyEvents.announce();
   };
   const rawGate =
-    options.gate ?? (await createRateLimitGate(config, { logger, windows: options.windows, onBan: (plan) => metrics.keyBanned(plan), recordBan }));
+    options.gate ??
+    (await createRateLimitGate(config, { logger, windows: options.windows, onBan: (plan) => metrics.keyBanned(plan), recordBan }));
   if (!options.gate) lifecycle.opened('the limiter store', () => rawGate.close());
   const gate = instrumentGate(rawGate, metrics);
 
@@ -106,7 +107,13 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   const events = startEventWorkers(orm, logger, config, metrics, commits, notifier);
   lifecycle.opened('the event workers', () => events.stop(), { intake: true });
   // The plan caps' subscription slots: in Redis when it is configured, so a cap holds across instances.
-  const subscriptionSlots = await createSubscriptionSlots({ redisUrl: config.redisUrl, keyPrefix: config.rateLimitKeyPrefix, leaseMs: config.subscriptionLeaseMs, commandTimeoutMs: config.redisCommandTimeoutMs, logger });
+  const subscriptionSlots = await createSubscriptionSlots({
+    redisUrl: config.redisUrl,
+    keyPrefix: config.rateLimitKeyPrefix,
+    leaseMs: config.subscriptionLeaseMs,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    logger,
+  });
   lifecycle.opened('the subscription slots', () => subscriptionSlots.close());
 
   const graphql = await createGraphQLFacade({ config, gate, logger, plugins: options.graphqlPlugins });
@@ -126,7 +133,18 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
       step('CORS', corsPolicy(config.corsOrigins)),
     ],
     [
-      route(HEALTH_PATHS, step('health routes', healthRoutes({ database: databaseReadiness(orm), limiter: gate, shuttingDown: lifecycle.isStopping, metrics: config.metricsEnabled ? metrics : undefined }))),
+      route(
+        HEALTH_PATHS,
+        step(
+          'health routes',
+          healthRoutes({
+            database: databaseReadiness(orm),
+            limiter: gate,
+            shuttingDown: lifecycle.isStopping,
+            metrics: config.metricsEnabled ? metrics : undefined,
+          }),
+        ),
+      ),
       route([GRAPHQL_PATH], authenticate, step('GraphQL facade', graphql.middleware)),
       route(['/v1'], authenticate, step('REST facade', restApi({ config, gate }))),
       route(['/docs'], step('docs', docsRoutes())),

@@ -23,7 +23,7 @@ export interface App {
   /** The request walk as names (docs/ARCHITECTURE.md lists it; a test compares). */
   walk: WalkPlan;
   /** The order shutdown closes the resources in (intake together, then the rest in reverse). */
-  shutdownOrder(): { intake: string[]; then: string[] };
+  shutdownOrder(): { intake: string[]; rest: string[] };
   /** Starts listening; port 0 picks a free port. Resolves with the base URL. */
   listen(port?: number, host?: string): Promise<{ url: string }>;
   /** Shutdown (src/lifecycle.ts): the intake stops together — HTTP drain, subscriptions, event workers — then the rest closes. */

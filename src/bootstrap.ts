@@ -13,10 +13,17 @@ export async function bootstrap(orm: Orm, config: Config, announce: Announce) {
   const adminKey = await accounts.bootstrapAdmin(config.adminApiKey);
   if (!adminKey) return;
   if (config.adminApiKey) announce('Created the staff account with the key from ADMIN_API_KEY.');
-  else announce(`Created the staff account. Its API key (shown once, keep it safe):\n  X-API-Key: ${adminKey}`, { role: 'staff', key: adminKey });
+  else
+    announce(`Created the staff account. Its API key (shown once, keep it safe):\n  X-API-Key: ${adminKey}`, {
+      role: 'staff',
+      key: adminKey,
+    });
   if (config.seedDemo) {
     await seedDemoCatalog(em);
     const demoKey = await accounts.createDemoCustomer();
-    announce(`Seeded demo categories and pets, and a demo customer (plan free). Its API key:\n  X-API-Key: ${demoKey}`, { role: 'customer', key: demoKey });
+    announce(`Seeded demo categories and pets, and a demo customer (plan free). Its API key:\n  X-API-Key: ${demoKey}`, {
+      role: 'customer',
+      key: demoKey,
+    });
   }
 }

@@ -5,22 +5,19 @@
 import { z } from 'zod';
 import proxyaddr from 'proxy-addr';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const int = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+  z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(min).max(max));
 
 const isoDate = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be an ISO date such as 2027-06-30')
   // Date.parse rolls 2027-02-30 over to March 2nd: the date must read back unchanged.
-  .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), 'is not a real date');
+  .refine(
+    (v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v),
+    'is not a real date',
+  );
 
 /** Who may set the client address through `X-Forwarded-For`: a number of proxy hops, or the proxies themselves. */
 export type TrustProxy = { hops: number } | { proxies: string[] } | null;
@@ -104,11 +101,14 @@ const envSchema = z.object({
   REDIS_COMMAND_TIMEOUT_MS: int(10, 60_000).default('500'),
   ADMIN_API_KEY: z
     .string()
-    .regex(/^psk_[A-Za-z0-9_-]{32,200}$/, 'must look like psk_ followed by 32 to 200 url-safe characters (A-Z a-z 0-9 _ -), as a generated key does')
+    .regex(
+      /^psk_[A-Za-z0-9_-]{32,200}$/,
+      'must look like psk_ followed by 32 to 200 url-safe characters (A-Z a-z 0-9 _ -), as a generated key does',
+    )
     // 32 url-safe characters hold 192 bits when random; a patterned string (repeats, a word) is refused.
     .refine(
       (v) => estimatedBits(v.slice(4)) >= 100,
-      'is too weak: it needs at least 128 bits of randomness after psk_ (make one with: node -e "console.log(\'psk_\' + require(\'crypto\').randomBytes(32).toString(\'base64url\'))")',
+      "is too weak: it needs at least 128 bits of randomness after psk_ (make one with: node -e \"console.log('psk_' + require('crypto').randomBytes(32).toString('base64url'))\")",
     )
     .optional(),
   SEED_DEMO: bool.optional(),
@@ -116,12 +116,20 @@ const envSchema = z.object({
   BAN_THRESHOLD: int(1, 1_000_000).default('10'),
   BAN_SECONDS: int(1, 31_536_000).default('900'),
   AUTH_FAILURES_PER_MINUTE: int(1, 1_000_000).default('30'),
-  RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,64}$/, 'must be 1..64 of A-Z a-z 0-9 : _ -').default('petstore'),
+  RATE_LIMIT_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_-]{1,64}$/, 'must be 1..64 of A-Z a-z 0-9 : _ -')
+    .default('petstore'),
   // Apollo Studio, and the Sandbox embedded at GET /graphql (its iframe sends the requests from this origin).
   CORS_ORIGINS: z
     .string()
     .refine(
-      (v) => v.split(',').map((o) => o.trim()).filter(Boolean).every((o) => o === '*' || /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(o)),
+      (v) =>
+        v
+          .split(',')
+          .map((o) => o.trim())
+          .filter(Boolean)
+          .every((o) => o === '*' || /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(o)),
       'must be * or a comma list of origins such as https://app.example.com (scheme, host, optional port; no path)',
     )
     .default('https://studio.apollographql.com,https://sandbox.embed.apollographql.com'),
@@ -210,7 +218,15 @@ export interface Config {
    * `pollMaxMs`; commits in this process, and on PostgreSQL every instance's events, wake it at once);
    * per-attempt timeout; attempts in flight per instance, and per account within them.
    */
-  webhooks: { allowPrivate: boolean; retryScale: number; pollMs: number; pollMaxMs: number; timeoutMs: number; concurrency: number; accountConcurrency: number };
+  webhooks: {
+    allowPrivate: boolean;
+    retryScale: number;
+    pollMs: number;
+    pollMaxMs: number;
+    timeoutMs: number;
+    concurrency: number;
+    accountConcurrency: number;
+  };
   /** While GraphQL subscriptions are open, how often the instance reads the outbox for other processes' events: from `subscriptionPollMs`, doubling while nothing comes, up to `subscriptionPollMaxMs`. */
   subscriptionPollMs: number;
   subscriptionPollMaxMs: number;
@@ -234,12 +250,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const parsed = envSchema.safeParse(relevant);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}=${JSON.stringify(relevant[String(i.path[0])] ?? '')}: ${i.message}`);
+    const lines = parsed.error.issues.map(
+      (i) => `  ${i.path.join('.')}=${JSON.stringify(relevant[String(i.path[0])] ?? '')}: ${i.message}`,
+    );
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
   if (e.REQUEST_TIMEOUT_MS > 0 && e.HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
-    throw new ConfigError(`Invalid configuration:\n  HEADERS_TIMEOUT_MS=${JSON.stringify(String(e.HEADERS_TIMEOUT_MS))}: must not exceed REQUEST_TIMEOUT_MS (${e.REQUEST_TIMEOUT_MS})`);
+    throw new ConfigError(
+      `Invalid configuration:\n  HEADERS_TIMEOUT_MS=${JSON.stringify(String(e.HEADERS_TIMEOUT_MS))}: must not exceed REQUEST_TIMEOUT_MS (${e.REQUEST_TIMEOUT_MS})`,
+    );
   }
   const production = e.NODE_ENV === 'production';
   return {
@@ -265,7 +285,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     banSeconds: e.BAN_SECONDS,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     rateLimitKeyPrefix: e.RATE_LIMIT_KEY_PREFIX,
-    corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+    corsOrigins: e.CORS_ORIGINS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     introspection: e.GRAPHQL_INTROSPECTION ?? !production,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
@@ -274,7 +296,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsEnabled: e.METRICS_ENABLED,
     dbBusyTimeoutMs: e.DB_BUSY_TIMEOUT_MS,
     graphqlExecutor: e.GRAPHQL_EXECUTOR,
-    graphqlLimits: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxAliases: e.GRAPHQL_MAX_ALIASES, maxTokens: e.GRAPHQL_MAX_TOKENS, maxCost: e.GRAPHQL_MAX_COST },
+    graphqlLimits: {
+      maxDepth: e.GRAPHQL_MAX_DEPTH,
+      maxAliases: e.GRAPHQL_MAX_ALIASES,
+      maxTokens: e.GRAPHQL_MAX_TOKENS,
+      maxCost: e.GRAPHQL_MAX_COST,
+    },
     trustProxy: e.TRUST_PROXY,
     authFailuresMaxAddresses: e.AUTH_FAILURES_MAX_ADDRESSES,
     subscriptionPollMs: e.SUBSCRIPTION_POLL_MS,

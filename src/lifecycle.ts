@@ -30,10 +30,13 @@ export class Lifecycle {
   }
 
   /** The names of the resources in the order shutdown closes them (intake first, together). */
-  order(): { intake: string[]; then: string[] } {
+  order(): { intake: string[]; rest: string[] } {
     return {
       intake: this.resources.filter((r) => r.intake).map((r) => r.name),
-      then: this.resources.filter((r) => !r.intake).map((r) => r.name).reverse(),
+      rest: this.resources
+        .filter((r) => !r.intake)
+        .map((r) => r.name)
+        .reverse(),
     };
   }
 

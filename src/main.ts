@@ -54,7 +54,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 
 // Traces (docs/OPERATIONS.md, "Traces"): the SDK starts before the app's modules load, so its
 // instrumentations see them; without the OTEL_* variables no SDK module is loaded at all.
-const tracing = config.traces ? await (await import('./observability/otel-sdk.js')).startTracing({ database: config.database.kind }) : undefined;
+const tracing = config.traces
+  ? await (await import('./observability/otel-sdk.js')).startTracing({ database: config.database.kind })
+  : undefined;
 const { createApp } = await import('./app.js');
 
 // The keys this start generated (first start only), for the shell line printed once it listens.
@@ -74,7 +76,10 @@ const stop = (signal: NodeJS.Signals) => {
   app
     .close()
     // The last spans are sent, for up to 5 s; a collector that is down does not fail the shutdown.
-    .then(() => tracing && Promise.race([tracing.shutdown().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000).unref())]))
+    .then(
+      () =>
+        tracing && Promise.race([tracing.shutdown().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000).unref())]),
+    )
     .then(
       () => process.exit(0),
       (error) => {
@@ -85,10 +90,14 @@ const stop = (signal: NodeJS.Signals) => {
 };
 
 // A signal during the start means no listening at all; one while the server binds its port is carried out right after.
-const url = pendingStop ? undefined : (await app.listen().catch(async (error: unknown) => {
-  await app.close();
-  return fail(error, config, 'listen');
-})).url;
+const url = pendingStop
+  ? undefined
+  : (
+      await app.listen().catch(async (error: unknown) => {
+        await app.close();
+        return fail(error, config, 'listen');
+      })
+    ).url;
 // From here a signal stops the app at once (and once: a repeat while it closes changes nothing). The listening line is
 // printed only by a service that stays up, so whoever waits for it may signal it straight away. (`pendingSignal` is
 // read through a function: the handler may have set it during the listen.)
@@ -118,7 +127,9 @@ function shellLines(url: string): string {
 function fail(error: unknown, cfg: Config, stage: 'start' | 'listen' = 'start'): never {
   const code = (error as { code?: string }).code;
   if (stage === 'listen' && code !== 'EADDRINUSE') {
-    process.stderr.write(`Petstore could not start: cannot listen on ${cfg.host}:${cfg.port} (${code ?? (error as Error).message}); check HOST and PORT.\n`);
+    process.stderr.write(
+      `Petstore could not start: cannot listen on ${cfg.host}:${cfg.port} (${code ?? (error as Error).message}); check HOST and PORT.\n`,
+    );
     process.exit(1);
   }
   const where = cfg.database.kind === 'sqlite' ? cfg.database.path : redact(cfg.database.url);

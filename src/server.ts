@@ -90,7 +90,10 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
         const refusal = refusals.host((req.url ?? '/').split('?')[0]!, hosts);
         res.writeHead(refusal.status, { ...refusal.headers, 'Content-Length': Buffer.byteLength(refusal.body) });
         res.end(refusal.body);
-        logger.info({ requestId: refusal.headers['X-Request-Id'], status: refusal.status, hosts }, 'request refused: not exactly one Host header');
+        logger.info(
+          { requestId: refusal.headers['X-Request-Id'], status: refusal.status, hosts },
+          'request refused: not exactly one Host header',
+        );
         return;
       }
       // During a drain a keep-alive client gets its answer and is told to go elsewhere for the next one.
@@ -109,7 +112,9 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
     // Only this listener left (the subscription server has closed, as it does at shutdown): nobody will answer it.
     if (server.listenerCount('upgrade') === 1) socket.destroy();
   });
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, connections.get(socket as Socket), refusals, logger));
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+    answerClientError(error, socket, connections.get(socket as Socket), refusals, logger),
+  );
 
   /** The answers under way, on every connection. */
   const inFlight = () => [...connections.values()].flatMap((connection) => [...connection.answers]);
@@ -207,7 +212,13 @@ function hostHeaders(req: IncomingMessage): number {
  * What Node would answer with an empty body (400, 408, 431) gets the Error shape and a request id, as
  * long as no answer has started on the connection; otherwise the connection just closes.
  */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, connection: Connection | undefined, refusals: Refusals, logger: Logger) {
+function answerClientError(
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+  connection: Connection | undefined,
+  refusals: Refusals,
+  logger: Logger,
+) {
   const answerStarted = connection !== undefined && [...connection.answers].some((res) => res.headersSent);
   if (error.code === 'ECONNRESET' || !socket.writable || answerStarted) {
     socket.destroy();
@@ -219,5 +230,8 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, connect
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
   socket.end(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head}\r\n${refusal.body}`);
-  logger.info({ requestId: refusal.headers['X-Request-Id'], status: refusal.status, reason: error.code }, 'request refused by the HTTP parser');
+  logger.info(
+    { requestId: refusal.headers['X-Request-Id'], status: refusal.status, reason: error.code },
+    'request refused by the HTTP parser',
+  );
 }

@@ -9,7 +9,11 @@ import { ConfigError, loadConfig, tracingRequested } from '../src/config.js';
 import { startService } from './ops/support.js';
 
 const refused = (env: Record<string, string>, variable: string) =>
-  assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.message.includes(`${variable}=`), variable);
+  assert.throws(
+    () => loadConfig(env),
+    (e: unknown) => e instanceof ConfigError && e.message.includes(`${variable}=`),
+    variable,
+  );
 
 describe('configuration: an invalid value stops the start with a message naming the variable', () => {
   it('when nothing is set, then the embedded default is used', () => {
@@ -48,7 +52,10 @@ describe('configuration: an invalid value stops the start with a message naming 
   it('when CORS_ORIGINS is not a list of origins, then it is refused; * and real origins are accepted', () => {
     refused({ CORS_ORIGINS: 'not-a-url' }, 'CORS_ORIGINS');
     refused({ CORS_ORIGINS: 'https://app.example.com/path' }, 'CORS_ORIGINS');
-    assert.deepEqual(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).corsOrigins, ['https://a.example.com', 'http://localhost:5173']);
+    assert.deepEqual(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).corsOrigins, [
+      'https://a.example.com',
+      'http://localhost:5173',
+    ]);
     assert.deepEqual(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, ['*']);
   });
 
@@ -105,7 +112,10 @@ describe('configuration: traces are off unless the OTEL_* variables ask for them
     const dir = mkdtempSync(join(tmpdir(), 'petstore-loaded-'));
     const out = join(dir, 'loaded.json');
     const preload = join(dir, 'dump-loaded.mjs');
-    writeFileSync(preload, `import Module from 'node:module';\nimport { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(${JSON.stringify(out)}, JSON.stringify(Object.keys(Module._cache))));\n`);
+    writeFileSync(
+      preload,
+      `import Module from 'node:module';\nimport { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(${JSON.stringify(out)}, JSON.stringify(Object.keys(Module._cache))));\n`,
+    );
     const s = await startService({ ...env, NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` });
     try {
       assert.equal((await fetch(`${s.url}/v1/pets`, { headers: { 'x-api-key': s.key } })).status, 200);
@@ -121,9 +131,15 @@ describe('configuration: traces are off unless the OTEL_* variables ask for them
   it('when no OTEL_* variable is set, then the service loads no OpenTelemetry SDK, exporter or instrumentation module; with an endpoint it does', async () => {
     const sdkFile = (f: string) => /[\\/]@opentelemetry[\\/](sdk-|exporter-|instrumentation|otlp-|resources)/.test(f);
     const off = await loadedFiles({});
-    assert.ok(off.some((f) => /[\\/]node_modules[\\/]koa[\\/]/.test(f)), 'the dump lists the loaded files');
+    assert.ok(
+      off.some((f) => /[\\/]node_modules[\\/]koa[\\/]/.test(f)),
+      'the dump lists the loaded files',
+    );
     assert.deepEqual(off.filter(sdkFile), []);
     const on = await loadedFiles({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
-    assert.ok(on.some((f) => /[\\/]@opentelemetry[\\/]sdk-node[\\/]/.test(f)), 'with an endpoint the SDK is loaded');
+    assert.ok(
+      on.some((f) => /[\\/]@opentelemetry[\\/]sdk-node[\\/]/.test(f)),
+      'with an endpoint the SDK is loaded',
+    );
   });
 });

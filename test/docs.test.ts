@@ -9,7 +9,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { projectPath } from '../src/project-path.js';
 
-const pages = ['README.md', ...readdirSync(projectPath('docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(projectPath('docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 const text = (page: string) => readFileSync(projectPath(page), 'utf8');
 
 /** Markdown with its fenced code blocks blanked out (a `#` line in a shell block is no heading). */
@@ -63,7 +68,11 @@ describe('docs: the README as the first page, docs/ as the reference', () => {
     for (const entry of entries) assert.ok(headings.has(entry), `#${entry} is no heading of README.md (${[...headings].join(', ')})`);
     const sections = [...prose(readme).matchAll(/^## (.+)$/gm)].map((m) => m[1]!).filter((h) => h !== 'Contents');
     const listed = new Set(entries);
-    for (const section of sections) assert.ok([...anchors(`## ${section}`)].some((a) => listed.has(a)), `the contents list "${section}"`);
+    for (const section of sections)
+      assert.ok(
+        [...anchors(`## ${section}`)].some((a) => listed.has(a)),
+        `the contents list "${section}"`,
+      );
   });
 
   it('when a page links to another page of the project (or to a heading), then that file and heading exist', () => {
@@ -74,7 +83,8 @@ describe('docs: the README as the first page, docs/ as the reference', () => {
         const [path, anchor] = target.split('#') as [string, string | undefined];
         const file = path ? relative(projectPath('.'), join(dirname(projectPath(page)), path)) : page;
         if (!existsSync(projectPath(file))) broken.push(`${page}: ${target} (no file ${file})`);
-        else if (anchor && file.endsWith('.md') && !anchors(text(file)).has(anchor)) broken.push(`${page}: ${target} (no heading #${anchor} in ${file})`);
+        else if (anchor && file.endsWith('.md') && !anchors(text(file)).has(anchor))
+          broken.push(`${page}: ${target} (no heading #${anchor} in ${file})`);
       }
     }
     assert.deepEqual(broken, []);

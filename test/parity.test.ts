@@ -56,13 +56,24 @@ interface Facade {
   setInventory(as: Client, petId: Id, quantity: unknown): Promise<Outcome<{ petId: number; quantity: number; status: string }>>;
   listInventory(as: Client): Promise<Outcome<Page<{ petId: number; quantity: number; status: string }>>>;
   createAccount(as: Client, input: Record<string, unknown>): Promise<Outcome<{ id: number; role: string; plan: string; key: string }>>;
-  updateAccount(as: Client, id: Id, input: Record<string, unknown>): Promise<Outcome<{ id: number; name: string; role: string; plan: string; limits: unknown }>>;
+  updateAccount(
+    as: Client,
+    id: Id,
+    input: Record<string, unknown>,
+  ): Promise<Outcome<{ id: number; name: string; role: string; plan: string; limits: unknown }>>;
   createApiKey(as: Client, accountId: Id): Promise<Outcome<{ id: number; key: string }>>;
   revokeApiKey(as: Client, keyId: Id): Promise<Outcome<null>>;
   liftBan(as: Client, keyId: Id): Promise<Outcome<null>>;
-  updateCategory(as: Client, id: Id, input: Record<string, unknown>): Promise<Outcome<{ id: number; name: string; description: string | null }>>;
+  updateCategory(
+    as: Client,
+    id: Id,
+    input: Record<string, unknown>,
+  ): Promise<Outcome<{ id: number; name: string; description: string | null }>>;
   getCategory(as: Client, id: Id): Promise<Outcome<{ id: number; name: string; description: string | null }>>;
-  listCategories(as: Client, query: { limit?: number; cursor?: string }): Promise<Outcome<Page<{ id: number; name: string; description: string | null }>>>;
+  listCategories(
+    as: Client,
+    query: { limit?: number; cursor?: string },
+  ): Promise<Outcome<Page<{ id: number; name: string; description: string | null }>>>;
   getPet(as: Client, id: Id): Promise<Outcome<Pet>>;
   viewer(as: Client): Promise<Outcome<{ id: number; name: string; role: string; plan: string }>>;
   listEvents(as: Client, query: { after?: Id; types?: string[]; limit?: number }): Promise<Outcome<Page<Event>>>;
@@ -98,9 +109,21 @@ interface Delivery {
   attempt: number;
   status: string;
 }
-const webhook = (w: any): Webhook => ({ id: Number(w.id), url: w.url, events: w.events, enabled: w.enabled, disabledReason: w.disabledReason });
+const webhook = (w: any): Webhook => ({
+  id: Number(w.id),
+  url: w.url,
+  events: w.events,
+  enabled: w.enabled,
+  disabledReason: w.disabledReason,
+});
 const withSecret = (w: any) => ({ ...webhook(w), secret: w.secret as string });
-const delivery = (d: any): Delivery => ({ id: Number(d.id), eventId: Number(d.eventId), eventType: d.eventType, attempt: d.attempt, status: d.status });
+const delivery = (d: any): Delivery => ({
+  id: Number(d.id),
+  eventId: Number(d.eventId),
+  eventType: d.eventType,
+  attempt: d.attempt,
+  status: d.status,
+});
 
 const pet = (p: any): Pet => ({ id: Number(p.id), name: p.name, categoryId: Number(p.categoryId), status: p.status });
 const order = (o: any): Order => ({
@@ -159,8 +182,15 @@ const rest: Facade = {
     restOutcome(await as.post('/v1/accounts', input), (b) => ({ id: b.id, role: b.role, plan: b.plan, key: b.apiKey.key })),
   viewer: async (as) => restOutcome(await as.get('/v1/account'), (b) => ({ id: b.id, name: b.name, role: b.role, plan: b.plan })),
   updateAccount: async (as, id, input) =>
-    restOutcome(await as.patch(`/v1/accounts/${id}`, input), (b) => ({ id: b.id, name: b.name, role: b.role, plan: b.plan, limits: b.limits })),
-  createApiKey: async (as, accountId) => restOutcome(await as.post(`/v1/accounts/${accountId}/api-keys`), (b) => ({ id: b.id, key: b.key })),
+    restOutcome(await as.patch(`/v1/accounts/${id}`, input), (b) => ({
+      id: b.id,
+      name: b.name,
+      role: b.role,
+      plan: b.plan,
+      limits: b.limits,
+    })),
+  createApiKey: async (as, accountId) =>
+    restOutcome(await as.post(`/v1/accounts/${accountId}/api-keys`), (b) => ({ id: b.id, key: b.key })),
   revokeApiKey: async (as, keyId) => restOutcome(await as.delete(`/v1/api-keys/${keyId}`), () => null),
   liftBan: async (as, keyId) => restOutcome(await as.delete(`/v1/api-keys/${keyId}/ban`), () => null),
   updateCategory: async (as, id, input) => restOutcome(await as.put(`/v1/categories/${id}`, input), category),
@@ -240,11 +270,21 @@ const graphql: Facade = {
       connection(order),
     ),
   completeOrder: (as, id, shipDate) =>
-    graph(as, `mutation($id: ID!, $shipDate: DateTime) { r: completeOrder(id: $id, shipDate: $shipDate) { ${ORDER} } }`, { id, shipDate }, order),
+    graph(
+      as,
+      `mutation($id: ID!, $shipDate: DateTime) { r: completeOrder(id: $id, shipDate: $shipDate) { ${ORDER} } }`,
+      { id, shipDate },
+      order,
+    ),
   cancelOrder: (as, id) => graph(as, 'mutation($id: ID!) { r: cancelOrder(id: $id) }', { id }, () => null),
   getInventory: (as, petId) => graph(as, `query($petId: ID!) { r: inventoryItem(petId: $petId) { ${STOCK} } }`, { petId }, stock),
   setInventory: (as, petId, quantity) =>
-    graph(as, `mutation($petId: ID!, $quantity: Int!) { r: setInventory(petId: $petId, quantity: $quantity) { ${STOCK} } }`, { petId, quantity }, stock),
+    graph(
+      as,
+      `mutation($petId: ID!, $quantity: Int!) { r: setInventory(petId: $petId, quantity: $quantity) { ${STOCK} } }`,
+      { petId, quantity },
+      stock,
+    ),
   listInventory: (as) =>
     graph(as, `{ r: inventory { edges { node { ${STOCK} } } pageInfo { hasNextPage endCursor } } }`, {}, connection(stock)),
   createAccount: (as, input) =>
@@ -254,7 +294,8 @@ const graphql: Facade = {
       plan: r.plan,
       key: r.apiKey.key,
     })),
-  viewer: (as) => graph(as, '{ r: viewer { id name role plan } }', {}, (r) => ({ id: Number(r.id), name: r.name, role: r.role, plan: r.plan })),
+  viewer: (as) =>
+    graph(as, '{ r: viewer { id name role plan } }', {}, (r) => ({ id: Number(r.id), name: r.name, role: r.role, plan: r.plan })),
   updateAccount: (as, id, input) =>
     graph(
       as,
@@ -263,11 +304,19 @@ const graphql: Facade = {
       (r) => ({ id: Number(r.id), name: r.name, role: r.role, plan: r.plan, limits: r.limits }),
     ),
   createApiKey: (as, accountId) =>
-    graph(as, 'mutation($id: ID!) { r: createApiKey(accountId: $id) { id key } }', { id: accountId }, (r) => ({ id: Number(r.id), key: r.key })),
+    graph(as, 'mutation($id: ID!) { r: createApiKey(accountId: $id) { id key } }', { id: accountId }, (r) => ({
+      id: Number(r.id),
+      key: r.key,
+    })),
   revokeApiKey: (as, keyId) => graph(as, 'mutation($id: ID!) { r: revokeApiKey(keyId: $id) { id } }', { id: keyId }, () => null),
   liftBan: (as, keyId) => graph(as, 'mutation($id: ID!) { r: liftBan(keyId: $id) }', { id: keyId }, () => null),
   updateCategory: (as, id, input) =>
-    graph(as, 'mutation($id: ID!, $input: NewCategoryInput!) { r: updateCategory(id: $id, input: $input) { id name description } }', { id, input }, category),
+    graph(
+      as,
+      'mutation($id: ID!, $input: NewCategoryInput!) { r: updateCategory(id: $id, input: $input) { id name description } }',
+      { id, input },
+      category,
+    ),
   getCategory: (as, id) => graph(as, 'query($id: ID!) { r: category(id: $id) { id name description } }', { id }, category),
   listCategories: (as, { limit, cursor }) =>
     graph(
@@ -292,11 +341,18 @@ const graphql: Facade = {
   createWebhook: (as, input) =>
     graph(as, `mutation($input: NewWebhookInput!) { r: createWebhook(input: $input) { ${WEBHOOK} secret } }`, { input }, withSecret),
   getWebhook: (as, id) => graph(as, `query($id: ID!) { r: webhook(id: $id) { ${WEBHOOK} } }`, { id }, webhook),
-  listWebhooks: (as) => graph(as, `{ r: webhooks { edges { node { ${WEBHOOK} } } pageInfo { hasNextPage endCursor } } }`, {}, connection(webhook)),
+  listWebhooks: (as) =>
+    graph(as, `{ r: webhooks { edges { node { ${WEBHOOK} } } pageInfo { hasNextPage endCursor } } }`, {}, connection(webhook)),
   updateWebhook: (as, id, input) =>
-    graph(as, `mutation($id: ID!, $input: WebhookUpdateInput!) { r: updateWebhook(id: $id, input: $input) { ${WEBHOOK} } }`, { id, input }, webhook),
+    graph(
+      as,
+      `mutation($id: ID!, $input: WebhookUpdateInput!) { r: updateWebhook(id: $id, input: $input) { ${WEBHOOK} } }`,
+      { id, input },
+      webhook,
+    ),
   deleteWebhook: (as, id) => graph(as, 'mutation($id: ID!) { r: deleteWebhook(id: $id) }', { id }, () => null),
-  rotateWebhookSecret: (as, id) => graph(as, `mutation($id: ID!) { r: rotateWebhookSecret(id: $id) { ${WEBHOOK} secret } }`, { id }, withSecret),
+  rotateWebhookSecret: (as, id) =>
+    graph(as, `mutation($id: ID!) { r: rotateWebhookSecret(id: $id) { ${WEBHOOK} secret } }`, { id }, withSecret),
   listWebhookDeliveries: (as, id) =>
     graph(
       as,
@@ -305,7 +361,12 @@ const graphql: Facade = {
       connection(delivery),
     ),
   redeliver: (as, id, deliveryId) =>
-    graph(as, `mutation($id: ID!, $d: ID!) { r: redeliverWebhookDelivery(webhookId: $id, deliveryId: $d) { ${DELIVERY} } }`, { id, d: deliveryId }, delivery),
+    graph(
+      as,
+      `mutation($id: ID!, $d: ID!) { r: redeliverWebhookDelivery(webhookId: $id, deliveryId: $d) { ${DELIVERY} } }`,
+      { id, d: deliveryId },
+      delivery,
+    ),
 };
 
 // ----------------------------------------------------------------------------------------- scenarios
@@ -341,7 +402,10 @@ const scenarios: Scenario[] = [
       const cat = ok(await f.createCategory(staff, { name: '  Parrots ', description: 'Talkative' }), 'create category');
       assert.deepEqual({ name: cat.name, description: cat.description }, { name: 'Parrots', description: 'Talkative' });
       const created = ok(await f.createPet(staff, { name: 'Polly', categoryId: cat.id }), 'create pet');
-      assert.deepEqual({ name: created.name, categoryId: created.categoryId, status: created.status }, { name: 'Polly', categoryId: cat.id, status: 'available' });
+      assert.deepEqual(
+        { name: created.name, categoryId: created.categoryId, status: created.status },
+        { name: 'Polly', categoryId: cat.id, status: 'available' },
+      );
       assert.deepEqual(ok(await f.getInventory(staff, created.id), 'inventory'), { petId: created.id, quantity: 1, status: 'available' });
       const listed = ok(await f.listPets(staff, { ids: [created.id] }), 'list by id');
       assert.deepEqual(listed.items, [created]);
@@ -358,13 +422,25 @@ const scenarios: Scenario[] = [
         pets.push(ok(await f.createPet(staff, { name, categoryId: i < 4 ? a.id : b.id, status: i === 2 ? 'sold' : 'available' }), name));
       }
       const inA = ok(await f.listPets(staff, { categoryId: a.id, limit: 100 }), 'by category');
-      assert.deepEqual(inA.items.map((p) => p.name), ['Tom', 'Tomasina', 'Felix', 'Garfield']);
+      assert.deepEqual(
+        inA.items.map((p) => p.name),
+        ['Tom', 'Tomasina', 'Felix', 'Garfield'],
+      );
       const toms = ok(await f.listPets(staff, { name: 'TOM', categoryId: a.id }), 'by name');
-      assert.deepEqual(toms.items.map((p) => p.name), ['Tom', 'Tomasina']);
+      assert.deepEqual(
+        toms.items.map((p) => p.name),
+        ['Tom', 'Tomasina'],
+      );
       const sold = ok(await f.listPets(staff, { status: 'sold', categoryId: a.id }), 'by status');
-      assert.deepEqual(sold.items.map((p) => p.name), ['Felix']);
+      assert.deepEqual(
+        sold.items.map((p) => p.name),
+        ['Felix'],
+      );
       const some = ok(await f.listPets(staff, { ids: [pets[4]!.id, pets[0]!.id, 999_999] }), 'by ids');
-      assert.deepEqual(some.items.map((p) => p.name), ['Tom', 'Rex']);
+      assert.deepEqual(
+        some.items.map((p) => p.name),
+        ['Tom', 'Rex'],
+      );
 
       const seen: string[] = [];
       let cursor: string | undefined;
@@ -397,7 +473,10 @@ const scenarios: Scenario[] = [
       assert.deepEqual(ok(await f.getInventory(staff, petId), 'restocked'), { petId, quantity: 1, status: 'available' });
 
       const open = ok(await f.listOrders(buyer, { complete: true, petId }), 'completed orders of the pet');
-      assert.deepEqual(open.items.map((o) => o.id), [first.id]);
+      assert.deepEqual(
+        open.items.map((o) => o.id),
+        [first.id],
+      );
     },
   },
   {
@@ -414,8 +493,18 @@ const scenarios: Scenario[] = [
       refused(await f.completeOrder(staff, placed.id), 'ORDER_NOT_OPEN', 409, 'complete twice');
       refused(await f.cancelOrder(staff, placed.id), 'ORDER_NOT_OPEN', 409, 'cancel a completed order');
       assert.deepEqual(ok(await f.getInventory(staff, petId), 'sold out'), { petId, quantity: 0, status: 'sold' });
-      refused(await f.updatePet(staff, petId, { name: 'Rex', categoryId, status: 'available' }), 'INSUFFICIENT_STOCK', 409, 'on sale without stock');
-      refused(await f.createCategory(staff, { name: 'transitions' }).then(() => f.createCategory(staff, { name: 'TRANSITIONS' })), 'NAME_TAKEN', 409, 'name taken');
+      refused(
+        await f.updatePet(staff, petId, { name: 'Rex', categoryId, status: 'available' }),
+        'INSUFFICIENT_STOCK',
+        409,
+        'on sale without stock',
+      );
+      refused(
+        await f.createCategory(staff, { name: 'transitions' }).then(() => f.createCategory(staff, { name: 'TRANSITIONS' })),
+        'NAME_TAKEN',
+        409,
+        'name taken',
+      );
     },
   },
   {
@@ -447,8 +536,14 @@ const scenarios: Scenario[] = [
       refused(await f.getOrder(bob, hers.id), 'NOT_FOUND', 404, 'read');
       refused(await f.cancelOrder(bob, hers.id), 'NOT_FOUND', 404, 'cancel');
       refused(await f.getOrder(bob, 999_999), 'NOT_FOUND', 404, 'a missing order reads the same');
-      assert.deepEqual(ok(await f.listOrders(bob, { petId }), 'bob lists').items.map((o) => o.id), [his.id]);
-      assert.deepEqual(ok(await f.listOrders(staff, { petId }), 'staff lists').items.map((o) => o.id), [hers.id, his.id]);
+      assert.deepEqual(
+        ok(await f.listOrders(bob, { petId }), 'bob lists').items.map((o) => o.id),
+        [his.id],
+      );
+      assert.deepEqual(
+        ok(await f.listOrders(staff, { petId }), 'staff lists').items.map((o) => o.id),
+        [hers.id, his.id],
+      );
       assert.equal(ok(await f.getOrder(alice, hers.id), 'still there').complete, false);
     },
   },
@@ -471,7 +566,10 @@ const scenarios: Scenario[] = [
       refused(await f.listPets(staff, { cursor: 'not-a-cursor' }), 'VALIDATION_FAILED', 400, 'bad cursor');
       refused(await f.getOrder(staff, 'abc'), 'VALIDATION_FAILED', 400, 'bad id');
       refused(await f.placeOrder(buyer, { petId, quantity: 1 }, 'x'.repeat(256)), 'VALIDATION_FAILED', 400, 'idempotency key too long');
-      assert.deepEqual(ok(await f.listPets(staff, { categoryId }), 'unchanged').items.map((p) => p.id), [petId]);
+      assert.deepEqual(
+        ok(await f.listPets(staff, { categoryId }), 'unchanged').items.map((p) => p.id),
+        [petId],
+      );
       assert.deepEqual(ok(await f.listOrders(buyer, {}), 'no order').items, []);
     },
   },
@@ -500,7 +598,12 @@ const scenarios: Scenario[] = [
       assert.match(created.key, /^psk_/);
       const me = ok(await f.viewer(new Client(t.url, created.key)), 'viewer');
       assert.deepEqual(me, { id: created.id, name: 'Kennel', role: 'customer', plan: 'free' });
-      refused(await f.createAccount(staff, { name: 'Big', role: 'customer', plan: 'enterprise' }), 'VALIDATION_FAILED', 400, 'enterprise without limits');
+      refused(
+        await f.createAccount(staff, { name: 'Big', role: 'customer', plan: 'enterprise' }),
+        'VALIDATION_FAILED',
+        400,
+        'enterprise without limits',
+      );
     },
   },
   {
@@ -534,9 +637,23 @@ const scenarios: Scenario[] = [
     name: 'when staff manages accounts and keys, then plan changes, new keys, revocations and ban lifts behave alike',
     async run({ f, t, staff }) {
       const acct = ok(await f.createAccount(staff, { name: 'Reseller', role: 'customer', plan: 'free' }), 'create');
-      const enterprise = ok(await f.updateAccount(staff, acct.id, { plan: 'enterprise', limits: { perMinute: 500, perDay: 50000 } }), 'upgrade');
-      assert.deepEqual(enterprise, { id: acct.id, name: 'Reseller', role: 'customer', plan: 'enterprise', limits: { perMinute: 500, perDay: 50000, webhookEndpoints: 20, subscriptions: 50 } });
-      refused(await f.updateAccount(staff, acct.id, { plan: 'pro', limits: { perMinute: 5, perDay: 5 } }), 'VALIDATION_FAILED', 400, 'limits off enterprise');
+      const enterprise = ok(
+        await f.updateAccount(staff, acct.id, { plan: 'enterprise', limits: { perMinute: 500, perDay: 50000 } }),
+        'upgrade',
+      );
+      assert.deepEqual(enterprise, {
+        id: acct.id,
+        name: 'Reseller',
+        role: 'customer',
+        plan: 'enterprise',
+        limits: { perMinute: 500, perDay: 50000, webhookEndpoints: 20, subscriptions: 50 },
+      });
+      refused(
+        await f.updateAccount(staff, acct.id, { plan: 'pro', limits: { perMinute: 5, perDay: 5 } }),
+        'VALIDATION_FAILED',
+        400,
+        'limits off enterprise',
+      );
       refused(await f.updateAccount(staff, 999_999, { name: 'Nobody' }), 'NOT_FOUND', 404, 'missing account');
       const second = ok(await f.createApiKey(staff, acct.id), 'second key');
       const withSecond = new Client(t.url, second.key);
@@ -553,23 +670,58 @@ const scenarios: Scenario[] = [
     name: "when an enterprise account has its own caps, then it gets exactly them (PLAN_LIMIT_REACHED past them), a cap left out is kept and null returns it to the business plan's",
     async run({ f, t, staff }) {
       const created = ok(
-        await f.createAccount(staff, { name: 'Big hooks', role: 'customer', plan: 'enterprise', limits: { perMinute: 1000, perDay: 10000, webhookEndpoints: 2, subscriptions: 3 } }),
+        await f.createAccount(staff, {
+          name: 'Big hooks',
+          role: 'customer',
+          plan: 'enterprise',
+          limits: { perMinute: 1000, perDay: 10000, webhookEndpoints: 2, subscriptions: 3 },
+        }),
         'create with caps',
       );
       const big = new Client(t.url, created.key);
       const url = 'http://127.0.0.1:9/hooks';
       for (let i = 1; i <= 2; i++) ok(await f.createWebhook(big, { url, events: ['pet.deleted'] }), `endpoint ${i} of its 2`);
       refused(await f.createWebhook(big, { url, events: ['pet.deleted'] }), 'PLAN_LIMIT_REACHED', 409, 'a third endpoint');
-      const raised = ok(await f.updateAccount(staff, created.id, { limits: { perMinute: 1000, perDay: 10000, webhookEndpoints: 3 } }), 'raise one cap');
-      assert.deepEqual(raised.limits, { perMinute: 1000, perDay: 10000, webhookEndpoints: 3, subscriptions: 3 }, 'the cap left out is kept');
+      const raised = ok(
+        await f.updateAccount(staff, created.id, { limits: { perMinute: 1000, perDay: 10000, webhookEndpoints: 3 } }),
+        'raise one cap',
+      );
+      assert.deepEqual(
+        raised.limits,
+        { perMinute: 1000, perDay: 10000, webhookEndpoints: 3, subscriptions: 3 },
+        'the cap left out is kept',
+      );
       ok(await f.createWebhook(big, { url, events: ['pet.deleted'] }), 'endpoint 3 of its 3');
       refused(await f.createWebhook(big, { url, events: ['pet.deleted'] }), 'PLAN_LIMIT_REACHED', 409, 'a fourth endpoint');
-      const reset = ok(await f.updateAccount(staff, created.id, { limits: { perMinute: 1000, perDay: 10000, webhookEndpoints: null, subscriptions: null } }), 'reset');
+      const reset = ok(
+        await f.updateAccount(staff, created.id, {
+          limits: { perMinute: 1000, perDay: 10000, webhookEndpoints: null, subscriptions: null },
+        }),
+        'reset',
+      );
       assert.deepEqual(reset.limits, { perMinute: 1000, perDay: 10000, webhookEndpoints: 20, subscriptions: 50 });
-      const plain = ok(await f.createAccount(staff, { name: 'Plain big', role: 'customer', plan: 'enterprise', limits: { perMinute: 10, perDay: 100 } }), 'no caps');
-      assert.deepEqual(ok(await f.updateAccount(staff, plain.id, { name: 'Plain big too' }), 'read').limits, { perMinute: 10, perDay: 100, webhookEndpoints: 20, subscriptions: 50 });
-      refused(await f.updateAccount(staff, created.id, { limits: { perMinute: 10, perDay: 100, webhookEndpoints: -1 } }), 'VALIDATION_FAILED', 400, 'a negative cap');
-      refused(await f.updateAccount(staff, created.id, { limits: { perMinute: 10, perDay: 100, subscriptions: 10001 } }), 'VALIDATION_FAILED', 400, 'a cap too large');
+      const plain = ok(
+        await f.createAccount(staff, { name: 'Plain big', role: 'customer', plan: 'enterprise', limits: { perMinute: 10, perDay: 100 } }),
+        'no caps',
+      );
+      assert.deepEqual(ok(await f.updateAccount(staff, plain.id, { name: 'Plain big too' }), 'read').limits, {
+        perMinute: 10,
+        perDay: 100,
+        webhookEndpoints: 20,
+        subscriptions: 50,
+      });
+      refused(
+        await f.updateAccount(staff, created.id, { limits: { perMinute: 10, perDay: 100, webhookEndpoints: -1 } }),
+        'VALIDATION_FAILED',
+        400,
+        'a negative cap',
+      );
+      refused(
+        await f.updateAccount(staff, created.id, { limits: { perMinute: 10, perDay: 100, subscriptions: 10001 } }),
+        'VALIDATION_FAILED',
+        400,
+        'a cap too large',
+      );
     },
   },
   {
@@ -607,8 +759,17 @@ const scenarios: Scenario[] = [
       const hook = ok(await f.createWebhook(bob, { url, events: ['category.*'] }), 'create');
       assert.match(hook.secret, /^whsec_/);
       assert.deepEqual(hook.events, ['category.created', 'category.updated', 'category.deleted']);
-      assert.deepEqual(ok(await f.getWebhook(bob, hook.id), 'read'), { id: hook.id, url, events: hook.events, enabled: true, disabledReason: null });
-      assert.deepEqual(ok(await f.listWebhooks(bob), 'list').items.map((w) => w.id), [hook.id]);
+      assert.deepEqual(ok(await f.getWebhook(bob, hook.id), 'read'), {
+        id: hook.id,
+        url,
+        events: hook.events,
+        enabled: true,
+        disabledReason: null,
+      });
+      assert.deepEqual(
+        ok(await f.listWebhooks(bob), 'list').items.map((w) => w.id),
+        [hook.id],
+      );
       refused(await f.getWebhook(eve, hook.id), 'NOT_FOUND', 404, "another account's endpoint");
       refused(await f.deleteWebhook(staff, hook.id), 'NOT_FOUND', 404, "staff does not reach a customer's endpoint either");
       refused(await f.createWebhook(bob, { url: 'ftp://127.0.0.1/x', events: ['order.*'] }), 'VALIDATION_FAILED', 400, 'not http(s)');
@@ -620,11 +781,21 @@ const scenarios: Scenario[] = [
       assert.notEqual(rotated.secret, hook.secret);
       ok(await f.createCategory(staff, { name: `Hooked ${f.name}` }), 'a category to deliver');
       // Wait, outside the compared steps, for the failed attempt to be logged.
-      for (let i = 0; i < 100 && !(await rest.listWebhookDeliveries(new Client(t.url, bob.key), hook.id).then((o) => o.ok && o.value.items.some((d) => d.status === 'failed'))); i++) {
+      for (
+        let i = 0;
+        i < 100 &&
+        !(await rest
+          .listWebhookDeliveries(new Client(t.url, bob.key), hook.id)
+          .then((o) => o.ok && o.value.items.some((d) => d.status === 'failed')));
+        i++
+      ) {
         await new Promise((r) => setTimeout(r, 50));
       }
       const [first] = ok(await f.listWebhookDeliveries(bob, hook.id), 'deliveries').items;
-      assert.deepEqual({ ...first!, id: 0, eventId: 0 }, { id: 0, eventId: 0, eventType: 'category.created', attempt: 1, status: 'failed' });
+      assert.deepEqual(
+        { ...first!, id: 0, eventId: 0 },
+        { id: 0, eventId: 0, eventType: 'category.created', attempt: 1, status: 'failed' },
+      );
       // The failed attempt's retry is pending (its schedule runs to 24 h): the redelivery answers that one, brought forward, and queues nothing more.
       const again = ok(await f.redeliver(bob, hook.id, first!.id), 'redeliver');
       assert.deepEqual([again.eventId, again.status], [first!.eventId, 'pending']);

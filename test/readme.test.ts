@@ -26,8 +26,8 @@ describe('README: the REST walkthrough twice, then the GraphQL one, on one datab
 
   it('when the GraphQL walkthrough runs next, on the same database, then it still answers what the README shows', async () => {
     const customer = new Client(t.url, customerKey);
-    const steps = await runGraphqlWalkthrough(async (role, document, variables) =>
-      (await (role === 'staff' ? t.admin : customer).graphql(document, variables)).text,
+    const steps = await runGraphqlWalkthrough(
+      async (role, document, variables) => (await (role === 'staff' ? t.admin : customer).graphql(document, variables)).text,
     );
     assert.ok(steps >= 8, 'the walkthrough has its steps');
   });

@@ -21,7 +21,10 @@ async function create(dialect: 'sqlite' | 'postgresql') {
       : ({ kind: 'postgresql', url: await createDatabase(pgUrl, scratch) } as const);
   const base = await ormOptions({ database, dbPoolMax: 2, dbStatementTimeoutMs: 0 });
   const path = join(root, dialect);
-  const orm = await MikroORM.init({ ...base, migrations: { ...base.migrations, path, pathTs: path, emit: 'ts', fileName: (ts: string) => `Migration${ts}` } });
+  const orm = await MikroORM.init({
+    ...base,
+    migrations: { ...base.migrations, path, pathTs: path, emit: 'ts', fileName: (ts: string) => `Migration${ts}` },
+  });
   try {
     await migrate(orm as unknown as Orm);
     const result = await orm.getMigrator().createMigration(path);
@@ -30,12 +33,14 @@ async function create(dialect: 'sqlite' | 'postgresql') {
       // keep each statement once.
       const file = join(path, result.fileName);
       const seen = new Set<string>();
-      const lines = readFileSync(file, 'utf8').split('\n').filter((line) => {
-        if (!line.includes('this.addSql(')) return true;
-        if (seen.has(line)) return false;
-        seen.add(line);
-        return true;
-      });
+      const lines = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => {
+          if (!line.includes('this.addSql(')) return true;
+          if (seen.has(line)) return false;
+          seen.add(line);
+          return true;
+        });
       writeFileSync(file, lines.join('\n'));
     }
     console.log(result.fileName ? `${dialect}: wrote ${result.fileName}` : `${dialect}: no changes`);
@@ -43,7 +48,10 @@ async function create(dialect: 'sqlite' | 'postgresql') {
     await orm.close(true);
     if (dialect === 'postgresql') await dropDatabase(pgUrl, scratch);
   }
-  const names = readdirSync(path).filter((f) => /^Migration\d+\.ts$/.test(f)).map((f) => f.replace(/\.ts$/, '')).sort();
+  const names = readdirSync(path)
+    .filter((f) => /^Migration\d+\.ts$/.test(f))
+    .map((f) => f.replace(/\.ts$/, ''))
+    .sort();
   const index = [
     `import type { MigrationObject } from '@mikro-orm/core';`,
     ...names.map((n) => `import { ${n} } from '../db/${n}.js';`),

@@ -25,7 +25,9 @@ try {
         : `Applied ${applied.length} migration${applied.length === 1 ? '' : 's'}:\n${applied.map((name) => `  ${name}\n`).join('')}`,
     );
     for (const c of await categoryNameCollisions(orm.em.fork())) {
-      process.stdout.write(`Category ${c.id} "${c.name}" equals category ${c.sameAsId ?? '?'}'s name ignoring case: kept; rename or merge it.\n`);
+      process.stdout.write(
+        `Category ${c.id} "${c.name}" equals category ${c.sameAsId ?? '?'}'s name ignoring case: kept; rename or merge it.\n`,
+      );
     }
   } finally {
     await orm.close(true);

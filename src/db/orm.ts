@@ -21,7 +21,8 @@ const sqlitePragmas = (busyTimeoutMs: number) => [
   `pragma busy_timeout = ${Math.trunc(Math.min(busyTimeoutMs, SQLITE_ATTEMPT_BUSY_MS))}`,
 ];
 
-type OrmConfig = Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'> & Partial<Pick<Config, 'dbBusyTimeoutMs' | 'databaseCreate'>>;
+type OrmConfig = Pick<Config, 'database' | 'dbPoolMax' | 'dbStatementTimeoutMs'> &
+  Partial<Pick<Config, 'dbBusyTimeoutMs' | 'databaseCreate'>>;
 
 /**
  * MikroORM's options for the configured database. Only that database's driver is loaded (the
@@ -84,7 +85,8 @@ export async function createOrm(config: OrmConfig): Promise<Orm> {
     await ensureDatabase(config.database.url, config.databaseCreate ?? false);
   }
   const options = await ormOptions(config);
-  const sqlite = config.database.kind === 'sqlite' ? sqliteState(config.database.path, config.dbBusyTimeoutMs ?? DEFAULT_BUSY_BUDGET_MS) : undefined;
+  const sqlite =
+    config.database.kind === 'sqlite' ? sqliteState(config.database.path, config.dbBusyTimeoutMs ?? DEFAULT_BUSY_BUDGET_MS) : undefined;
   if (sqlite) options.driver = await resilientSqliteDriver(sqlite);
   const orm = (await MikroORM.init(options)) as unknown as Orm;
   if (sqlite) {
@@ -200,12 +202,10 @@ export async function loadMigrator(orm: Orm, dialect: 'sqlite' | 'postgresql'): 
 }
 
 /** Readiness: whether the database answers a trivial query and (SQLite after a full disk) could write again. */
-export const databaseReadiness =
-  (orm: Orm) =>
-  async (): Promise<boolean> => {
-    await orm.em.getConnection().execute('select 1');
-    return sqliteWritable(orm);
-  };
+export const databaseReadiness = (orm: Orm) => async (): Promise<boolean> => {
+  await orm.em.getConnection().execute('select 1');
+  return sqliteWritable(orm);
+};
 
 /** The knex (tarn) pool behind the ORM, for the metrics; undefined if the driver has none. */
 export function poolState(orm: Orm) {

@@ -14,9 +14,19 @@ export async function dropDatabase(url: string, name: string): Promise<void> {
 
 /** The database `DATABASE_URL` names does not exist, and its creation was not asked for. */
 export class MissingDatabaseError extends Error {
-  constructor(readonly database: string, url: URL) {
+  constructor(
+    readonly database: string,
+    url: URL,
+  ) {
     const server = url.port ? `${url.hostname}:${url.port}` : url.hostname;
-    const createdb = ['createdb', '-h', url.hostname, url.port && `-p ${url.port}`, url.username && `-U ${decodeURIComponent(url.username)}`, database];
+    const createdb = [
+      'createdb',
+      '-h',
+      url.hostname,
+      url.port && `-p ${url.port}`,
+      url.username && `-U ${decodeURIComponent(url.username)}`,
+      database,
+    ];
     super(
       `the PostgreSQL database "${database}" does not exist on ${server}. Check DATABASE_URL for a typo; ` +
         `if it is a new database, create it (${createdb.filter(Boolean).join(' ')}), ` +

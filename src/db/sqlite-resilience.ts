@@ -66,7 +66,10 @@ export const sqliteState = (path: string, budgetMs: number): SqliteState => ({ p
  * readiness: the driver and connection classes as published, subclassed, and handed to MikroORM as its `driver`.
  */
 export async function resilientSqliteDriver(state: SqliteState) {
-  const [{ AbstractSqlDriver }, { LibSqlConnection, LibSqlPlatform }] = await Promise.all([import('@mikro-orm/knex'), import('@mikro-orm/libsql')]);
+  const [{ AbstractSqlDriver }, { LibSqlConnection, LibSqlPlatform }] = await Promise.all([
+    import('@mikro-orm/knex'),
+    import('@mikro-orm/libsql'),
+  ]);
   const guarded = <T>(attempt: () => Promise<T>) =>
     whileBusy(attempt, state.budgetMs).catch((error: unknown) => {
       if (isSqliteFull(error)) state.full = true;

@@ -33,7 +33,9 @@ export function createWriter(orm: Orm, committed: () => void): SqlWriter {
   const convert = (error: unknown): unknown =>
     error instanceof Error && !(error instanceof DriverException) ? driver.convertException(error) : error;
   const announce = (sql: string, bindings: readonly unknown[]) => knex.client.emit('query', { sql, bindings, method: 'raw' });
-  return orm.em.getPlatform() instanceof BaseSqlitePlatform ? sqliteWriter(orm, knex, convert, announce, committed) : postgresWriter(knex, convert, announce, committed);
+  return orm.em.getPlatform() instanceof BaseSqlitePlatform
+    ? sqliteWriter(orm, knex, convert, announce, committed)
+    : postgresWriter(knex, convert, announce, committed);
 }
 
 type Convert = (error: unknown) => unknown;
@@ -50,7 +52,8 @@ interface LibsqlConnection {
 }
 
 /** As the ORM stores them on SQLite: dates as epoch milliseconds, booleans as 0/1. */
-const sqliteValue = (value: unknown) => (value instanceof Date ? value.getTime() : typeof value === 'boolean' ? Number(value) : value ?? null);
+const sqliteValue = (value: unknown) =>
+  value instanceof Date ? value.getTime() : typeof value === 'boolean' ? Number(value) : (value ?? null);
 
 function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce, committed: () => void): SqlWriter {
   const guard = sqliteWriteGuard(orm);
@@ -67,9 +70,18 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
     }
     return { statement, statements };
   };
-  const step = <R>(conn: LibsqlConnection, sql: string, params: readonly unknown[], use: (s: LibsqlStatement, values: unknown[]) => R): R =>
-    traced ? sqliteSpan(sql, () => untracedStep(conn, sql, params, use)) : untracedStep(conn, sql, params, use);
-  const untracedStep = <R>(conn: LibsqlConnection, sql: string, params: readonly unknown[], use: (s: LibsqlStatement, values: unknown[]) => R): R => {
+  const step = <R>(
+    conn: LibsqlConnection,
+    sql: string,
+    params: readonly unknown[],
+    use: (s: LibsqlStatement, values: unknown[]) => R,
+  ): R => (traced ? sqliteSpan(sql, () => untracedStep(conn, sql, params, use)) : untracedStep(conn, sql, params, use));
+  const untracedStep = <R>(
+    conn: LibsqlConnection,
+    sql: string,
+    params: readonly unknown[],
+    use: (s: LibsqlStatement, values: unknown[]) => R,
+  ): R => {
     announce(sql, params);
     let statements: LRUCache<string, LibsqlStatement> | undefined;
     try {
@@ -90,7 +102,10 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
       throw convert(error);
     }
   };
-  const client = knex.client as { acquireConnection(): Promise<LibsqlConnection>; releaseConnection(conn: LibsqlConnection): Promise<unknown> };
+  const client = knex.client as {
+    acquireConnection(): Promise<LibsqlConnection>;
+    releaseConnection(conn: LibsqlConnection): Promise<unknown>;
+  };
   const writer: SqlWriter = {
     dialect: 'sqlite',
     statement: <Row>(sql: string, params: readonly unknown[]) => writer.transaction((tx) => tx.all<Row>(sql, params)),

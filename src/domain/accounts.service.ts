@@ -129,7 +129,9 @@ export class AccountsService {
     const plan = input.plan === undefined ? account.plan : v.oneOf(input.plan, 'plan', PLANS);
     const limits = this.limitsForPlan(plan, input.limits, customLimits(account));
     if (account.role === 'staff' && role !== 'staff' && !(await this.otherStaffKeyExists({ account: { $ne: account.id } }))) {
-      throw lastStaffKey('This is the last staff account with an active key: demoting it would leave no one to manage accounts. Give another account the staff role first.');
+      throw lastStaffKey(
+        'This is the last staff account with an active key: demoting it would leave no one to manage accounts. Give another account the staff role first.',
+      );
     }
     account.name = name;
     account.role = role;
@@ -154,7 +156,9 @@ export class AccountsService {
     }
     if (given === undefined || given === null) {
       if (current) return current;
-      throw validationFailed('The enterprise plan needs limits: {perMinute, perDay}.', [{ path: 'limits', message: 'required for plan enterprise' }]);
+      throw validationFailed('The enterprise plan needs limits: {perMinute, perDay}.', [
+        { path: 'limits', message: 'required for plan enterprise' },
+      ]);
     }
     // perDay below perMinute is allowed: the day window then binds first (a trial account, say).
     const cap = (value: number | null | undefined, field: 'webhookEndpoints' | 'subscriptions', max: number) =>
@@ -211,7 +215,9 @@ export class AccountsService {
     const key = await this.em.findOne(ApiKey, { id: v.id(keyId, 'keyId') }, { populate: ['account'] });
     if (!key) throw notFound('API key', keyId);
     if (!key.revokedAt && key.account.role === 'staff' && !(await this.otherStaffKeyExists({ id: { $ne: key.id } }))) {
-      throw lastStaffKey('This is the last active key of a staff account: revoking it would leave no one to manage accounts. Create another staff key first.');
+      throw lastStaffKey(
+        'This is the last active key of a staff account: revoking it would leave no one to manage accounts. Create another staff key first.',
+      );
     }
     key.revokedAt ??= new Date();
     await this.em.flush();

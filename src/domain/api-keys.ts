@@ -50,7 +50,11 @@ const KEY_SELECT = `select k.id, k.prefix, k.created_at, k.banned_until, a.id as
  * reader (a key is looked up on every cache miss of every instance, so never through the ORM's unit of work).
  * `hash`: the key's hash when the caller has it already (the key cache is keyed by it); `now`: for the ban's end.
  */
-export async function authenticateKey(reader: SqlReader, rawKey: string, given: { hash?: string; now?: number } = {}): Promise<Actor | null> {
+export async function authenticateKey(
+  reader: SqlReader,
+  rawKey: string,
+  given: { hash?: string; now?: number } = {},
+): Promise<Actor | null> {
   if (!wellFormedKey(rawKey)) return null;
   const [row] = await reader.all<KeyRow>(KEY_SELECT, [given.hash ?? hashApiKey(rawKey)]);
   const now = given.now ?? Date.now();
@@ -61,7 +65,12 @@ export async function authenticateKey(reader: SqlReader, rawKey: string, given: 
     accountName: row.name,
     role: row.role,
     plan: row.plan,
-    limits: customLimits({ perMinute: row.per_minute, perDay: row.per_day, webhookEndpointCap: row.webhook_endpoint_cap, subscriptionCap: row.subscription_cap }),
+    limits: customLimits({
+      perMinute: row.per_minute,
+      perDay: row.per_day,
+      webhookEndpointCap: row.webhook_endpoint_cap,
+      subscriptionCap: row.subscription_cap,
+    }),
     keyId: Number(row.id),
     keyPrefix: row.prefix,
     keyCreatedAt: new Date(timeOf(row.created_at)),

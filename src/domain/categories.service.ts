@@ -108,7 +108,9 @@ export class CategoriesService {
   private categoryFields(input: CategoryInput) {
     const name = v.nameText(input.name, 'name');
     const description =
-      input.description === undefined || input.description === null ? null : v.trimmedText(input.description, 'description', 1000, { min: 0 });
+      input.description === undefined || input.description === null
+        ? null
+        : v.trimmedText(input.description, 'description', 1000, { min: 0 });
     return { name, description };
   }
 

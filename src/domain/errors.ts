@@ -46,7 +46,6 @@ export class ReplayedDomainError extends DomainError {
   }
 }
 
-export const validationFailed = (message: string, details?: ErrorDetail[]) =>
-  new DomainError('VALIDATION_FAILED', message, details);
+export const validationFailed = (message: string, details?: ErrorDetail[]) => new DomainError('VALIDATION_FAILED', message, details);
 export const notFound = (what: string, id: number | string) => new DomainError('NOT_FOUND', `${what} ${id} was not found.`);
 export const forbidden = (message = 'Your API key does not allow this operation.') => new DomainError('FORBIDDEN', message);

@@ -48,7 +48,14 @@ export const EVENTS_CHANNEL = 'petstore_events';
  */
 export async function recordEvent(em: EntityManager, type: EventType, data: object, accountId: number | null = null): Promise<void> {
   if (em.getPlatform() instanceof BaseSqlitePlatform) {
-    await em.insert(Event, { type, data: JSON.stringify(data), accountId, createdAt: new Date(), txid: 0, traceparent: currentTraceparent() });
+    await em.insert(Event, {
+      type,
+      data: JSON.stringify(data),
+      accountId,
+      createdAt: new Date(),
+      txid: 0,
+      traceparent: currentTraceparent(),
+    });
     return;
   }
   await em.execute(insertEventsSql(1, 'postgresql'), [type, JSON.stringify(data), accountId, currentTraceparent()]);
@@ -84,10 +91,11 @@ export async function insertEvents(tx: SqlTransaction, events: readonly NewEvent
 
 const INSERT_EVENTS_SQL = { sqlite: [] as string[], postgresql: [] as string[] };
 const insertEventsSql = (rows: number, dialect: 'sqlite' | 'postgresql') =>
-  (INSERT_EVENTS_SQL[dialect][rows] ??= `insert into events (type, data, account_id, traceparent, created_at${dialect === 'postgresql' ? ', txid' : ''}) values ${Array.from(
-    { length: rows },
-    () => (dialect === 'postgresql' ? `(?, ?, ?, ?, clock_timestamp(), ${CURRENT_TXID})` : '(?, ?, ?, ?, ?)'),
-  ).join(', ')}`);
+  (INSERT_EVENTS_SQL[dialect][rows] ??=
+    `insert into events (type, data, account_id, traceparent, created_at${dialect === 'postgresql' ? ', txid' : ''}) values ${Array.from(
+      { length: rows },
+      () => (dialect === 'postgresql' ? `(?, ?, ?, ?, clock_timestamp(), ${CURRENT_TXID})` : '(?, ?, ?, ?, ?)'),
+    ).join(', ')}`);
 
 /** An event written by a PostgreSQL statement from its own rows: its data and account as SQL expressions over them. */
 export interface EventFromRows {
@@ -156,9 +164,15 @@ export async function readEvents(em: EntityManager, after: EventPosition, limit:
  * they may be read (PostgreSQL; never on SQLite). Ask it after a `readEvents` that found less than its limit,
  * from the last position it read.
  */
-export async function eventsWaiting(em: EntityManager, after: EventPosition, filter: Omit<EventReadFilter, 'fields'> = {}): Promise<boolean> {
+export async function eventsWaiting(
+  em: EntityManager,
+  after: EventPosition,
+  filter: Omit<EventReadFilter, 'fields'> = {},
+): Promise<boolean> {
   if (isSqlite(em)) return false;
-  const rows = await eventsAfterQuery(em, after, { ...filter, fields: ['id'] }).limit(1).execute('all');
+  const rows = await eventsAfterQuery(em, after, { ...filter, fields: ['id'] })
+    .limit(1)
+    .execute('all');
   return rows.length > 0;
 }
 
@@ -176,7 +190,10 @@ export async function newestPosition(em: EntityManager): Promise<EventPosition> 
  */
 async function positionAfterId(em: EntityManager, id: number): Promise<EventPosition> {
   if (id === 0) return OUTBOX_START;
-  const [row] = await em.execute<Array<{ txid: number | string; id: number | string }>>('select txid, id from events where id <= ? order by id desc limit 1', [id]);
+  const [row] = await em.execute<Array<{ txid: number | string; id: number | string }>>(
+    'select txid, id from events where id <= ? order by id desc limit 1',
+    [id],
+  );
   return row ? { txid: Number(row.txid), id: Number(row.id) } : OUTBOX_START;
 }
 
@@ -188,8 +205,11 @@ export const recordOrderEvent = (em: EntityManager, type: 'order.placed' | 'orde
 export const recordPetEvent = (em: EntityManager, type: 'pet.created' | 'pet.updated' | 'pet.deleted', pet: PetView) =>
   recordEvent(em, type, pet);
 
-export const recordCategoryEvent = (em: EntityManager, type: 'category.created' | 'category.updated' | 'category.deleted', category: CategoryView) =>
-  recordEvent(em, type, categoryRepresentation(category));
+export const recordCategoryEvent = (
+  em: EntityManager,
+  type: 'category.created' | 'category.updated' | 'category.deleted',
+  category: CategoryView,
+) => recordEvent(em, type, categoryRepresentation(category));
 
 /** `inventory.changed` with the pet's stock and status as they stand in this transaction. */
 export async function recordInventoryChanged(em: EntityManager, petId: number): Promise<void> {
@@ -197,7 +217,8 @@ export async function recordInventoryChanged(em: EntityManager, petId: number): 
     'select i.quantity, p.status from inventory i join pets p on p.id = i.pet_id where i.pet_id = ?',
     [petId],
   );
-  if (row) await recordEvent(em, 'inventory.changed', { petId, quantity: Number(row.quantity), status: row.status } satisfies InventoryView);
+  if (row)
+    await recordEvent(em, 'inventory.changed', { petId, quantity: Number(row.quantity), status: row.status } satisfies InventoryView);
 }
 
 export const toEventView = (e: Event): EventView => ({

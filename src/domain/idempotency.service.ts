@@ -26,10 +26,18 @@ export const IDEMPOTENCY_PURGE_BATCH = 500;
  * those (short statements, short locks). There is no index on `expires_at` for every order to write: the
  * select reads in id order, where the oldest, expired records come first; the table holds one day of keys.
  */
-export async function purgeExpiredIdempotencyRecords(em: EntityManager, now = new Date(), batchSize = IDEMPOTENCY_PURGE_BATCH): Promise<number> {
+export async function purgeExpiredIdempotencyRecords(
+  em: EntityManager,
+  now = new Date(),
+  batchSize = IDEMPOTENCY_PURGE_BATCH,
+): Promise<number> {
   let purged = 0;
   for (;;) {
-    const batch = await em.find(IdempotencyRecord, { expiresAt: { $lte: now } }, { orderBy: { id: 'asc' }, limit: batchSize, fields: ['id'] });
+    const batch = await em.find(
+      IdempotencyRecord,
+      { expiresAt: { $lte: now } },
+      { orderBy: { id: 'asc' }, limit: batchSize, fields: ['id'] },
+    );
     if (!batch.length) return purged;
     purged += await em.nativeDelete(IdempotencyRecord, { id: { $in: batch.map((r) => r.id) } });
     em.clear();
@@ -64,7 +72,12 @@ export class IdempotencyService {
   }
 
   /** Runs `execute` once per key: inside the transaction that also stores its outcome. */
-  async run<T>(accountId: number, rawKey: string, payload: unknown, execute: (tx: SqlTransaction) => Promise<T>): Promise<{ value: T; replayed: boolean }> {
+  async run<T>(
+    accountId: number,
+    rawKey: string,
+    payload: unknown,
+    execute: (tx: SqlTransaction) => Promise<T>,
+  ): Promise<{ value: T; replayed: boolean }> {
     const key = IdempotencyService.validateKey(rawKey);
     const requestHash = createHash('sha256').update(JSON.stringify(payload)).digest('hex');
     const recordId = await this.claim(accountId, key, requestHash);
@@ -145,10 +158,12 @@ export class IdempotencyService {
 
   /** Writes the outcome onto this request's own open claim; if a retry took the claim over, nothing commits. */
   private async store(tx: SqlTransaction, recordId: number, outcome: StoredOutcome<unknown>) {
-    const written = await tx.run('update idempotency_records set outcome = ? where id = ? and outcome is null', [JSON.stringify(outcome), recordId]);
+    const written = await tx.run('update idempotency_records set outcome = ? where id = ? and outcome is null', [
+      JSON.stringify(outcome),
+      recordId,
+    ]);
     if (written !== 1) throw new LostClaim();
   }
-
 }
 
 interface RecordRow {
@@ -163,7 +178,10 @@ interface RecordRow {
 /** This request outlived its claim and a retry took the key over: its work rolls back, the retry's counts. */
 class LostClaim extends DomainError {
   constructor() {
-    super('IDEMPOTENCY_KEY_IN_FLIGHT', 'A retry with this idempotency key took over while this request was running; retry to get its outcome.');
+    super(
+      'IDEMPOTENCY_KEY_IN_FLIGHT',
+      'A retry with this idempotency key took over while this request was running; retry to get its outcome.',
+    );
     this.name = 'LostClaim';
   }
 }

@@ -15,7 +15,18 @@ export type { Page, PageRequest } from './pagination.js';
 export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from './pagination.js';
 export type * from './views.js';
 export { PLAN_LIMITS, limitsFor } from './plans.js';
-export { PetsService, CategoriesService, AccountsService, StoreService, EventsService, WebhooksService, type AccountsDeps, type BanRegistry, type WebhookPolicy, type WebhookInput };
+export {
+  PetsService,
+  CategoriesService,
+  AccountsService,
+  StoreService,
+  EventsService,
+  WebhooksService,
+  type AccountsDeps,
+  type BanRegistry,
+  type WebhookPolicy,
+  type WebhookInput,
+};
 export { validationFailed } from './errors.js';
 export { EVENT_TYPES, type EventType, type EventSubscriptions, canSee, parseEventTypes } from './events.service.js';
 

@@ -66,7 +66,6 @@ export class PetsService {
     return toPage(rows.map(petRowToView), limit);
   }
 
-
   /** The list's SQL text, its values and the page's size, its `limit + 1` last. */
   private petsQuery(filter: PetFilter, page: PageRequest): { sql: string; params: unknown[]; limit: number } {
     const limit = pageSize(page.limit);
@@ -154,15 +153,17 @@ export class PetsService {
     const name = v.nameText(input.name, 'name');
     const status = input.status === undefined || input.status === null ? 'available' : v.oneOf(input.status, 'status', PET_STATUSES);
     const categoryId = v.id(input.categoryId, 'categoryId');
-    return this.inExistingCategory(categoryId, () => this.em.transactional(async (em) => {
-      const category = await this.referencedCategory(em, categoryId);
-      const pet = new Pet(name, category, status);
-      em.persist(pet);
-      em.persist(new InventoryItem(pet, 1));
-      await em.flush();
-      await recordPetEvent(em, 'pet.created', toPetView(pet));
-      return toPetView(pet);
-    }));
+    return this.inExistingCategory(categoryId, () =>
+      this.em.transactional(async (em) => {
+        const category = await this.referencedCategory(em, categoryId);
+        const pet = new Pet(name, category, status);
+        em.persist(pet);
+        em.persist(new InventoryItem(pet, 1));
+        await em.flush();
+        await recordPetEvent(em, 'pet.created', toPetView(pet));
+        return toPetView(pet);
+      }),
+    );
   }
 
   async updatePet(actor: Actor, id: number, input: PetInput): Promise<PetView> {
@@ -171,28 +172,30 @@ export class PetsService {
     const name = v.nameText(input.name, 'name');
     const categoryId = v.id(input.categoryId, 'categoryId');
     const status = input.status === undefined || input.status === null ? undefined : v.oneOf(input.status, 'status', PET_STATUSES);
-    return this.inExistingCategory(categoryId, () => this.em.transactional(async (em) => {
-      // Touch the inventory row first: it is the lock every stock and status change takes, so this
-      // update cannot interleave with an order being placed for the same pet.
-      const locked = await em.nativeUpdate(InventoryItem, { pet: petId }, { quantity: raw('quantity') });
-      const pet = locked ? await em.findOne(Pet, { id: petId }) : null;
-      if (!pet) throw notFound('Pet', petId);
-      const category = await this.referencedCategory(em, categoryId);
-      if (status === 'available' && pet.status !== 'available') {
-        const stock = await em.findOne(InventoryItem, { pet: petId });
-        if (!stock || stock.quantity <= 0) {
-          throw new DomainError('INSUFFICIENT_STOCK', 'A pet without stock cannot be made available; set its inventory first.');
+    return this.inExistingCategory(categoryId, () =>
+      this.em.transactional(async (em) => {
+        // Touch the inventory row first: it is the lock every stock and status change takes, so this
+        // update cannot interleave with an order being placed for the same pet.
+        const locked = await em.nativeUpdate(InventoryItem, { pet: petId }, { quantity: raw('quantity') });
+        const pet = locked ? await em.findOne(Pet, { id: petId }) : null;
+        if (!pet) throw notFound('Pet', petId);
+        const category = await this.referencedCategory(em, categoryId);
+        if (status === 'available' && pet.status !== 'available') {
+          const stock = await em.findOne(InventoryItem, { pet: petId });
+          if (!stock || stock.quantity <= 0) {
+            throw new DomainError('INSUFFICIENT_STOCK', 'A pet without stock cannot be made available; set its inventory first.');
+          }
         }
-      }
-      const statusBefore = pet.status;
-      pet.name = name;
-      pet.category = category;
-      if (status) pet.status = status;
-      await em.flush();
-      await recordPetEvent(em, 'pet.updated', toPetView(pet));
-      if (pet.status !== statusBefore) await recordInventoryChanged(em, petId);
-      return toPetView(pet);
-    }));
+        const statusBefore = pet.status;
+        pet.name = name;
+        pet.category = category;
+        if (status) pet.status = status;
+        await em.flush();
+        await recordPetEvent(em, 'pet.updated', toPetView(pet));
+        if (pet.status !== statusBefore) await recordInventoryChanged(em, petId);
+        return toPetView(pet);
+      }),
+    );
   }
 
   /**
@@ -234,5 +237,4 @@ export class PetsService {
   private noSuchCategory(categoryId: number) {
     return validationFailed(`Category ${categoryId} does not exist.`, [{ path: 'categoryId', message: 'no such category' }]);
   }
-
 }

@@ -39,7 +39,12 @@ export function limitsFor(plan: PlanName, custom: CustomLimits | null): Limits {
 }
 
 /** An account's stored limits columns as `CustomLimits`; null when it stores no quotas (not an enterprise account). */
-export const customLimits = (a: { perMinute: number | null; perDay: number | null; webhookEndpointCap: number | null; subscriptionCap: number | null }): CustomLimits | null =>
+export const customLimits = (a: {
+  perMinute: number | null;
+  perDay: number | null;
+  webhookEndpointCap: number | null;
+  subscriptionCap: number | null;
+}): CustomLimits | null =>
   a.perMinute !== null && a.perDay !== null
     ? { perMinute: a.perMinute, perDay: a.perDay, webhookEndpoints: a.webhookEndpointCap, subscriptions: a.subscriptionCap }
     : null;

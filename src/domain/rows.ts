@@ -20,7 +20,12 @@ export interface PetRow {
   status: PetStatus;
 }
 export const PET_COLUMNS = 'id, name, category_id, status';
-export const petRowToView = (r: PetRow): PetView => ({ id: Number(r.id), name: r.name, categoryId: Number(r.category_id), status: r.status });
+export const petRowToView = (r: PetRow): PetView => ({
+  id: Number(r.id),
+  name: r.name,
+  categoryId: Number(r.category_id),
+  status: r.status,
+});
 
 export interface CategoryRow {
   id: number | string;
@@ -37,7 +42,11 @@ export interface InventoryRow {
 }
 /** Stock with its pet's status (a pet's status and its inventory entry's status are the same value). */
 export const INVENTORY_SELECT = 'select i.pet_id, i.quantity, p.status from inventory i join pets p on p.id = i.pet_id';
-export const inventoryRowToView = (r: InventoryRow): InventoryView => ({ petId: Number(r.pet_id), quantity: Number(r.quantity), status: r.status });
+export const inventoryRowToView = (r: InventoryRow): InventoryView => ({
+  petId: Number(r.pet_id),
+  quantity: Number(r.quantity),
+  status: r.status,
+});
 
 /**
  * A datetime column as epoch ms, as the plain-SQL readers return it: a number on SQLite (MikroORM stores epoch ms), on
@@ -45,7 +54,13 @@ export const inventoryRowToView = (r: InventoryRow): InventoryView => ({ petId: 
  * or a Date.
  */
 export const timeOf = (value: number | string | Date): number =>
-  value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Number.isNaN(Number(value)) ? Date.parse(value) : Number(value);
+  value instanceof Date
+    ? value.getTime()
+    : typeof value === 'number'
+      ? value
+      : Number.isNaN(Number(value))
+        ? Date.parse(value)
+        : Number(value);
 
 /** `?, ?, ?` for an `in (…)` list of `n` values; the lists up to 100 long (the most ids a request takes) are made once. */
 const PLACEHOLDERS = Array.from({ length: 101 }, (_, n) => Array.from({ length: n }, () => '?').join(', '));
@@ -61,7 +76,12 @@ export interface ReadById<Row, View> {
   select: string;
   view: (row: Row) => View;
 }
-export const PETS_BY_ID: ReadById<PetRow, PetView> = { resource: 'Pet', idName: 'petId', select: `select ${PET_COLUMNS} from pets`, view: petRowToView };
+export const PETS_BY_ID: ReadById<PetRow, PetView> = {
+  resource: 'Pet',
+  idName: 'petId',
+  select: `select ${PET_COLUMNS} from pets`,
+  view: petRowToView,
+};
 export const CATEGORIES_BY_ID: ReadById<CategoryRow, CategoryView> = {
   resource: 'Category',
   idName: 'categoryId',
@@ -84,7 +104,11 @@ export async function readMany<Row, View>(reader: SqlReader, by: ReadById<Row, V
 }
 
 /** A keyset page of the whole table in id order, as views (one more row is read to know whether another follows). */
-export async function readPage<Row, View extends { id: number }>(reader: SqlReader, by: ReadById<Row, View>, page: PageRequest): Promise<Page<View>> {
+export async function readPage<Row, View extends { id: number }>(
+  reader: SqlReader,
+  by: ReadById<Row, View>,
+  page: PageRequest,
+): Promise<Page<View>> {
   const limit = pageSize(page.limit);
   const rows = await reader.all<Row>(`${by.select} where id > ? order by id asc limit ?`, [decodeCursor(page.cursor), limit + 1]);
   return toPage(rows.map(by.view), limit);

@@ -161,7 +161,10 @@ export class StoreService {
         ...around(JSON.stringify(inventoryAfterOrder(petId, HOLE))),
       );
     }
-    const [placed] = await all<{ quantity: number | string; id: number | string }>(this.outbox ? PLACE_ORDER_PG : PLACE_ORDER_PG_NO_OUTBOX, params);
+    const [placed] = await all<{ quantity: number | string; id: number | string }>(
+      this.outbox ? PLACE_ORDER_PG : PLACE_ORDER_PG_NO_OUTBOX,
+      params,
+    );
     if (!placed) throw await whyNotPlaceable(all, petId, quantity);
     return { id: Number(placed.id), petId, quantity, shipDate, complete: false, accountId: actor.accountId };
   }
@@ -224,7 +227,12 @@ export class StoreService {
       decodeCursor(page.cursor),
       limit + 1,
     ]);
-    return mapPage(toPage(rows.map((r) => ({ id: Number(r.pet_id), view: inventoryRowToView(r) })), limit));
+    return mapPage(
+      toPage(
+        rows.map((r) => ({ id: Number(r.pet_id), view: inventoryRowToView(r) })),
+        limit,
+      ),
+    );
   }
 
   async getInventory(petId: number): Promise<InventoryView> {
@@ -256,7 +264,6 @@ export class StoreService {
   }
 }
 
-
 type SqlAll = <Row>(sql: string, params: readonly unknown[]) => Promise<Row[]>;
 
 /** Why an order the conditional decrement refused was refused: no such pet, not available, or too little stock. */
@@ -265,11 +272,18 @@ async function whyNotPlaceable(all: SqlAll, petId: number, quantity: number): Pr
   if (!pet) return validationFailed(`Pet ${petId} does not exist.`, [{ path: 'petId', message: 'no such pet' }]);
   if (pet.status !== 'available') return new DomainError('PET_NOT_AVAILABLE', `Pet ${petId} is ${pet.status}, not available.`);
   const [stock] = await all<{ quantity: number | string }>('select quantity from inventory where pet_id = ?', [petId]);
-  return new DomainError('INSUFFICIENT_STOCK', `Only ${stock ? Number(stock.quantity) : 0} of pet ${petId} in stock; ${quantity} requested.`);
+  return new DomainError(
+    'INSUFFICIENT_STOCK',
+    `Only ${stock ? Number(stock.quantity) : 0} of pet ${petId} in stock; ${quantity} requested.`,
+  );
 }
 
 /** The pet's inventory entry after an order left `left` in stock: it turns pending with its last unit. */
-const inventoryAfterOrder = (petId: number, left: number): InventoryView => ({ petId, quantity: left, status: left === 0 ? 'pending' : 'available' });
+const inventoryAfterOrder = (petId: number, left: number): InventoryView => ({
+  petId,
+  quantity: left,
+  status: left === 0 ? 'pending' : 'available',
+});
 
 /** A number no id or stock takes, rendered into a JSON template where the statement puts its own number. */
 const HOLE = -7_654_321;
@@ -309,7 +323,11 @@ const placeOrderPg = (outbox: boolean) => `with locked as (
       ? `, recorded as (
     ${insertEventsFromRowsPg('taken cross join placed', [
       { type: 'order.placed', data: '?::text || placed.id || ?::text', accountId: '?::bigint' },
-      { type: 'inventory.changed', data: 'case when taken.quantity = 0 then ?::text else ?::text || taken.quantity || ?::text end', accountId: 'null::bigint' },
+      {
+        type: 'inventory.changed',
+        data: 'case when taken.quantity = 0 then ?::text else ?::text || taken.quantity || ?::text end',
+        accountId: 'null::bigint',
+      },
     ])}
   )`
       : ''

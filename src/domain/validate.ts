@@ -39,9 +39,11 @@ export function normalizeText(value: string): string {
 export function trimmedText(value: unknown, path: string, max: number, { min = 1 } = {}): string {
   if (typeof value !== 'string') throw validationFailed(`${path} must be a string.`, [{ path, message: 'must be a string' }]);
   // Neither PostgreSQL text nor the SQLite driver stores NUL: refuse it here rather than fail in the database.
-  if (value.includes('\u0000')) throw validationFailed(`${path} must not contain NUL characters.`, [{ path, message: 'must not contain NUL characters' }]);
+  if (value.includes('\u0000'))
+    throw validationFailed(`${path} must not contain NUL characters.`, [{ path, message: 'must not contain NUL characters' }]);
   // A lone UTF-16 surrogate (possible through a JSON \ud800 escape) is not text any database can store faithfully.
-  if (LONE_SURROGATE.test(value)) throw validationFailed(`${path} must be valid Unicode text.`, [{ path, message: 'contains a lone surrogate' }]);
+  if (LONE_SURROGATE.test(value))
+    throw validationFailed(`${path} must be valid Unicode text.`, [{ path, message: 'contains a lone surrogate' }]);
   const text = normalizeText(value);
   // Lengths count characters (code points), as JSON Schema's maxLength in the OpenAPI document and
   // PostgreSQL's varchar do, not UTF-16 units: 100 emoji are a valid 100-character name.
@@ -69,7 +71,9 @@ const VISIBLE_CHARACTER = /[^\p{White_Space}\p{Z}\p{C}\p{M}\u2800]/u;
 export function nameText(value: unknown, path: string): string {
   const text = trimmedText(value, path, 100);
   if (CONTROL_CHARACTER.test(text)) {
-    throw validationFailed(`${path} must not contain control characters (line breaks, tabs, BEL …).`, [{ path, message: 'must not contain control characters' }]);
+    throw validationFailed(`${path} must not contain control characters (line breaks, tabs, BEL …).`, [
+      { path, message: 'must not contain control characters' },
+    ]);
   }
   if (!VISIBLE_CHARACTER.test(text)) {
     throw validationFailed(`${path} must contain at least one visible character.`, [{ path, message: 'must contain a visible character' }]);
@@ -84,7 +88,13 @@ export function nameText(value: unknown, path: string): string {
  * and PostgreSQL compare names alike. At most three characters per character of the name (`ﬃ` is `ffi`).
  */
 export function nameKey(name: string): string {
-  return name.normalize('NFC').toLowerCase().toUpperCase().toLowerCase().replace(/i\u0307/g, 'i').normalize('NFC');
+  return name
+    .normalize('NFC')
+    .toLowerCase()
+    .toUpperCase()
+    .toLowerCase()
+    .replace(/i\u0307/g, 'i')
+    .normalize('NFC');
 }
 
 /**

@@ -24,8 +24,22 @@ const PUBLIC_SPACE = {
  */
 const NOT_PUBLIC = {
   ipv4: blocks([
-    '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.0.2.0/24',
-    '192.31.196.0/24', '192.52.193.0/24', '192.88.99.0/24', '192.168.0.0/16', '192.175.48.0/24', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24',
+    '0.0.0.0/8',
+    '10.0.0.0/8',
+    '100.64.0.0/10',
+    '127.0.0.0/8',
+    '169.254.0.0/16',
+    '172.16.0.0/12',
+    '192.0.0.0/24',
+    '192.0.2.0/24',
+    '192.31.196.0/24',
+    '192.52.193.0/24',
+    '192.88.99.0/24',
+    '192.168.0.0/16',
+    '192.175.48.0/24',
+    '198.18.0.0/15',
+    '198.51.100.0/24',
+    '203.0.113.0/24',
   ]),
   ipv6: blocks(['2001::/23', '2001:db8::/32', '2002::/16', '3fff::/20']),
 };
@@ -44,7 +58,8 @@ export function isPublicAddress(address: string): boolean {
     if (v6.isIPv4MappedAddress()) ip = v6.toIPv4Address();
     else if (v6.parts.slice(0, 6).every((part) => part === 0)) ip = new ipaddr.IPv4(v6.toByteArray().slice(12));
   }
-  const within = (list: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>) => list.some((range) => ip.kind() === range[0].kind() && ip.match(range));
+  const within = (list: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>) =>
+    list.some((range) => ip.kind() === range[0].kind() && ip.match(range));
   const kind = ip.kind();
   return within(PUBLIC_SPACE[kind]) && !within(NOT_PUBLIC[kind]) && ip.range() === 'unicast';
 }

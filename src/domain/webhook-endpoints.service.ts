@@ -78,9 +78,18 @@ export class WebhooksService {
       const count = await em.count(WebhookEndpoint, { account: actor.accountId });
       const cap = limitsFor(actor.plan, actor.limits).webhookEndpoints;
       if (count >= cap) {
-        throw new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} webhook endpoint${cap === 1 ? '' : 's'}; delete one or upgrade the plan.`);
+        throw new DomainError(
+          'PLAN_LIMIT_REACHED',
+          `The ${actor.plan} plan allows ${cap} webhook endpoint${cap === 1 ? '' : 's'}; delete one or upgrade the plan.`,
+        );
       }
-      const endpoint = new WebhookEndpoint(em.getReference(Account, actor.accountId), url, JSON.stringify(events), newWebhookSecret(), await newestPosition(em));
+      const endpoint = new WebhookEndpoint(
+        em.getReference(Account, actor.accountId),
+        url,
+        JSON.stringify(events),
+        newWebhookSecret(),
+        await newestPosition(em),
+      );
       em.persist(endpoint);
       await em.flush();
       return { ...toEndpointView(endpoint), secret: endpoint.secret };
@@ -95,7 +104,8 @@ export class WebhooksService {
     if (input.url !== undefined) endpoint.url = this.checkedUrl(input.url);
     if (input.events !== undefined) endpoint.events = JSON.stringify(this.checkedEvents(input.events));
     if (input.enabled !== undefined) {
-      if (typeof input.enabled !== 'boolean') throw validationFailed('enabled must be a boolean.', [{ path: 'enabled', message: 'must be a boolean' }]);
+      if (typeof input.enabled !== 'boolean')
+        throw validationFailed('enabled must be a boolean.', [{ path: 'enabled', message: 'must be a boolean' }]);
       endpoint.enabled = input.enabled;
       if (input.enabled) endpoint.disabledReason = null;
     }
@@ -135,7 +145,8 @@ export class WebhooksService {
     const id = v.id(deliveryId, 'deliveryId');
     return this.em.transactional(async (em) => {
       // A write first: the endpoint row's lock (SQLite: the write lock) lets one redelivery at a time look for a pending one.
-      if (!(await em.nativeUpdate(WebhookEndpoint, { id: endpointId, account: actor.accountId }, { url: raw('url') }))) throw notFound('Webhook', endpointId);
+      if (!(await em.nativeUpdate(WebhookEndpoint, { id: endpointId, account: actor.accountId }, { url: raw('url') })))
+        throw notFound('Webhook', endpointId);
       const endpoint = await em.findOneOrFail(WebhookEndpoint, { id: endpointId });
       const original = await em.findOne(WebhookDelivery, { id, endpoint: endpoint.id });
       if (!original) throw notFound('Delivery', id);
@@ -149,7 +160,11 @@ export class WebhooksService {
         throw new DomainError('EVENT_EXPIRED', `Event ${original.eventId} is older than 30 days and no longer kept.`);
       }
       const now = new Date();
-      const pending = await em.findOne(WebhookDelivery, { endpoint: endpoint.id, eventId: original.eventId, status: 'pending' }, { orderBy: { id: 'asc' } });
+      const pending = await em.findOne(
+        WebhookDelivery,
+        { endpoint: endpoint.id, eventId: original.eventId, status: 'pending' },
+        { orderBy: { id: 'asc' } },
+      );
       if (pending) {
         if (pending.scheduledAt > now) pending.scheduledAt = now;
         await em.flush();
@@ -171,7 +186,9 @@ export class WebhooksService {
 
   private checkedEvents(value: unknown): string[] {
     if (!Array.isArray(value) || value.length === 0 || value.length > EVENT_TYPES.length) {
-      throw validationFailed('events must list 1 or more event types.', [{ path: 'events', message: 'must list event types such as order.placed or order.*' }]);
+      throw validationFailed('events must list 1 or more event types.', [
+        { path: 'events', message: 'must list event types such as order.placed or order.*' },
+      ]);
     }
     return parseEventTypes(value, 'events')!;
   }

@@ -9,7 +9,8 @@ import { eventRepresentation } from './representations.js';
 export const RETRY_SCHEDULE_S = [5, 30, 120, 600, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 24 * 3600];
 
 /** ±20 % jitter, so receivers that failed together are not retried together. */
-export const retryDelayMs = (retry: number, scale: number, random = Math.random()) => RETRY_SCHEDULE_S[retry - 1]! * 1000 * scale * (0.8 + 0.4 * random);
+export const retryDelayMs = (retry: number, scale: number, random = Math.random()) =>
+  RETRY_SCHEDULE_S[retry - 1]! * 1000 * scale * (0.8 + 0.4 * random);
 
 export interface WebhookQueueOptions {
   /** Factor on the retry schedule (WEBHOOK_RETRY_SCALE; default 1). */
@@ -50,11 +51,14 @@ export interface DueEndpoint {
 const RELAY = 'webhooks';
 
 /** The earliest start position among enabled endpoints (one parameter: true). */
-const FIRST_START = 'select start_after_txid, start_after_event_id from webhook_endpoints where enabled = ? order by start_after_txid, start_after_event_id limit 1';
+const FIRST_START =
+  'select start_after_txid, start_after_event_id from webhook_endpoints where enabled = ? order by start_after_txid, start_after_event_id limit 1';
 
 /** A time read by raw SQL: epoch milliseconds (SQLite, as a number or text) or a Date (PostgreSQL). */
 const fromSqlTime = (value: unknown): Date | null =>
-  value === null || value === undefined ? null : new Date(typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : (value as number | string | Date));
+  value === null || value === undefined
+    ? null
+    : new Date(typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : (value as number | string | Date));
 
 /**
  * The webhook delivery queue, run by each instance's worker (src/events/webhook-dispatcher.ts): the worker decides
@@ -77,7 +81,14 @@ export class WebhookQueue {
     return this.em.transactional(async (tx) => {
       // A write first: the relay row's lock (PostgreSQL) or the database's write lock (SQLite) makes instances take turns.
       await tx.execute('update event_relays set last_event_id = last_event_id where name = ?', [RELAY]);
-      const [relay] = await tx.execute<Array<{ last_txid: number | string; last_event_id: number | string; start_txid: number | string | null; start_id: number | string | null }>>(
+      const [relay] = await tx.execute<
+        Array<{
+          last_txid: number | string;
+          last_event_id: number | string;
+          start_txid: number | string | null;
+          start_id: number | string | null;
+        }>
+      >(
         `select r.last_txid, r.last_event_id, s.start_after_txid as start_txid, s.start_after_event_id as start_id from event_relays r
            left join (${FIRST_START}) s on 1 = 1 where r.name = ?`,
         [true, RELAY],
@@ -86,12 +97,17 @@ export class WebhookQueue {
       // Events before every endpoint's start concern none of them.
       const relayed = { txid: Number(relay.last_txid), id: Number(relay.last_event_id) };
       const start = { txid: Number(relay.start_txid), id: Number(relay.start_id) };
-      const events = await readEvents(tx, isAfter(start, relayed) ? start : relayed, batch, { fields: ['id', 'txid', 'type', 'accountId'] });
+      const events = await readEvents(tx, isAfter(start, relayed) ? start : relayed, batch, {
+        fields: ['id', 'txid', 'type', 'accountId'],
+      });
       if (!events.length) return 0;
       const last = positionOf(events.at(-1)!);
       const endpoints = await tx.find(
         WebhookEndpoint,
-        { enabled: true, $or: [{ startAfterTxid: { $lt: last.txid } }, { startAfterTxid: last.txid, startAfterEventId: { $lt: last.id } }] },
+        {
+          enabled: true,
+          $or: [{ startAfterTxid: { $lt: last.txid } }, { startAfterTxid: last.txid, startAfterEventId: { $lt: last.id } }],
+        },
         { populate: ['account'] },
       );
       const now = new Date();
@@ -102,7 +118,15 @@ export class WebhookQueue {
         const from: EventPosition = { txid: endpoint.startAfterTxid, id: endpoint.startAfterEventId };
         for (const event of events) {
           if (isAfter(positionOf(event), from) && types.has(event.type) && canSee(owner, event)) {
-            rows.push({ endpoint: endpoint.id, eventId: event.id, eventType: event.type, attempt: 1, status: 'pending' as const, scheduledAt: now, createdAt: now });
+            rows.push({
+              endpoint: endpoint.id,
+              eventId: event.id,
+              eventType: event.type,
+              attempt: 1,
+              status: 'pending' as const,
+              scheduledAt: now,
+              createdAt: now,
+            });
           }
         }
       }
@@ -141,11 +165,20 @@ export class WebhookQueue {
    * may be read (PostgreSQL; see readEvents), whether a pending attempt is due now, and when the next one waiting
    * for its time (a retry, mostly) falls due.
    */
-  async workState(now = new Date()): Promise<{ eventsToRelay: boolean; eventsWaiting: boolean; attemptsDue: boolean; nextDueAt: Date | null }> {
+  async workState(
+    now = new Date(),
+  ): Promise<{ eventsToRelay: boolean; eventsWaiting: boolean; attemptsDue: boolean; nextDueAt: Date | null }> {
     const at = this.sqlTime(now);
     const newest = `select txid, id from events${readableEvents(this.em)} order by txid desc, id desc limit 1`;
     const committed = 'select txid, id from events order by txid desc, id desc limit 1';
-    const [state] = await this.em.execute<Array<Record<'relayed_txid' | 'relayed_id' | 'newest_txid' | 'newest_id' | 'committed_txid' | 'committed_id' | 'start_txid' | 'start_id', number | string | null> & { due: unknown; next: unknown }>>(
+    const [state] = await this.em.execute<
+      Array<
+        Record<
+          'relayed_txid' | 'relayed_id' | 'newest_txid' | 'newest_id' | 'committed_txid' | 'committed_id' | 'start_txid' | 'start_id',
+          number | string | null
+        > & { due: unknown; next: unknown }
+      >
+    >(
       `select r.last_txid as relayed_txid, r.last_event_id as relayed_id, n.txid as newest_txid, n.id as newest_id,
          c.txid as committed_txid, c.id as committed_id,
          s.start_after_txid as start_txid, s.start_after_event_id as start_id,
@@ -162,7 +195,10 @@ export class WebhookQueue {
         state.newest_id !== null &&
         isAfter(position(state.newest_txid, state.newest_id), position(state.relayed_txid, state.relayed_id)) &&
         isAfter(position(state.newest_txid, state.newest_id), position(state.start_txid, state.start_id)),
-      eventsWaiting: !!state && state.start_txid !== null && isAfter(position(state.committed_txid, state.committed_id), position(state.newest_txid, state.newest_id)),
+      eventsWaiting:
+        !!state &&
+        state.start_txid !== null &&
+        isAfter(position(state.committed_txid, state.committed_id), position(state.newest_txid, state.newest_id)),
       attemptsDue: fromSqlTime(state?.due) !== null,
       nextDueAt: fromSqlTime(state?.next),
     };
@@ -197,7 +233,10 @@ export class WebhookQueue {
         { endpoint: endpointId, status: 'pending', scheduledAt: { $lte: now }, ...free },
         { orderBy: { scheduledAt: 'asc', id: 'asc' }, limit: 1, populate: ['endpoint'] },
       );
-      if (!delivery || !(await this.em.nativeUpdate(WebhookDelivery, { id: delivery.id, ...free }, { claimedBy: owner, claimedUntil: until }))) {
+      if (
+        !delivery ||
+        !(await this.em.nativeUpdate(WebhookDelivery, { id: delivery.id, ...free }, { claimedBy: owner, claimedUntil: until }))
+      ) {
         await this.releaseQueue(endpointId, owner);
         return null;
       }
@@ -209,7 +248,8 @@ export class WebhookQueue {
         continue;
       }
       const secrets = [endpoint.secret];
-      if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now) secrets.push(endpoint.previousSecret);
+      if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now)
+        secrets.push(endpoint.previousSecret);
       return {
         deliveryId: delivery.id,
         endpointId,
@@ -230,20 +270,34 @@ export class WebhookQueue {
    * with the reason. `recorded` is false when the claim had run out and another holder took the
    * attempt over (its outcome counts, not this one).
    */
-  async recordAttempt(attempt: WebhookAttempt, owner: string, outcome: AttemptOutcome, started: Date): Promise<{ recorded: boolean; disabled: boolean }> {
+  async recordAttempt(
+    attempt: WebhookAttempt,
+    owner: string,
+    outcome: AttemptOutcome,
+    started: Date,
+  ): Promise<{ recorded: boolean; disabled: boolean }> {
     // A success is one statement; a failure also schedules what comes next, in the same transaction.
     if (outcome.ok) return { recorded: await this.finish(attempt.deliveryId, owner, outcome, started), disabled: false };
     return this.em.transactional(async (tx) => {
       // The endpoint row's lock first, then the delivery's: the order a deleted endpoint (or account) cascades in.
       // The other order deadlocked on PostgreSQL with a DELETE of the endpoint (it held the endpoint, waited for
       // the delivery; this held the delivery, waited for the endpoint to insert the retry), and one of the two failed.
-      if (!(await tx.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId }, { url: raw('url') }))) return { recorded: false, disabled: false };
+      if (!(await tx.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId }, { url: raw('url') })))
+        return { recorded: false, disabled: false };
       const recorded = await new WebhookQueue(tx, this.options).finish(attempt.deliveryId, owner, outcome, started);
       if (!recorded) return { recorded, disabled: false };
       if (attempt.attempt <= RETRY_SCHEDULE_S.length) {
         const next = new Date(Date.now() + retryDelayMs(attempt.attempt, this.options.retryScale ?? 1));
         const original = await tx.findOneOrFail(WebhookDelivery, { id: attempt.deliveryId });
-        tx.persist(new WebhookDelivery(tx.getReference(WebhookEndpoint, attempt.endpointId), attempt.eventId, original.eventType, attempt.attempt + 1, next));
+        tx.persist(
+          new WebhookDelivery(
+            tx.getReference(WebhookEndpoint, attempt.endpointId),
+            attempt.eventId,
+            original.eventType,
+            attempt.attempt + 1,
+            next,
+          ),
+        );
         await tx.flush();
         return { recorded, disabled: false };
       }

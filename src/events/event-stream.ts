@@ -28,7 +28,12 @@ const WAKE_GAP_MS = 10;
 /** The push of one event to this instance's subscriptions as a span of its own, linked to the change that wrote the event. */
 function pushTraced(event: EventView, listeners: Array<(event: EventView) => void>) {
   const attributes = { 'petstore.event.id': event.id, 'petstore.event.type': event.type, 'petstore.subscriptions': listeners.length };
-  const span = tracer().startSpan('subscription push', { root: true, kind: SpanKind.PRODUCER, attributes, links: linksTo(event.traceparent) });
+  const span = tracer().startSpan('subscription push', {
+    root: true,
+    kind: SpanKind.PRODUCER,
+    attributes,
+    links: linksTo(event.traceparent),
+  });
   try {
     for (const listener of listeners) listener(event);
   } finally {
@@ -50,8 +55,10 @@ export class EventStream implements EventSubscriptions {
     pollMs: number,
     pollMaxMs = pollMs,
   ) {
-    this.loop = new WorkLoop(() => this.poll(), { minMs: pollMs, maxMs: pollMaxMs, wakeGapMs: WAKE_GAP_MS }, (err) =>
-      this.logger.warn({ err }, 'events: reading the outbox for subscriptions failed; retrying'),
+    this.loop = new WorkLoop(
+      () => this.poll(),
+      { minMs: pollMs, maxMs: pollMaxMs, wakeGapMs: WAKE_GAP_MS },
+      (err) => this.logger.warn({ err }, 'events: reading the outbox for subscriptions failed; retrying'),
     );
   }
 

@@ -68,7 +68,9 @@ export function keyChanges(database: Config['database'], logger: Logger): KeyCha
   return {
     announce() {
       changed();
-      listening?.query(`notify ${KEYS_CHANNEL}`).catch((err: unknown) => logger.warn({ err }, 'keys: announcing a key change to the other instances failed'));
+      listening
+        ?.query(`notify ${KEYS_CHANNEL}`)
+        .catch((err: unknown) => logger.warn({ err }, 'keys: announcing a key change to the other instances failed'));
     },
     onChange(listener) {
       listeners.add(listener);

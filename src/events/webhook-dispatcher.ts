@@ -95,7 +95,9 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
     lanes.set(endpointId, accountId);
     perAccount.set(accountId, (perAccount.get(accountId) ?? 0) + 1);
     const lane = runLane(endpointId, owner)
-      .catch((err: unknown) => logger.warn({ err, webhookId: endpointId }, 'webhooks: a delivery lane failed; its attempts are retried after their lease'))
+      .catch((err: unknown) =>
+        logger.warn({ err, webhookId: endpointId }, 'webhooks: a delivery lane failed; its attempts are retried after their lease'),
+      )
       .finally(() => {
         lanes.delete(endpointId);
         const left = (perAccount.get(accountId) ?? 1) - 1;
@@ -136,7 +138,12 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
       'webhook-signature': attempt.secrets.map((s) => signature(s, id, timestamp, attempt.body)).join(' '),
     };
     const trace = { traceparent: attempt.traceparent, eventId: attempt.eventId, endpointId: attempt.endpointId, attempt: attempt.attempt };
-    const result = await sendWebhook(attempt.url, headers, attempt.body, { allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs, signal: shutdown.signal, trace });
+    const result = await sendWebhook(attempt.url, headers, attempt.body, {
+      allowPrivate: options.allowPrivate,
+      timeoutMs: options.timeoutMs,
+      signal: shutdown.signal,
+      trace,
+    });
     if (result.aborted) {
       await service().releaseAttempt(attempt.deliveryId, owner);
       return false;
@@ -147,7 +154,10 @@ export function startWebhookDispatcher(orm: Orm, logger: Logger, options: Webhoo
     options.onAttempt?.(result.ok ? 'succeeded' : 'failed', result.ok ? (Date.now() - attempt.eventCreatedAt.getTime()) / 1000 : undefined);
     if (disabled) {
       options.onEndpointDisabled?.();
-      logger.warn({ webhookId: attempt.endpointId, eventId: attempt.eventId }, 'webhooks: endpoint disabled after its retry schedule was spent');
+      logger.warn(
+        { webhookId: attempt.endpointId, eventId: attempt.eventId },
+        'webhooks: endpoint disabled after its retry schedule was spent',
+      );
     }
     return true;
   }

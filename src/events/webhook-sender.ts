@@ -50,7 +50,12 @@ function publicOnlyLookup(hostname: string, options: { all?: boolean; family?: n
     if (err) return callback(err, '');
     const blocked = addresses.find((a) => !isPublicAddress(a.address));
     if (blocked || addresses.length === 0) {
-      return callback(Object.assign(new Error(`${hostname} resolves to ${blocked?.address ?? 'nothing'}, which is not a public address`), { code: 'EADDRNOTPUBLIC' }), '');
+      return callback(
+        Object.assign(new Error(`${hostname} resolves to ${blocked?.address ?? 'nothing'}, which is not a public address`), {
+          code: 'EADDRNOTPUBLIC',
+        }),
+        '',
+      );
     }
     if (options.all) return callback(null, addresses);
     callback(null, addresses[0]!.address, addresses[0]!.family);
@@ -66,13 +71,17 @@ export function sendWebhook(target: string, headers: Record<string, string>, bod
     // The host only: a receiver's path or query may hold a token of its own.
     'server.address': URL.canParse(target) ? new URL(target).hostname : undefined,
   };
-  return inSpan('webhook delivery', { root: true, kind: SpanKind.PRODUCER, attributes, links: linksTo(options.trace?.traceparent) }, async (span) => {
-    const result = await send(target, traceHeaders(headers), body, options);
-    if (result.status !== null) span.setAttribute('http.response.status_code', result.status);
-    // No message: a receiver's redirect target may hold a token of its own.
-    if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR });
-    return result;
-  });
+  return inSpan(
+    'webhook delivery',
+    { root: true, kind: SpanKind.PRODUCER, attributes, links: linksTo(options.trace?.traceparent) },
+    async (span) => {
+      const result = await send(target, traceHeaders(headers), body, options);
+      if (result.status !== null) span.setAttribute('http.response.status_code', result.status);
+      // No message: a receiver's redirect target may hold a token of its own.
+      if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR });
+      return result;
+    },
+  );
 }
 
 function send(target: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendResult> {
@@ -130,7 +139,10 @@ function send(target: string, headers: Record<string, string>, body: string, opt
         let read = 0;
         const settle = () => {
           if (status >= 200 && status < 300) finish(done(true, status, null));
-          else if (status >= 300 && status < 400) finish(done(false, status, `redirect${res.headers.location ? ` to ${res.headers.location}` : ''} not followed; give the final URL`));
+          else if (status >= 300 && status < 400)
+            finish(
+              done(false, status, `redirect${res.headers.location ? ` to ${res.headers.location}` : ''} not followed; give the final URL`),
+            );
           else finish(done(false, status, `the receiver answered HTTP ${status}`));
         };
         res.on('data', (chunk: Buffer) => {

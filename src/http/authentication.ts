@@ -174,7 +174,15 @@ export class ApiKeyAuthenticator {
  * `state.authFailure`). Nothing is refused here: each facade decides once it knows the operation
  * (public operations and introspection need no key), and charges the per-address limiter.
  */
-export function authentication({ authenticator, gate, domain }: { authenticator: ApiKeyAuthenticator; gate: Pick<RateLimitGate, 'isAddressBlocked'>; domain: () => Domain }): Middleware {
+export function authentication({
+  authenticator,
+  gate,
+  domain,
+}: {
+  authenticator: ApiKeyAuthenticator;
+  gate: Pick<RateLimitGate, 'isAddressBlocked'>;
+  domain: () => Domain;
+}): Middleware {
   const settle = (state: AppState, actor: Actor | null, epoch: number) => {
     if (actor) {
       state.actor = actor;
@@ -274,7 +282,10 @@ export function keyRefusal(failure: AppState['authFailure'], needsKey: boolean):
 
 /** The refusal of a request that needs a key and has none that is valid (or whose key could not be checked). */
 export function authError(failure: AppState['authFailure']): HttpError {
-  if (failure === 'UNAVAILABLE') return new HttpError('UNAVAILABLE', 'Your API key could not be checked: the database is busy or unreachable; retry shortly.', { 'Retry-After': '2' });
+  if (failure === 'UNAVAILABLE')
+    return new HttpError('UNAVAILABLE', 'Your API key could not be checked: the database is busy or unreachable; retry shortly.', {
+      'Retry-After': '2',
+    });
   return failure === 'INVALID_API_KEY'
     ? new HttpError('INVALID_API_KEY', 'The API key is unknown or revoked.')
     : new HttpError('UNAUTHENTICATED', 'Send your API key in the X-API-Key header.');

@@ -27,7 +27,10 @@ export async function readJsonBody(ctx: Context, { requireJsonType = true } = {}
   // A compressed body is not read as JSON bytes (it would fail as invalid UTF-8): say what to do instead.
   const encoding = requestHeader(ctx, 'content-encoding').trim().toLowerCase();
   if (encoding && encoding !== 'identity') {
-    throw new HttpError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding.slice(0, 40)} is not supported; send the JSON body uncompressed.`);
+    throw new HttpError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Encoding ${encoding.slice(0, 40)} is not supported; send the JSON body uncompressed.`,
+    );
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1];
   if (charset && !/^utf-?8$/i.test(charset)) {

@@ -31,7 +31,17 @@ export function corsPolicy(origins: readonly string[]): Middleware {
       return allowed(origin) ? origin : '';
     },
     exposeHeaders: EXPOSED_HEADERS,
-    allowHeaders: ['Content-Type', 'X-API-Key', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name', 'Apollographql-Client-Name', 'Apollographql-Client-Version'],
+    allowHeaders: [
+      'Content-Type',
+      'X-API-Key',
+      'Idempotency-Key',
+      'If-None-Match',
+      'X-Request-Id',
+      'Apollo-Require-Preflight',
+      'X-Apollo-Operation-Name',
+      'Apollographql-Client-Name',
+      'Apollographql-Client-Version',
+    ],
     allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     maxAge: 600,
   });

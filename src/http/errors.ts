@@ -46,7 +46,12 @@ const INTERNAL_MESSAGE = 'Something went wrong on our side. Quote the request id
  */
 export function describeError(error: unknown): KnownError | null {
   if (error instanceof DomainError || error instanceof HttpError || error instanceof RateLimitRefusal) {
-    const known: KnownError = { code: error.code, message: error.message, status: statusOf(error.code), headers: 'headers' in error ? error.headers : {} };
+    const known: KnownError = {
+      code: error.code,
+      message: error.message,
+      status: statusOf(error.code),
+      headers: 'headers' in error ? error.headers : {},
+    };
     const details = 'details' in error ? error.details : undefined;
     if (details?.length) known.details = details;
     return known;
@@ -79,7 +84,11 @@ export function describeError(error: unknown): KnownError | null {
  * Whether a COMMIT whose answer was lost took effect is the idempotency key's to tell on the retry.
  */
 function isDatabaseOverloaded(code: string | undefined, error: unknown): boolean {
-  if (typeof code === 'string' && /^(08|53)...$|^57P0[123]$|^57014$|^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|AI_AGAIN)$/.test(code)) return true;
+  if (
+    typeof code === 'string' &&
+    /^(08|53)...$|^57P0[123]$|^57014$|^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|AI_AGAIN)$/.test(code)
+  )
+    return true;
   const message = (error as { message?: unknown } | null)?.message;
   return typeof message === 'string' && CONNECTION_LOST.test(message);
 }
@@ -92,7 +101,10 @@ const CONNECTION_LOST =
   /(^|\s-\s)(Knex: Timeout acquiring a connection|Connection terminated|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/;
 
 /** Converts anything thrown into the public error shape; unknown errors become INTERNAL (never leaked). */
-export function toErrorBody(error: unknown, requestId: string | undefined): { body: ErrorBody; headers: Record<string, string>; expected: boolean } {
+export function toErrorBody(
+  error: unknown,
+  requestId: string | undefined,
+): { body: ErrorBody; headers: Record<string, string>; expected: boolean } {
   const known = describeError(error);
   if (known) {
     const body: ErrorBody = { code: known.code, message: known.message, status: known.status, requestId };
@@ -102,4 +114,9 @@ export function toErrorBody(error: unknown, requestId: string | undefined): { bo
   return { body: internalErrorBody(requestId), headers: {}, expected: false };
 }
 
-export const internalErrorBody = (requestId: string | undefined): ErrorBody => ({ code: 'INTERNAL', message: INTERNAL_MESSAGE, status: 500, requestId });
+export const internalErrorBody = (requestId: string | undefined): ErrorBody => ({
+  code: 'INTERNAL',
+  message: INTERNAL_MESSAGE,
+  status: 500,
+  requestId,
+});

@@ -17,7 +17,13 @@ function refusal(error: HttpError, requestId: string, path: string, renderers: E
   const render = renderers[facadeOf(path)];
   return {
     status: body.status,
-    headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'X-Request-Id': requestId, Connection: 'close' },
+    headers: {
+      ...headers,
+      'Content-Type': 'application/json; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Request-Id': requestId,
+      Connection: 'close',
+    },
     body: JSON.stringify(render ? render(body) : body),
   };
 }
@@ -53,7 +59,8 @@ export function shutdownRefusal(requestId: string | undefined, path: string, ren
 
 /** The answer to an HTTP/1.1 request without a Host header, or to a request with several. */
 export function hostRefusal(path: string, count: number, renderers: ErrorRenderers): Refusal {
-  const message = count === 0 ? 'The request has no Host header; HTTP/1.1 requires one.' : 'The request has more than one Host header; send exactly one.';
+  const message =
+    count === 0 ? 'The request has no Host header; HTTP/1.1 requires one.' : 'The request has more than one Host header; send exactly one.';
   return refusal(new HttpError('VALIDATION_FAILED', message), randomUUID(), path, renderers);
 }
 

@@ -29,7 +29,13 @@ export const route = (paths: string[], ...steps: Step[]): Route => ({ paths, ste
  */
 export function requestWalk(edge: Step[], routes: Route[], otherwise: Step): { middleware: Middleware; plan: WalkPlan } {
   const end = otherwise.middleware;
-  const table = routes.map((r) => ({ paths: r.paths, run: chain(r.steps.map((s) => s.middleware), end) }));
+  const table = routes.map((r) => ({
+    paths: r.paths,
+    run: chain(
+      r.steps.map((s) => s.middleware),
+      end,
+    ),
+  }));
   const select = (path: string) => table.find((r) => r.paths.some((p) => path === p || (path.startsWith(p) && path[p.length] === '/')));
   const dispatch: Middleware = (ctx: Context, next: Next) => (select(ctx.request.path)?.run ?? end)(ctx, next);
   return {

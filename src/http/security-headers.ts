@@ -46,7 +46,10 @@ export function securityHeaders(): Middleware {
   return (ctx: Context, next: Next) => {
     const path = ctx.request.path;
     const facade = facadeOf(path);
-    setHeaders(ctx, facade === 'rest' ? api : facade === 'graphql' ? (path === '/graphql' && ctx.req.method === 'GET' ? landingPage : api) : page);
+    setHeaders(
+      ctx,
+      facade === 'rest' ? api : facade === 'graphql' ? (path === '/graphql' && ctx.req.method === 'GET' ? landingPage : api) : page,
+    );
     return next();
   };
 }

@@ -22,7 +22,11 @@ export function instrumentGate(gate: RateLimitGate, metrics: Metrics): RateLimit
     ...gate,
     charge(actor, cost, options) {
       if (!tracingOn()) return charge(actor, cost, options);
-      const attributes = { 'petstore.rate_limit.plan': actor.plan, 'petstore.rate_limit.cost': cost, 'petstore.rate_limit.consume': options?.consume !== false };
+      const attributes = {
+        'petstore.rate_limit.plan': actor.plan,
+        'petstore.rate_limit.cost': cost,
+        'petstore.rate_limit.consume': options?.consume !== false,
+      };
       return inSpan('rate-limit', { attributes }, async (span) => {
         try {
           const headers = await charge(actor, cost, options);

@@ -79,7 +79,10 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'env' | 'logFlush
   const options = loggerOptions(config);
   if (destination) return pino(options, destination);
   if (config.env === 'development' && process.stdout.isTTY && prettyAvailable()) {
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true } } });
+    return pino({
+      ...options,
+      transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true } },
+    });
   }
   // pino's own stdout destination (sonic-boom) writes on libuv's thread pool, never blocking this thread on a
   // slow reader of the pipe; pino writes what is left when the process exits.
@@ -147,7 +150,7 @@ function batchedStdout(flushMs: number): DestinationStream {
       // request line is ASCII but for a path or an operation name that is not).
       if (batched.lastMsg !== REQUEST_LINE || batched.lastLevel >= WARN || batch.length >= LOG_BATCH_BYTES) handOver();
       // A timer only while lines wait: an idle service wakes for nothing.
-      if (batch !== '') timer ??= setTimeout(tick, flushMs).unref();
+      if (batch !== '' && timer === undefined) timer = setTimeout(tick, flushMs).unref();
     },
   };
   batchedByDelay.set(flushMs, batched);

@@ -59,7 +59,10 @@ export function createMetrics(sources: MetricsSources): Metrics {
 
   const requests = new RequestSeries();
   registry.registerMetric(
-    requests.counter('petstore_http_requests_total', 'HTTP requests answered, by facade (rest, graphql, meta), operation and status.') as unknown as Metric,
+    requests.counter(
+      'petstore_http_requests_total',
+      'HTTP requests answered, by facade (rest, graphql, meta), operation and status.',
+    ) as unknown as Metric,
   );
   registry.registerMetric(
     requests.histogram(
@@ -226,7 +229,13 @@ class RequestSeries {
       this.all.flatMap((s) => {
         let cumulative = 0;
         return [
-          ...DURATION_BUCKETS.map((le, i) => ({ labels: { le }, sharedLabels: s.labels, value: (cumulative += s.buckets[i]!), metricName: bucket, exemplar: null })),
+          ...DURATION_BUCKETS.map((le, i) => ({
+            labels: { le },
+            sharedLabels: s.labels,
+            value: (cumulative += s.buckets[i]!),
+            metricName: bucket,
+            exemplar: null,
+          })),
           { labels: { le: '+Inf' }, sharedLabels: s.labels, value: s.count, metricName: bucket, exemplar: null },
           { labels: {}, sharedLabels: s.labels, value: s.sum, metricName: `${name}_sum` },
           { labels: {}, sharedLabels: s.labels, value: s.count, metricName: `${name}_count` },

@@ -91,7 +91,8 @@ class StatementTextOnlyKnexInstrumentation extends KnexInstrumentation {
     return {
       startSpan: (name, options, ctx) => {
         const text = options?.attributes?.['db.query.text'];
-        const attributes = typeof text === 'string' ? { ...options!.attributes, 'db.query.text': withoutLiterals(text) } : options?.attributes;
+        const attributes =
+          typeof text === 'string' ? { ...options!.attributes, 'db.query.text': withoutLiterals(text) } : options?.attributes;
         return tracer.startSpan(name, { ...options, attributes }, ctx);
       },
       startActiveSpan: tracer.startActiveSpan.bind(tracer),

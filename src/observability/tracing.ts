@@ -4,7 +4,17 @@
  * a boolean, so the hot path pays one branch. The SDK itself is loaded by src/observability/otel-sdk.ts,
  * from src/main.ts, only when the standard `OTEL_*` variables ask for traces (`Config.traces`; docs/OPERATIONS.md, "Traces").
  */
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Link,
+  type Span,
+} from '@opentelemetry/api';
 
 export { SpanKind, SpanStatusCode, type Span };
 
@@ -49,16 +59,20 @@ export async function inSpan<T>(
   options: { kind?: SpanKind; attributes?: Attributes; links?: Link[]; root?: boolean },
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
-  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links, root: options.root }, async (span) => {
-    try {
-      return await work(span);
-    } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.name ?? 'error' });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer().startActiveSpan(
+    name,
+    { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links, root: options.root },
+    async (span) => {
+      try {
+        return await work(span);
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.name ?? 'error' });
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }
 
 /**

@@ -58,4 +58,3 @@ export interface RateLimitGate {
 }
 
 export type { Limits };
-

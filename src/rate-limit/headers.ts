@@ -29,7 +29,14 @@ export function nearestExhaustion(windows: WindowState[]): WindowState {
 }
 
 /** Every header the gate sets, keyed or not (for CORS). */
-export const RATE_LIMIT_HEADER_NAMES = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-RateLimit-Resource', 'RateLimit-Policy', 'RateLimit'] as const;
+export const RATE_LIMIT_HEADER_NAMES = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'X-RateLimit-Resource',
+  'RateLimit-Policy',
+  'RateLimit',
+] as const;
 
 /** The headers of a keyed response, describing `shown` among the account's `windows` (names in lower case: src/http/headers.ts). */
 export function keyedHeaders(windows: WindowState[], shown: WindowState, now = Date.now()): Record<string, string> {

@@ -41,7 +41,10 @@ interface PlanLimiter {
  */
 export async function createRateLimitGate(config: Config, options: GateOptions = {}): Promise<RateLimitGate> {
   const store: LimiterStore = config.redisUrl
-    ? await redisStore(config.redisUrl, config.rateLimitKeyPrefix, { logger: options.logger, commandTimeoutMs: config.redisCommandTimeoutMs })
+    ? await redisStore(config.redisUrl, config.rateLimitKeyPrefix, {
+        logger: options.logger,
+        commandTimeoutMs: config.redisCommandTimeoutMs,
+      })
     : memoryStore();
   const { minute: minuteSeconds, day: daySeconds } = options.windows ?? { minute: 60, day: 86_400 };
 
@@ -62,10 +65,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
 
   const windowsOf = (actor: Actor, minute: RateLimiterRes | null, day: RateLimiterRes | null, now: number): WindowState[] => {
     const limits = limitsFor(actor.plan, actor.limits);
-    return [
-      windowState('minute', limits.perMinute, minuteSeconds, minute, now),
-      windowState('day', limits.perDay, daySeconds, day, now),
-    ];
+    return [windowState('minute', limits.perMinute, minuteSeconds, minute, now), windowState('day', limits.perDay, daySeconds, day, now)];
   };
 
   /** What a banned key sees, computed without the store: nothing left until the ban ends. */
@@ -76,10 +76,14 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       { resource: 'day', limit: limits.perDay, used: limits.perDay, resetAt: until, windowSeconds: daySeconds },
     ];
     const wait = secondsUntil(until);
-    return new RateLimitRefusal('API_KEY_BANNED', `This API key kept sending requests while rate limited and is banned; retry in ${wait} seconds.`, {
-      ...keyedHeaders(policy, policy[0]!),
-      'Retry-After': String(wait),
-    });
+    return new RateLimitRefusal(
+      'API_KEY_BANNED',
+      `This API key kept sending requests while rate limited and is banned; retry in ${wait} seconds.`,
+      {
+        ...keyedHeaders(policy, policy[0]!),
+        'Retry-After': String(wait),
+      },
+    );
   };
 
   return {
@@ -131,9 +135,11 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       if (bannedUntil) {
         options.onBan?.(actor.plan);
         // Best effort: the store and this process already hold the ban; a failed write is logged, not answered.
-        await options.recordBan?.(actor.keyId, new Date(bannedUntil)).catch((error: Error) =>
-          options.logger?.warn({ keyId: actor.keyId, err: error.message }, 'rate limiter: could not record a ban in the database'),
-        );
+        await options
+          .recordBan?.(actor.keyId, new Date(bannedUntil))
+          .catch((error: Error) =>
+            options.logger?.warn({ keyId: actor.keyId, err: error.message }, 'rate limiter: could not record a ban in the database'),
+          );
         throw bannedError(actor, bannedUntil);
       }
       const wait = secondsUntil(shown.resetAt, now);

@@ -93,7 +93,10 @@ export async function redisStore(
 ): Promise<LimiterStore> {
   const { logger, commandTimeoutMs } = options;
   // Loaded only when Redis is configured: the embedded default never holds the client in memory.
-  const [{ Redis }, { default: RedisCounter }] = await Promise.all([import('ioredis'), import('rate-limiter-flexible/lib/RateLimiterRedis.js')]);
+  const [{ Redis }, { default: RedisCounter }] = await Promise.all([
+    import('ioredis'),
+    import('rate-limiter-flexible/lib/RateLimiterRedis.js'),
+  ]);
   const client = new Redis(url, {
     ...failFastRedisOptions(commandTimeoutMs),
     lazyConnect: false,
@@ -127,7 +130,13 @@ export async function redisStore(
       ),
     async health() {
       // While the circuit is open Redis is known not to answer: no PING that would wait for its timeout.
-      const answered = !breaker.isOpen && client.status === 'ready' && (await client.ping().then(() => true, () => false));
+      const answered =
+        !breaker.isOpen &&
+        client.status === 'ready' &&
+        (await client.ping().then(
+          () => true,
+          () => false,
+        ));
       // Degraded, not unready: the insurance limiters keep this instance serving.
       return { ok: true, store: 'redis', redis: answered ? 'up' : 'down', degraded: !answered };
     },
@@ -192,7 +201,10 @@ class CircuitBreaker {
   failed(): void {
     this.failures += 1;
     if (this.failures < FAILURES_TO_OPEN || this.isOpen) return;
-    this.logger?.warn({ store: 'redis', failures: this.failures }, 'rate limiter: Redis keeps failing; circuit open, serving on per-instance insurance limiters');
+    this.logger?.warn(
+      { store: 'redis', failures: this.failures },
+      'rate limiter: Redis keeps failing; circuit open, serving on per-instance insurance limiters',
+    );
     this.probe = setInterval(() => void this.tryClose(), PROBE_INTERVAL_MS);
     this.probe.unref();
   }

@@ -92,7 +92,8 @@ export async function createSubscriptionSlots(options: SlotOptions): Promise<Sub
   client.on('error', () => undefined); // each failed call is handled (and logged) where it fails
   // Without an offline queue a command before the connection is ready fails: wait for it (bounded), as the limiter does.
   await redisReady(client, REDIS_CONNECT_WAIT_MS);
-  if (client.status !== 'ready') options.logger.warn('subscription slots: Redis is not reachable at start; counting this instance’s subscriptions only until it is');
+  if (client.status !== 'ready')
+    options.logger.warn('subscription slots: Redis is not reachable at start; counting this instance’s subscriptions only until it is');
 
   const { leaseMs, logger } = options;
   const instance = randomUUID();
@@ -103,7 +104,8 @@ export async function createSubscriptionSlots(options: SlotOptions): Promise<Sub
   const fallback = memorySlots();
   let degraded = false;
   const failed = (err: unknown) => {
-    if (!degraded) logger.warn({ err: (err as Error).message }, 'subscription slots: Redis failed; counting this instance’s subscriptions only');
+    if (!degraded)
+      logger.warn({ err: (err as Error).message }, 'subscription slots: Redis failed; counting this instance’s subscriptions only');
     degraded = true;
   };
   const recovered = () => {
@@ -111,11 +113,14 @@ export async function createSubscriptionSlots(options: SlotOptions): Promise<Sub
     degraded = false;
   };
 
-  const heartbeat = setInterval(() => {
-    for (const [accountId, members] of held) {
-      client.renewSlots(keyOf(accountId), leaseMs, ...members).then(recovered, failed);
-    }
-  }, Math.max(100, Math.floor(leaseMs / 3)));
+  const heartbeat = setInterval(
+    () => {
+      for (const [accountId, members] of held) {
+        client.renewSlots(keyOf(accountId), leaseMs, ...members).then(recovered, failed);
+      }
+    },
+    Math.max(100, Math.floor(leaseMs / 3)),
+  );
   heartbeat.unref();
 
   return {

@@ -17,13 +17,19 @@ export function accountsRoutes({ gate }: AccountsRoutesOptions): RestHandlers {
 
     createAccount: async ({ body }, { domain, actor }) => {
       const created = await domain.accounts.createAccount(actor, body);
-      return { status: 201, body: { ...out.account(created), apiKey: out.newApiKey(created.apiKey) }, headers: { Location: `/v1/accounts/${created.id}` } };
+      return {
+        status: 201,
+        body: { ...out.account(created), apiKey: out.newApiKey(created.apiKey) },
+        headers: { Location: `/v1/accounts/${created.id}` },
+      };
     },
 
     listAccounts: async ({ query }, { domain, actor, url }) =>
       out.page(await domain.accounts.listAccounts(actor, { limit: query.limit, cursor: query.cursor }), url, out.account),
 
-    updateAccount: async ({ params, body }, { domain, actor }) => ({ body: out.account(await domain.accounts.updateAccount(actor, params.accountId, body)) }),
+    updateAccount: async ({ params, body }, { domain, actor }) => ({
+      body: out.account(await domain.accounts.updateAccount(actor, params.accountId, body)),
+    }),
 
     listApiKeys: async ({ params }, { domain, actor }) => ({
       body: (await domain.accounts.listApiKeys(actor, params.accountId)).map(out.apiKey),

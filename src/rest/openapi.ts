@@ -82,7 +82,10 @@ export const PRECOMPILED_OPENAPI = 'dist/openapi.json';
  */
 export function openApiDocumentFor(text: string): OpenApiDocument {
   try {
-    const precompiled = JSON.parse(readFileSync(projectPath(PRECOMPILED_OPENAPI), 'utf8')) as { sha256?: string; document?: OpenApiDocument };
+    const precompiled = JSON.parse(readFileSync(projectPath(PRECOMPILED_OPENAPI), 'utf8')) as {
+      sha256?: string;
+      document?: OpenApiDocument;
+    };
     if (precompiled.document && precompiled.sha256 === createHash('sha256').update(text).digest('hex')) return precompiled.document;
   } catch {
     // no build copy (a build that did not run scripts/build.mjs): parse the YAML
@@ -188,7 +191,11 @@ export function toDetails(errors: ErrorObject[] | null | undefined, root: string
     if (e.keyword === 'required') segments.push(String((e.params as { missingProperty: string }).missingProperty));
     const path = [root, ...segments].filter(Boolean).join('.');
     const message =
-      e.keyword === 'additionalProperties' ? 'is not a known property' : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
+      e.keyword === 'additionalProperties'
+        ? 'is not a known property'
+        : e.keyword === 'required'
+          ? 'is required'
+          : (e.message ?? 'is invalid');
     return { path, message };
   });
 }

@@ -11,11 +11,14 @@ import { compileOperations, toDetails, type CompiledOperation, type OpenApiDocum
 import { answerTag, matches } from './conditional.js';
 import { setHeader, setHeaders } from '../http/headers.js';
 
+// A request part once validated against the OpenAPI document (coerced, defaulted): handlers read it as the document says.
+// biome-ignore lint/suspicious/noExplicitAny: the document types these values, not TypeScript
+type Validated = any;
 export interface RestInput {
-  params: Record<string, any>;
-  query: Record<string, any>;
-  headers: Record<string, any>;
-  body: any;
+  params: Record<string, Validated>;
+  query: Record<string, Validated>;
+  headers: Record<string, Validated>;
+  body: Validated;
 }
 
 export interface RestResult {
@@ -51,7 +54,12 @@ export type RestGuard = (ctx: Context, op: CompiledOperation | null, answer?: { 
  * request is validated against the document before its handler runs, and no route exists that the
  * document does not describe.
  */
-export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, guard: RestGuard, deprecations: RestDeprecations = {}): Middleware {
+export function createRestRouter(
+  doc: OpenApiDocument,
+  handlers: RestHandlers,
+  guard: RestGuard,
+  deprecations: RestDeprecations = {},
+): Middleware {
   const ops = compileOperations(doc);
   const missing = ops.filter((op) => !handlers[op.operationId]).map((op) => op.operationId);
   if (missing.length) throw new Error(`No REST handler for: ${missing.join(', ')}`);
@@ -121,7 +129,9 @@ export function createRestRouter(doc: OpenApiDocument, handlers: RestHandlers, g
     await guard(ctx, null);
     const allowed = allowedMethods(matched);
     if (allowed.length) {
-      throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; use ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
+      throw new HttpError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; use ${allowed.join(', ')}.`, {
+        Allow: allowed.join(', '),
+      });
     }
     throw notFound(ctx, 'See /v1/openapi.json for the operations.');
   }
@@ -169,7 +179,8 @@ function validateRequest(ctx: Context, op: CompiledOperation): RestInput {
     throw validationFailed('A header is invalid.', toDetails(op.validateHeaders.errors, ''));
   }
   // Operations without a documented body ignore none silently: a body here is a client mistake.
-  if (!op.hasBody && ctx.request.length) throw validationFailed('This operation takes no request body.', [{ path: 'body', message: 'is not allowed' }]);
+  if (!op.hasBody && ctx.request.length)
+    throw validationFailed('This operation takes no request body.', [{ path: 'body', message: 'is not allowed' }]);
   return { params, query, headers, body: undefined };
 }
 
@@ -226,9 +237,19 @@ const MAX_REPEATED_NAMED = 20;
 function repeatedParameters(names: string[]) {
   const named = names.slice(0, MAX_REPEATED_NAMED);
   const more = names.length - named.length;
-  const list = more ? `${named.join(', ')} and ${more} more` : named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
-  const message = names.length === 1 ? `The query parameter ${list} is given more than once.` : `The query parameters ${list} are each given more than once.`;
-  return validationFailed(message, named.map((name) => ({ path: name, message: 'must be given once' })));
+  const list = more
+    ? `${named.join(', ')} and ${more} more`
+    : named.length === 1
+      ? named[0]
+      : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
+  const message =
+    names.length === 1
+      ? `The query parameter ${list} is given more than once.`
+      : `The query parameters ${list} are each given more than once.`;
+  return validationFailed(
+    message,
+    named.map((name) => ({ path: name, message: 'must be given once' })),
+  );
 }
 
 /** The absolute URL of the request; a Host header that is not a valid host falls back to localhost. */

@@ -14,7 +14,8 @@ export function storeRoutes(): RestHandlers {
     placeOrder: async ({ body, headers }, { domain, actor }) => {
       const { order, replayed } = await domain.store.placeOrder(actor, body, headers['idempotency-key']).catch((error: unknown) => {
         // A replayed refusal is marked like a replayed success.
-        if (error instanceof ReplayedDomainError) throw new HttpError(error.code, error.message, { 'Idempotent-Replayed': 'true' }, error.details);
+        if (error instanceof ReplayedDomainError)
+          throw new HttpError(error.code, error.message, { 'Idempotent-Replayed': 'true' }, error.details);
         throw error;
       });
       const responseHeaders: Record<string, string> = { Location: `/v1/store/orders/${order.id}` };

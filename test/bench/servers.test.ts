@@ -24,7 +24,10 @@ const urls: Record<string, string> = {};
 async function start(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<string> {
   const logFile = join(work, `${name}.log`);
   const fd = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...nodeArgs, script], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', fd, fd],
+  });
   closeSync(fd);
   children.push(child);
   return announcedUrl(name, child, logFile, 60_000);
@@ -59,7 +62,8 @@ after(() => {
 });
 
 test("F and L0 answer the service's exact bytes to the REST read by ids", async () => {
-  const read = (url: string) => fetch(url + REST_IDS_PATH, { headers: { 'X-API-Key': key } }).then(async (r) => ({ status: r.status, body: await r.text() }));
+  const read = (url: string) =>
+    fetch(url + REST_IDS_PATH, { headers: { 'X-API-Key': key } }).then(async (r) => ({ status: r.status, body: await r.text() }));
   const service = await read(urls.service!);
   assert.equal(service.status, 200);
   assert.equal(JSON.parse(service.body).length, 10);
@@ -78,7 +82,8 @@ test("F_apollo answers the service's data to the GraphQL read by ids and to pet(
   }
   const { url, method, body, headers } = scenarioRequest(urls.apollo!, key, 'apollo-ids');
   const res = await fetch(url, { method, body, headers });
-  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-resource', 'x-request-id']) assert.ok(res.headers.get(name), name);
+  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-resource', 'x-request-id'])
+    assert.ok(res.headers.get(name), name);
 });
 
 test('the floors refuse a key they do not know', async () => {

@@ -56,7 +56,7 @@ describe('contract: /docs over HTTP (no browser)', () => {
     assert.equal(other.body.code, 'NOT_FOUND');
   });
 
-  it("when an asset is named after an Object property (constructor, __proto__, toString), then it is 404, not 500, on /docs and /graphiql", async () => {
+  it('when an asset is named after an Object property (constructor, __proto__, toString), then it is 404, not 500, on /docs and /graphiql', async () => {
     for (const base of ['/docs/assets/', '/graphiql/assets/']) {
       for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
         const res = await t.anonymous.get(base + name, { skipContract: true });

@@ -25,7 +25,9 @@ function deref(doc: Json, node: Json): Json {
 function rebase(schema: Json): Json {
   if (Array.isArray(schema)) return schema.map(rebase);
   if (schema && typeof schema === 'object') {
-    return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? `openapi${v}` : rebase(v)]));
+    return Object.fromEntries(
+      Object.entries(schema).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? `openapi${v}` : rebase(v)]),
+    );
   }
   return schema;
 }
@@ -44,7 +46,8 @@ function bodySamples(doc: Json): Sample[] {
       if (!media.schema) continue;
       const examples: Sample['examples'] = [];
       if (media.example !== undefined) examples.push({ name: 'example', value: media.example });
-      for (const [name, ex] of Object.entries<Json>(media.examples ?? {})) examples.push({ name: `examples.${name}`, value: deref(doc, ex).value });
+      for (const [name, ex] of Object.entries<Json>(media.examples ?? {}))
+        examples.push({ name: `examples.${name}`, value: deref(doc, ex).value });
       const schema = deref(doc, media.schema);
       if (examples.length === 0 && schema.example !== undefined) examples.push({ name: 'schema example', value: schema.example });
       samples.push({ where: `${where} ${mediaType}`, schema: media.schema, examples });
@@ -81,7 +84,10 @@ describe('contract: the OpenAPI document', () => {
   it('when Redocly CLI lints it with the recommended rules (redocly.yaml), then there are no errors and no warnings', async () => {
     const { code, stdout, stderr } = await runCli('@redocly/cli', 'redocly', ['lint', '--format=json']);
     assert.ok(stdout.trim().startsWith('{'), `redocly lint exited ${code}: ${stderr}`);
-    const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: Array<{ ruleId: string; message: string; location: Array<{ pointer: string }> }> };
+    const report = JSON.parse(stdout) as {
+      totals: { errors: number; warnings: number };
+      problems: Array<{ ruleId: string; message: string; location: Array<{ pointer: string }> }>;
+    };
     const problems = report.problems.map((p) => `${p.ruleId}: ${p.message} at ${p.location.map((l) => l.pointer).join(', ')}`);
     assert.deepEqual(problems, []);
     assert.equal(report.totals.errors, 0);
@@ -143,10 +149,15 @@ describe('contract: the OpenAPI document', () => {
     for (const [name, schema] of Object.entries<Json>(served.components.schemas ?? {})) {
       if (schema.example !== undefined) check(`components.schemas.${name}`, { $ref: `#/components/schemas/${name}` }, schema.example);
     }
-    const parameters: Array<[string, Json]> = Object.entries<Json>(served.components.parameters ?? {}).map(([n, p]) => [`components.parameters.${n}`, p]);
+    const parameters: Array<[string, Json]> = Object.entries<Json>(served.components.parameters ?? {}).map(([n, p]) => [
+      `components.parameters.${n}`,
+      p,
+    ]);
     for (const [path, item] of Object.entries<Json>(served.paths)) {
       for (const p of item.parameters ?? []) parameters.push([`${path} ${p.name ?? p.$ref}`, deref(served, p)]);
-      for (const method of HTTP_METHODS) for (const p of item[method]?.parameters ?? []) parameters.push([`${method.toUpperCase()} ${path} ${p.name ?? p.$ref}`, deref(served, p)]);
+      for (const method of HTTP_METHODS)
+        for (const p of item[method]?.parameters ?? [])
+          parameters.push([`${method.toUpperCase()} ${path} ${p.name ?? p.$ref}`, deref(served, p)]);
     }
     for (const [where, p] of parameters) {
       if (p.example !== undefined && p.schema) check(where, p.schema, p.example);
@@ -165,7 +176,7 @@ describe('contract: the OpenAPI document says what the service sends', () => {
   });
   after(() => t.close());
 
-  it('when an order asks for too many units, then the answer is the document\'s validation-error example (path and message), in all three places', async () => {
+  it("when an order asks for too many units, then the answer is the document's validation-error example (path and message), in all three places", async () => {
     const category = await t.admin.post('/v1/categories', { name: 'Examples' });
     const pet = await t.admin.post('/v1/pets', { name: 'Sample', categoryId: category.body.id });
     const res = await t.admin.post('/v1/store/orders', { petId: pet.body.id, quantity: 101 });
@@ -184,7 +195,10 @@ describe('contract: the OpenAPI document says what the service sends', () => {
   });
 
   it('when /openapi.json and /openapi.yaml are fetched with and without a key, then every rate-limit header sent is documented, and Cache-Control is the documented one', async () => {
-    for (const [path, operationId] of [['/openapi.json', 'getOpenApiJson'], ['/openapi.yaml', 'getOpenApiYaml']] as const) {
+    for (const [path, operationId] of [
+      ['/openapi.json', 'getOpenApiJson'],
+      ['/openapi.yaml', 'getOpenApiYaml'],
+    ] as const) {
       const documented = doc.paths[path].get.responses['200'].headers;
       assert.equal(doc.paths[path].get.operationId, operationId);
       const cacheControl = deref(doc, documented['Cache-Control']);

@@ -29,7 +29,13 @@ function sourceFiles(dir: string): string[] {
 
 /** The body of a function-like declaration (function, method, arrow in a const or property), if it has one. */
 function bodyOf(decl: ts.Declaration): ts.Node | undefined {
-  if (ts.isFunctionDeclaration(decl) || ts.isMethodDeclaration(decl) || ts.isGetAccessorDeclaration(decl) || ts.isConstructorDeclaration(decl)) return decl.body;
+  if (
+    ts.isFunctionDeclaration(decl) ||
+    ts.isMethodDeclaration(decl) ||
+    ts.isGetAccessorDeclaration(decl) ||
+    ts.isConstructorDeclaration(decl)
+  )
+    return decl.body;
   if ((ts.isVariableDeclaration(decl) || ts.isPropertyDeclaration(decl) || ts.isPropertyAssignment(decl)) && decl.initializer) {
     const init = decl.initializer;
     if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init.body;
@@ -87,7 +93,11 @@ function handlerCodes(operationIds: Set<string>): Map<string, Set<string>> {
   for (const file of program.getSourceFiles()) {
     if (!/[\\/]src[\\/]rest[\\/][^\\/]+\.routes\.ts$/.test(file.fileName)) continue;
     const visit = (node: ts.Node): void => {
-      if ((ts.isPropertyAssignment(node) || ts.isMethodDeclaration(node)) && ts.isIdentifier(node.name) && operationIds.has(node.name.text)) {
+      if (
+        (ts.isPropertyAssignment(node) || ts.isMethodDeclaration(node)) &&
+        ts.isIdentifier(node.name) &&
+        operationIds.has(node.name.text)
+      ) {
         const body = ts.isMethodDeclaration(node) ? node.body : bodyOf(node);
         if (body) byOperation.set(node.name.text, new Set(codesIn(body)));
       }
@@ -174,7 +184,10 @@ describe('contract: every answer an operation can give is in the document', () =
     const error = doc.components.schemas.Error;
     assert.deepEqual([...error.properties.code.enum].sort(), Object.keys(STATUS_OF).sort());
     const unstated = Object.entries(STATUS_OF)
-      .filter(([code, status]) => !new RegExp(`\`${code}\` ${status}\\b`).test(error.description) || !doc.info.description.includes(`| \`${code}\` | ${status} |`))
+      .filter(
+        ([code, status]) =>
+          !new RegExp(`\`${code}\` ${status}\\b`).test(error.description) || !doc.info.description.includes(`| \`${code}\` | ${status} |`),
+      )
       .map(([code, status]) => `${code} ${status}`);
     assert.deepEqual(unstated, []);
   });
@@ -189,7 +202,8 @@ describe('contract: every answer an operation can give is in the document', () =
         const ref = schema.$ref.replace('#/components/schemas/', '');
         if (seen.has(ref)) return;
         seen.add(ref);
-        return visit(ref, pointer(doc, schema.$ref));
+        visit(ref, pointer(doc, schema.$ref));
+        return;
       }
       for (const part of [...(schema.oneOf ?? []), ...(schema.allOf ?? []), ...(schema.anyOf ?? [])]) visit(undefined, part);
       if (schema.items) visit(undefined, schema.items);

@@ -13,17 +13,25 @@ type Json = any;
 
 /** `npm run schema:diff [REF]` is `node scripts/schema-diff.mjs [REF]`, run here in a scratch repository. */
 function schemaDiff(repo: string, ...args: string[]) {
-  const run = spawnSync(process.execPath, [projectPath('scripts/schema-diff.mjs'), ...args], { cwd: repo, encoding: 'utf8', env: QUIET_CLI_ENV });
+  const run = spawnSync(process.execPath, [projectPath('scripts/schema-diff.mjs'), ...args], {
+    cwd: repo,
+    encoding: 'utf8',
+    env: QUIET_CLI_ENV,
+  });
   return { code: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
 describe('contract: npm run schema:diff reports breaking changes against a git ref', () => {
   let repo: string;
   const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=schema-diff test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
-      cwd: repo,
-      encoding: 'utf8',
-    });
+    execFileSync(
+      'git',
+      ['-c', 'user.name=schema-diff test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args],
+      {
+        cwd: repo,
+        encoding: 'utf8',
+      },
+    );
   const openapi = () => parseYaml(readFileSync(join(repo, 'schema/openapi.yaml'), 'utf8')) as Json;
   const writeOpenapi = (doc: Json) => writeFileSync(join(repo, 'schema/openapi.yaml'), stringifyYaml(doc));
   const editGraphql = (edit: (sdl: string) => string) => {
@@ -50,7 +58,12 @@ describe('contract: npm run schema:diff reports breaking changes against a git r
 
   it('when only additions were made (a new optional query parameter, a new GraphQL field), then it exits 0', () => {
     const doc = openapi();
-    doc.paths['/pets'].get.parameters.push({ name: 'sort', in: 'query', description: 'Sort order.', schema: { type: 'string', enum: ['id', 'name'] } });
+    doc.paths['/pets'].get.parameters.push({
+      name: 'sort',
+      in: 'query',
+      description: 'Sort order.',
+      schema: { type: 'string', enum: ['id', 'name'] },
+    });
     writeOpenapi(doc);
     editGraphql((sdl) => sdl.replace(/type Order \{/, 'type Order {\n  """A note."""\n  note: String'));
     const { code, output } = schemaDiff(repo, 'HEAD');
@@ -65,12 +78,19 @@ describe('contract: npm run schema:diff reports breaking changes against a git r
   it('when the last commit removed an operation, required a new parameter and dropped a GraphQL field, then the default ref (HEAD~1) lists each and exits 1', () => {
     const doc = openapi();
     delete doc.paths['/store/inventory'];
-    doc.paths['/store/orders'].get.parameters.push({ name: 'region', in: 'query', required: true, description: 'Region.', schema: { type: 'string' } });
+    doc.paths['/store/orders'].get.parameters.push({
+      name: 'region',
+      in: 'query',
+      required: true,
+      description: 'Region.',
+      schema: { type: 'string' },
+    });
     writeOpenapi(doc);
     editGraphql((sdl) =>
       print(
         visit(parse(sdl), {
-          ObjectTypeDefinition: (node) => (node.name.value === 'Pet' ? { ...node, fields: node.fields?.filter((f) => f.name.value !== 'name') } : undefined),
+          ObjectTypeDefinition: (node) =>
+            node.name.value === 'Pet' ? { ...node, fields: node.fields?.filter((f) => f.name.value !== 'name') } : undefined,
         }),
       ),
     );

@@ -92,9 +92,11 @@ async function generateGraphqlTypes(dir: string, schemaSdl: string): Promise<Cli
   mkdirSync(join(dir, 'documents'));
   copyFileSync(join(FIXTURES, 'operations.graphql'), join(dir, 'documents', 'operations.graphql'));
   const fixtureNames = new Set(
-    parse(readFileSync(join(FIXTURES, 'operations.graphql'), 'utf8')).definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION && d.name ? [d.name.value] : [])),
+    parse(readFileSync(join(FIXTURES, 'operations.graphql'), 'utf8')).definitions.flatMap((d) =>
+      d.kind === Kind.OPERATION_DEFINITION && d.name ? [d.name.value] : [],
+    ),
   );
-  readmeOperations(fixtureNames).forEach((doc, i) => writeFileSync(join(dir, 'documents', `readme-${i + 1}.graphql`), doc));
+  for (const [i, doc] of readmeOperations(fixtureNames).entries()) writeFileSync(join(dir, 'documents', `readme-${i + 1}.graphql`), doc);
   writeFileSync(
     join(dir, 'codegen.json'),
     JSON.stringify({

@@ -12,7 +12,8 @@ import { walk } from '../rest/support.js';
 const doc = loadOpenApiDocument() as any;
 const ajv = createAjv();
 ajv.addSchema({ components: doc.components }, 'openapi');
-const schemaRef = (type: string) => doc['x-webhooks']?.[type]?.post?.requestBody?.content?.['application/json']?.schema?.$ref as string | undefined;
+const schemaRef = (type: string) =>
+  doc['x-webhooks']?.[type]?.post?.requestBody?.content?.['application/json']?.schema?.$ref as string | undefined;
 
 describe('contract: the x-webhooks description', () => {
   let t: TestApp;
@@ -28,7 +29,10 @@ describe('contract: the x-webhooks description', () => {
       assert.ok(ref?.startsWith('#/components/schemas/'), `${type}: a component schema`);
       const schema = doc.components.schemas[ref!.split('/').pop()!];
       assert.ok(schema.properties.type.enum.includes(type), `${ref} names ${type}`);
-      assert.ok(doc.components.schemas.Event.oneOf.some((s: { $ref: string }) => s.$ref === ref), `${ref} is one of Event`);
+      assert.ok(
+        doc.components.schemas.Event.oneOf.some((s: { $ref: string }) => s.$ref === ref),
+        `${ref} is one of Event`,
+      );
       const headers = doc['x-webhooks'][type].post.parameters.map((p: { name: string }) => p.name);
       assert.deepEqual(headers, ['webhook-id', 'webhook-timestamp', 'webhook-signature']);
     }

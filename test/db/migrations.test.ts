@@ -12,9 +12,11 @@ import { postgresUrl, skipUnless } from '../helpers/services.js';
 /** Tables, columns (name, type, nullability) and index names, as SQLite reports them. */
 async function sqliteShape(orm: Orm) {
   const conn = orm.em.getConnection();
-  const tables = (await conn.execute<{ name: string }[]>(
-    `select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name <> 'mikro_orm_migrations' order by name`,
-  )).map((r) => r.name);
+  const tables = (
+    await conn.execute<{ name: string }[]>(
+      `select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name <> 'mikro_orm_migrations' order by name`,
+    )
+  ).map((r) => r.name);
   const shape: Record<string, unknown> = {};
   for (const table of tables) {
     const columns = await conn.execute<{ name: string; type: string; notnull: number; pk: number }[]>(`pragma table_info(\`${table}\`)`);
@@ -22,7 +24,10 @@ async function sqliteShape(orm: Orm) {
     const fks = await conn.execute<{ table: string; from: string; on_delete: string }[]>(`pragma foreign_key_list(\`${table}\`)`);
     shape[table] = {
       columns: columns.map((c) => `${c.name} ${c.type.toLowerCase()} ${c.notnull ? 'not null' : 'null'}${c.pk ? ' pk' : ''}`).sort(),
-      indexes: indexes.filter((i) => !i.name.startsWith('sqlite_autoindex')).map((i) => `${i.name}${i.unique ? ' unique' : ''}`).sort(),
+      indexes: indexes
+        .filter((i) => !i.name.startsWith('sqlite_autoindex'))
+        .map((i) => `${i.name}${i.unique ? ' unique' : ''}`)
+        .sort(),
       foreignKeys: fks.map((f) => `${f.from} -> ${f.table} on delete ${f.on_delete.toLowerCase()}`).sort(),
     };
   }
@@ -34,8 +39,16 @@ describe('migrations: the committed migrations produce the schema the entities d
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('when SQLite is migrated, then its tables, columns, indexes and foreign keys equal a schema generated from the entities', async () => {
-    const migrated = await createOrm({ database: { kind: 'sqlite', path: join(dir, 'migrated.db'), url: '' }, dbPoolMax: 1, dbStatementTimeoutMs: 0 });
-    const generated = await createOrm({ database: { kind: 'sqlite', path: join(dir, 'generated.db'), url: '' }, dbPoolMax: 1, dbStatementTimeoutMs: 0 });
+    const migrated = await createOrm({
+      database: { kind: 'sqlite', path: join(dir, 'migrated.db'), url: '' },
+      dbPoolMax: 1,
+      dbStatementTimeoutMs: 0,
+    });
+    const generated = await createOrm({
+      database: { kind: 'sqlite', path: join(dir, 'generated.db'), url: '' },
+      dbPoolMax: 1,
+      dbStatementTimeoutMs: 0,
+    });
     try {
       await migrate(migrated);
       // The ORM's own SQLite DDL names the foreign-key indexes twice (as the migration tool does); once each.
@@ -51,7 +64,11 @@ describe('migrations: the committed migrations produce the schema the entities d
   });
 
   it('when SQLite is migrated twice, then the second run applies nothing', async () => {
-    const orm = await createOrm({ database: { kind: 'sqlite', path: join(dir, 'twice.db'), url: '' }, dbPoolMax: 1, dbStatementTimeoutMs: 0 });
+    const orm = await createOrm({
+      database: { kind: 'sqlite', path: join(dir, 'twice.db'), url: '' },
+      dbPoolMax: 1,
+      dbStatementTimeoutMs: 0,
+    });
     try {
       await migrate(orm);
       assert.deepEqual(await orm.getMigrator().getPendingMigrations(), []);
@@ -74,7 +91,9 @@ describe('migrations on PostgreSQL', async () => {
     if (pg) await dropDatabase(pg, name);
   });
 
-  it('when PostgreSQL is migrated, then the entities need no further change (the migrations are not stale)', { skip: skipUnless(pg, 'PostgreSQL') }, async () => {
+  it('when PostgreSQL is migrated, then the entities need no further change (the migrations are not stale)', {
+    skip: skipUnless(pg, 'PostgreSQL'),
+  }, async () => {
     const orm = await createOrm({ database: { kind: 'postgresql', url }, dbPoolMax: 2, dbStatementTimeoutMs: 0 });
     try {
       await migrate(orm);
@@ -85,16 +104,24 @@ describe('migrations on PostgreSQL', async () => {
     }
   });
 
-  it('when two instances migrate the same empty database at once, then both succeed and the tables exist once', { skip: skipUnless(pg, 'PostgreSQL') }, async () => {
+  it('when two instances migrate the same empty database at once, then both succeed and the tables exist once', {
+    skip: skipUnless(pg, 'PostgreSQL'),
+  }, async () => {
     const other = `${name}_b`;
     const fresh = await createDatabase(pg!, other);
-    const a = (await MikroORM.init(await ormOptions({ database: { kind: 'postgresql', url: fresh }, dbPoolMax: 2, dbStatementTimeoutMs: 0 }))) as unknown as Orm;
-    const b = (await MikroORM.init(await ormOptions({ database: { kind: 'postgresql', url: fresh }, dbPoolMax: 2, dbStatementTimeoutMs: 0 }))) as unknown as Orm;
+    const a = (await MikroORM.init(
+      await ormOptions({ database: { kind: 'postgresql', url: fresh }, dbPoolMax: 2, dbStatementTimeoutMs: 0 }),
+    )) as unknown as Orm;
+    const b = (await MikroORM.init(
+      await ormOptions({ database: { kind: 'postgresql', url: fresh }, dbPoolMax: 2, dbStatementTimeoutMs: 0 }),
+    )) as unknown as Orm;
     try {
       await Promise.all([migrate(a), migrate(b)]);
       const executed = await a.getMigrator().getExecutedMigrations();
       assert.equal(new Set(executed.map((m) => m.name)).size, executed.length);
-      const [{ count }] = await a.em.getConnection().execute<{ count: string }[]>(`select count(*) as count from information_schema.tables where table_name = 'pets'`);
+      const [{ count }] = await a.em
+        .getConnection()
+        .execute<{ count: string }[]>(`select count(*) as count from information_schema.tables where table_name = 'pets'`);
       assert.equal(Number(count), 1);
     } finally {
       await a.close(true);

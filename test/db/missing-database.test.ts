@@ -22,7 +22,11 @@ function run(script: string, env: Record<string, string>, args: string[] = []): 
     execFile(
       process.execPath,
       [projectPath(`dist/${script}`), ...args],
-      { cwd: projectPath('.'), env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', PORT: '0', HOST: '127.0.0.1', ...env }, timeout: 60_000 },
+      {
+        cwd: projectPath('.'),
+        env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', PORT: '0', HOST: '127.0.0.1', ...env },
+        timeout: 60_000,
+      },
       (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -86,7 +90,9 @@ describe('a PostgreSQL DATABASE_URL naming no database is refused, not created (
     if (admin) await dropDatabase(admin, name);
   });
 
-  it('when the service starts on it, then it exits non-zero saying how to create it, and no database is created', { skip: skipUnless(admin, 'PostgreSQL') }, async () => {
+  it('when the service starts on it, then it exits non-zero saying how to create it, and no database is created', {
+    skip: skipUnless(admin, 'PostgreSQL'),
+  }, async () => {
     const r = await run('src/main.js', { DATABASE_URL: urlOf(name), NODE_ENV: 'production' });
     assert.notEqual(r.code, 0, r.stdout);
     assert.match(r.stderr, new RegExp(`Petstore could not start: the PostgreSQL database "${name}" does not exist on `));
@@ -96,7 +102,9 @@ describe('a PostgreSQL DATABASE_URL naming no database is refused, not created (
     assert.equal(await databaseExists(admin!, name), false, 'no database was created');
   });
 
-  it('when npm run migrate runs on it, then it is refused alike; with --create it creates and migrates it', { skip: skipUnless(admin, 'PostgreSQL') }, async () => {
+  it('when npm run migrate runs on it, then it is refused alike; with --create it creates and migrates it', {
+    skip: skipUnless(admin, 'PostgreSQL'),
+  }, async () => {
     const refused = await run('src/cli/migrate.js', { DATABASE_URL: urlOf(name) });
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, new RegExp(`Migration failed: the PostgreSQL database "${name}" does not exist`));
@@ -108,7 +116,9 @@ describe('a PostgreSQL DATABASE_URL naming no database is refused, not created (
     assert.equal(await databaseExists(admin!, name), true);
   });
 
-  it('when the service starts with DATABASE_CREATE=true on a missing database, then it creates it and serves', { skip: skipUnless(admin, 'PostgreSQL') }, async () => {
+  it('when the service starts with DATABASE_CREATE=true on a missing database, then it creates it and serves', {
+    skip: skipUnless(admin, 'PostgreSQL'),
+  }, async () => {
     const other = `${name}_c`;
     try {
       const r = await startAndStop({ DATABASE_URL: urlOf(other), DATABASE_CREATE: 'true', NODE_ENV: 'production' });
@@ -126,7 +136,11 @@ function startAndStop(env: Record<string, string>): Promise<Run> {
     const child = execFile(
       process.execPath,
       [projectPath('dist/src/main.js')],
-      { cwd: projectPath('.'), env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', PORT: '0', HOST: '127.0.0.1', ...env }, timeout: 120_000 },
+      {
+        cwd: projectPath('.'),
+        env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', PORT: '0', HOST: '127.0.0.1', ...env },
+        timeout: 120_000,
+      },
       (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
     child.stdout!.on('data', (chunk: Buffer) => {

@@ -23,12 +23,22 @@ async function migratedBeforeFolding(orm: Orm, dialect: 'sqlite' | 'postgresql')
   await orm.getMigrator().up({ to: BEFORE_FOLDING });
   // As the service wrote them then: the key was the lower-cased name.
   for (const name of ['Straße', 'STRASSE', 'İstanbul', 'istanbul', 'Cats', 'Dogs']) {
-    await orm.em.getConnection().execute('insert into categories (name, name_key, description, created_at) values (?, ?, null, ?)', [name, name.toLowerCase(), new Date()]);
+    await orm.em
+      .getConnection()
+      .execute('insert into categories (name, name_key, description, created_at) values (?, ?, null, ?)', [
+        name,
+        name.toLowerCase(),
+        new Date(),
+      ]);
   }
 }
 
 async function checkMigration(url: string, dialect: 'sqlite' | 'postgresql') {
-  const orm = await createOrm({ database: dialect === 'sqlite' ? { kind: 'sqlite', path: url.replace(/^sqlite:/, ''), url: '' } : { kind: 'postgresql', url }, dbPoolMax: 2, dbStatementTimeoutMs: 0 });
+  const orm = await createOrm({
+    database: dialect === 'sqlite' ? { kind: 'sqlite', path: url.replace(/^sqlite:/, ''), url: '' } : { kind: 'postgresql', url },
+    dbPoolMax: 2,
+    dbStatementTimeoutMs: 0,
+  });
   try {
     await migratedBeforeFolding(orm, dialect);
   } finally {
@@ -42,34 +52,41 @@ async function checkMigration(url: string, dialect: 'sqlite' | 'postgresql') {
       .execute<Array<{ id: number | string; name: string; name_key: string }>>('select id, name, name_key from categories order by id');
     const byName = Object.fromEntries(rows.map((r) => [r.name, { id: Number(r.id), key: r.name_key }]));
     assert.equal(rows.length, 6, 'every row is kept');
-    assert.equal(byName['Straße']!.key, 'strasse');
-    assert.equal(byName['İstanbul']!.key, 'istanbul');
-    assert.equal(byName['STRASSE']!.key, `\u0001${byName['STRASSE']!.id}`, 'the later of two colliding names keeps its row under a key of its own');
-    assert.equal(byName['istanbul']!.key, `\u0001${byName['istanbul']!.id}`);
-    assert.equal(byName['Cats']!.key, 'cats');
+    assert.equal(byName.Straße!.key, 'strasse');
+    assert.equal(byName.İstanbul!.key, 'istanbul');
+    assert.equal(
+      byName.STRASSE!.key,
+      `\u0001${byName.STRASSE!.id}`,
+      'the later of two colliding names keeps its row under a key of its own',
+    );
+    assert.equal(byName.istanbul!.key, `\u0001${byName.istanbul!.id}`);
+    assert.equal(byName.Cats!.key, 'cats');
 
     const reported = lines.map((l) => JSON.parse(l)).filter((l) => /equals another category's ignoring case/.test(l.msg));
     assert.deepEqual(
       reported.map((l) => [l.id, l.name, l.sameAsId]),
       [
-        [byName['STRASSE']!.id, 'STRASSE', byName['Straße']!.id],
-        [byName['istanbul']!.id, 'istanbul', byName['İstanbul']!.id],
+        [byName.STRASSE!.id, 'STRASSE', byName.Straße!.id],
+        [byName.istanbul!.id, 'istanbul', byName.İstanbul!.id],
       ],
     );
     // The folded rule holds from now on, and the kept rows are still served.
     assertError(await t.admin.post('/v1/categories', { name: 'strasse' }), 409, 'NAME_TAKEN');
     assertError(await t.admin.post('/v1/categories', { name: 'CATS' }), 409, 'NAME_TAKEN');
-    assert.equal((await t.admin.get(`/v1/categories/${byName['STRASSE']!.id}`)).body.name, 'STRASSE');
+    assert.equal((await t.admin.get(`/v1/categories/${byName.STRASSE!.id}`)).body.name, 'STRASSE');
     // Renaming the kept duplicate to a free name resolves it: the next start reports nothing.
-    assert.equal((await t.admin.put(`/v1/categories/${byName['STRASSE']!.id}`, { name: 'Streets' })).status, 200);
-    assert.equal((await t.admin.put(`/v1/categories/${byName['istanbul']!.id}`, { name: 'Constantinople' })).status, 200);
+    assert.equal((await t.admin.put(`/v1/categories/${byName.STRASSE!.id}`, { name: 'Streets' })).status, 200);
+    assert.equal((await t.admin.put(`/v1/categories/${byName.istanbul!.id}`, { name: 'Constantinople' })).status, 200);
   } finally {
     await t.close();
   }
   const again: string[] = [];
   const restarted = await startApp({ databaseUrl: url, env: { LOG_LEVEL: 'warn' }, logStream: { write: (line) => again.push(line) } });
   await restarted.close();
-  assert.deepEqual(again.filter((l) => /ignoring case/.test(l)), []);
+  assert.deepEqual(
+    again.filter((l) => /ignoring case/.test(l)),
+    [],
+  );
 }
 
 describe('migrations: category names case-folded', async () => {

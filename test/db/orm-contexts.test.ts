@@ -16,7 +16,9 @@ describe('MikroORM async contexts', () => {
 
   it('when pets, categories and stock were written through both facades, then work started afterwards sees no transaction or request context', async () => {
     await Promise.all([createPet(t, { stock: 3 }), createPet(t, { stock: 2 })]);
-    const created = await t.admin.graphql(`mutation($input: NewCategoryInput!) { createCategory(input: $input) { id } }`, { input: { name: `Contexts ${Date.now()}` } });
+    const created = await t.admin.graphql(`mutation($input: NewCategoryInput!) { createCategory(input: $input) { id } }`, {
+      input: { name: `Contexts ${Date.now()}` },
+    });
     assert.equal(created.status, 200, created.text);
     assert.equal(created.body.errors, undefined, created.text);
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -45,7 +45,10 @@ describe('scale-out: two instances on one PostgreSQL database and one Redis', as
     const { petId } = await createPet(a, { name: 'Shared' });
     const res = await b.admin.get(`/v1/pets?ids=${petId}`);
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.map((p: { name: string }) => p.name), ['Shared']);
+    assert.deepEqual(
+      res.body.map((p: { name: string }) => p.name),
+      ['Shared'],
+    );
   });
 
   it('when 60 orders race over both instances against stock 7, then exactly 7 are placed and stock is 0', { skip }, async () => {
@@ -58,7 +61,10 @@ describe('scale-out: two instances on one PostgreSQL database and one Redis', as
     );
     const statuses = results.map((r) => r.status);
     assert.equal(statuses.filter((s) => s === 201).length, 7, `statuses: ${statuses.join(',')}`);
-    assert.ok(statuses.every((s) => s === 201 || s === 409), `only 201 and 409 expected, got ${[...new Set(statuses)].join(',')}`);
+    assert.ok(
+      statuses.every((s) => s === 201 || s === 409),
+      `only 201 and 409 expected, got ${[...new Set(statuses)].join(',')}`,
+    );
     const stock = await b.admin.get(`/v1/store/inventory/${petId}`);
     assert.deepEqual(stock.body, { petId, quantity: 0, status: 'pending' });
   });

@@ -32,13 +32,20 @@ for (const database of ['SQLite', 'PostgreSQL'] as const) {
       if (pg) await dropDatabase(pg, name);
     });
 
-    it('when an event with quotes, backslashes, placeholders and a semicolon is written last, then the feed returns it unchanged', { skip }, async () => {
+    it('when an event with quotes, backslashes, placeholders and a semicolon is written last, then the feed returns it unchanged', {
+      skip,
+    }, async () => {
       const writer = createWriter(t.app.orm, () => undefined);
       // A pet as the feed shows it, its name full of what an inlined literal must survive.
       const data = { id: 424242, name: NASTY, categoryId: 1, status: 'available' };
       const at = new Date('2026-11-26T10:20:30.456Z');
       await writer.transaction(async (tx) => {
-        await tx.runLast('insert into events (type, data, account_id, created_at) values (?, ?, ?, ?)', ['pet.updated', JSON.stringify(data), null, at]);
+        await tx.runLast('insert into events (type, data, account_id, created_at) values (?, ?, ?, ?)', [
+          'pet.updated',
+          JSON.stringify(data),
+          null,
+          at,
+        ]);
       });
       const res = await t.admin.get('/v1/events?types=pet.updated');
       assert.equal(res.status, 200);
@@ -54,7 +61,12 @@ for (const database of ['SQLite', 'PostgreSQL'] as const) {
       let insertedBefore = 0;
       await assert.rejects(
         writer.transaction(async (tx) => {
-          insertedBefore = await tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', ['Doomed', 'doomed', null, new Date()]);
+          insertedBefore = await tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', [
+            'Doomed',
+            'doomed',
+            null,
+            new Date(),
+          ]);
           // type is not null: the last write fails, after the insert above has run.
           await tx.runLast('insert into events (type, data, account_id, created_at) values (?, ?, ?, ?)', [null, '{}', null, new Date()]);
         }),
@@ -65,15 +77,22 @@ for (const database of ['SQLite', 'PostgreSQL'] as const) {
       const afterwards = await t.admin.get('/v1/categories?limit=100');
       assert.deepEqual(afterwards.body, before.body);
       // The connection went back to the pool usable: the next transaction commits.
-      await writer.transaction((tx) => tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', ['Kept', 'kept', null, new Date()]));
+      await writer.transaction((tx) =>
+        tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', ['Kept', 'kept', null, new Date()]),
+      );
       const kept = await t.admin.get('/v1/categories?limit=100');
       assert.ok(kept.body.some((c: { name: string }) => c.name === 'Kept'));
     });
 
-    it('when the first statement (sent with the BEGIN on PostgreSQL) carries a nasty string or fails, then it is stored unchanged or nothing is, and the connection stays usable', { skip }, async () => {
+    it('when the first statement (sent with the BEGIN on PostgreSQL) carries a nasty string or fails, then it is stored unchanged or nothing is, and the connection stays usable', {
+      skip,
+    }, async () => {
       const writer = createWriter(t.app.orm, () => undefined);
       const [row] = await writer.transaction(async (tx) => {
-        const inserted = await tx.all<{ id: number | string }>('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?) returning id', [NASTY, `k${randomBytes(4).toString('hex')}`, NASTY, new Date()]);
+        const inserted = await tx.all<{ id: number | string }>(
+          'insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?) returning id',
+          [NASTY, `k${randomBytes(4).toString('hex')}`, NASTY, new Date()],
+        );
         await tx.run('update categories set description = ? where id = ?', [`${NASTY}!`, Number(inserted[0]!.id)]);
         return inserted;
       });
@@ -83,17 +102,33 @@ for (const database of ['SQLite', 'PostgreSQL'] as const) {
 
       const before = await t.admin.get('/v1/categories?limit=100');
       await assert.rejects(
-        writer.transaction((tx) => tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', [null, 'nameless', null, new Date()])),
+        writer.transaction((tx) =>
+          tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', [
+            null,
+            'nameless',
+            null,
+            new Date(),
+          ]),
+        ),
         NotNullConstraintViolationException,
       );
       assert.deepEqual((await t.admin.get('/v1/categories?limit=100')).body, before.body);
       // A transaction that writes nothing commits nothing, and the next one commits.
       assert.equal(await writer.transaction(async () => 42), 42);
-      await writer.transaction((tx) => tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', ['After', 'after', null, new Date()]));
+      await writer.transaction((tx) =>
+        tx.run('insert into categories (name, name_key, description, created_at) values (?, ?, ?, ?)', [
+          'After',
+          'after',
+          null,
+          new Date(),
+        ]),
+      );
       assert.ok((await t.admin.get('/v1/categories?limit=100')).body.some((c: { name: string }) => c.name === 'After'));
     });
 
-    it('when an order is placed without a key, then (PostgreSQL) it is one statement, no BEGIN or COMMIT, and its events say what REST says, the last unit included', { skip }, async () => {
+    it('when an order is placed without a key, then (PostgreSQL) it is one statement, no BEGIN or COMMIT, and its events say what REST says, the last unit included', {
+      skip,
+    }, async () => {
       const { petId } = await createPet(t, { stock: 3 });
       const { client } = await createAccount(t);
       const from = Math.max(0, ...(await walk(t.admin, '/v1/events?limit=100')).items.map((e) => e.id));
@@ -110,7 +145,10 @@ for (const database of ['SQLite', 'PostgreSQL'] as const) {
         // Announced after the commit (src/events/outbox-notifier.ts): a NOTIFY would make the commits take turns.
         assert.doesNotMatch(statements[0]!, /notify/i);
       } else {
-        assert.deepEqual(statements.map((s) => s.split(/\s/)[0]!.toLowerCase()), ['update', 'insert', 'insert', 'commit;']);
+        assert.deepEqual(
+          statements.map((s) => s.split(/\s/)[0]!.toLowerCase()),
+          ['update', 'insert', 'insert', 'commit;'],
+        );
       }
       const last = await client.post('/v1/store/orders', { petId, quantity: 2 });
       assert.equal(last.status, 201, last.text);
@@ -120,7 +158,10 @@ for (const database of ['SQLite', 'PostgreSQL'] as const) {
       const events = (await walk(t.admin, `/v1/events?after=${from}&types=order.placed,inventory.changed&limit=100`)).items.filter(
         (e) => e.data.petId === petId,
       );
-      assert.deepEqual(events.map((e) => e.type), ['order.placed', 'inventory.changed', 'order.placed', 'inventory.changed']);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['order.placed', 'inventory.changed', 'order.placed', 'inventory.changed'],
+      );
       // The same JSON text as REST's answer, key order included (a webhook's body carries it as stored).
       assert.equal(JSON.stringify(events[0].data), JSON.stringify(first.body));
       assert.equal(JSON.stringify(events[2].data), JSON.stringify(last.body));

@@ -42,7 +42,10 @@ describe('domain: catalogue', () => {
     const category = await f.domain().categories.createCategory(f.staff, { name: 'Hamsters' });
     const pet = await f.domain().pets.createPet(f.staff, { name: 'Hammy', categoryId: category.id });
     await f.domain().store.setInventory(f.staff, pet.id, 0);
-    await rejectsWith(f.domain().pets.updatePet(f.staff, pet.id, { name: 'Hammy', categoryId: category.id, status: 'available' }), 'INSUFFICIENT_STOCK');
+    await rejectsWith(
+      f.domain().pets.updatePet(f.staff, pet.id, { name: 'Hammy', categoryId: category.id, status: 'available' }),
+      'INSUFFICIENT_STOCK',
+    );
     assert.equal((await f.domain().pets.getPet(pet.id)).status, 'sold');
   });
 
@@ -64,7 +67,10 @@ describe('domain: catalogue', () => {
     assert.deepEqual(await names({ ids: all, categoryId: dogs.id, status: 'available', name: 'REX' }), ['Shape Rex']);
     assert.deepEqual(await names({ categoryId: dogs.id }), ['Shape Rex', 'Shape Fido']);
     const first = await f.domain().pets.listPets({ ids: all }, { limit: 2 });
-    assert.deepEqual(first.items.map((p) => p.name), ['Shape Rex', 'Shape Fido']);
+    assert.deepEqual(
+      first.items.map((p) => p.name),
+      ['Shape Rex', 'Shape Fido'],
+    );
     const next = await f.domain().pets.listPets({ ids: all }, { limit: 2, cursor: first.nextCursor });
     assert.deepEqual([next.items.map((p) => p.name), next.nextCursor], [['Shape Hoot'], null]);
     assert.deepEqual(await names({ ids: [fido.id] }), ['Shape Fido']);
@@ -74,9 +80,15 @@ describe('domain: catalogue', () => {
     const category = await f.domain().categories.createCategory(f.staff, { name: 'Rabbits' });
     for (const name of ['Bunny One', 'bunny two', 'Carrot']) await f.domain().pets.createPet(f.staff, { name, categoryId: category.id });
     const first = await f.domain().pets.listPets({ name: 'BUNNY', categoryId: category.id }, { limit: 1 });
-    assert.deepEqual(first.items.map((p) => p.name), ['Bunny One']);
+    assert.deepEqual(
+      first.items.map((p) => p.name),
+      ['Bunny One'],
+    );
     assert.ok(first.nextCursor);
     const second = await f.domain().pets.listPets({ name: 'BUNNY', categoryId: category.id }, { limit: 1, cursor: first.nextCursor });
-    assert.deepEqual(second.items.map((p) => p.name), ['bunny two']);
+    assert.deepEqual(
+      second.items.map((p) => p.name),
+      ['bunny two'],
+    );
   });
 });

@@ -44,7 +44,17 @@ describe('domain: a key resolved to its caller', () => {
   });
 
   it('when a plan without custom limits is used, then its caller has no custom limits; a staff key is staff', async () => {
-    assert.equal((await authenticateKey(f.reader, (await f.domain().accounts.createAccount(f.staff, { name: 'Small', role: 'customer', plan: 'free' })).apiKey.key))?.limits, null);
+    assert.equal(
+      (
+        await authenticateKey(
+          f.reader,
+          (
+            await f.domain().accounts.createAccount(f.staff, { name: 'Small', role: 'customer', plan: 'free' })
+          ).apiKey.key,
+        )
+      )?.limits,
+      null,
+    );
     // The fixture's callers are resolved by authenticateKey too (test/domain/support.ts).
     assert.equal(f.staff.role, 'staff');
     assert.equal(f.customer.plan, 'pro');
@@ -63,7 +73,11 @@ describe('domain: a key resolved to its caller', () => {
     const until = new Date(Date.now() + 60_000);
     await f.domain().accounts.recordBan(created.apiKey.id, until);
     assert.equal((await authenticateKey(f.reader, created.apiKey.key))?.bannedUntil, until.getTime());
-    assert.equal((await authenticateKey(f.reader, created.apiKey.key, { now: until.getTime() + 1 }))?.bannedUntil, null, 'an expired ban reads as none');
+    assert.equal(
+      (await authenticateKey(f.reader, created.apiKey.key, { now: until.getTime() + 1 }))?.bannedUntil,
+      null,
+      'an expired ban reads as none',
+    );
     await f.domain().accounts.liftBan(f.staff, created.apiKey.id);
     assert.equal((await authenticateKey(f.reader, created.apiKey.key))?.bannedUntil, null);
   });

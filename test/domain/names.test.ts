@@ -32,7 +32,11 @@ describe('names: invisible characters do not make a different name', () => {
   it('when a category name differs from an existing one only by format characters, then GraphQL answers NAME_TAKEN', async () => {
     dataOf(await gql(t.admin, 'mutation($n: String!) { createCategory(input: {name: $n}) { id } }', { n: 'Cats' }));
     for (const n of ['Cats\u200b', '\u200d Cats', 'C\u00adats']) {
-      assertGraphQLError(await gql(t.admin, 'mutation($n: String!) { createCategory(input: {name: $n}) { id } }', { n }), 'NAME_TAKEN', 409);
+      assertGraphQLError(
+        await gql(t.admin, 'mutation($n: String!) { createCategory(input: {name: $n}) { id } }', { n }),
+        'NAME_TAKEN',
+        409,
+      );
     }
   });
 
@@ -44,7 +48,10 @@ describe('names: invisible characters do not make a different name', () => {
     assert.equal(pet.status, 201, pet.text);
     assert.equal(pet.body.name, 'Polly');
     const created = dataOf(
-      await gql(t.admin, 'mutation($n: String!, $c: ID!) { createPet(input: {name: $n, categoryId: $c}) { name } }', { n: '\ufeffRex\u200e', c: String(rest.body.id) }),
+      await gql(t.admin, 'mutation($n: String!, $c: ID!) { createPet(input: {name: $n, categoryId: $c}) { name } }', {
+        n: '\ufeffRex\u200e',
+        c: String(rest.body.id),
+      }),
     );
     assert.equal(created.createPet.name, 'Rex');
     // An emoji sequence keeps its joiner: it is part of the character, not an invisible addition.
@@ -65,7 +72,11 @@ describe('names: invisible characters do not make a different name', () => {
 
   it('when a name is only format characters, then both facades refuse it with VALIDATION_FAILED', async () => {
     assertError(await t.admin.post('/v1/categories', { name: '\u200b\u2060' }), 400, 'VALIDATION_FAILED');
-    assertGraphQLError(await gql(t.admin, 'mutation($n: String!) { createCategory(input: {name: $n}) { id } }', { n: '\u200b\u2060' }), 'VALIDATION_FAILED', 400);
+    assertGraphQLError(
+      await gql(t.admin, 'mutation($n: String!) { createCategory(input: {name: $n}) { id } }', { n: '\u200b\u2060' }),
+      'VALIDATION_FAILED',
+      400,
+    );
   });
 });
 
@@ -110,7 +121,10 @@ describe('names: visible, without control characters, unique by case folding', (
       const error = assertGraphQLError(await gql(t.admin, CREATE_CATEGORY, { n: name }), 'VALIDATION_FAILED', 400);
       assert.ok(error);
       assertGraphQLError(
-        await gql(t.admin, 'mutation($n: String!, $c: ID!) { createPet(input: {name: $n, categoryId: $c}) { id } }', { n: name, c: String(categoryId) }),
+        await gql(t.admin, 'mutation($n: String!, $c: ID!) { createPet(input: {name: $n, categoryId: $c}) { id } }', {
+          n: name,
+          c: String(categoryId),
+        }),
         'VALIDATION_FAILED',
         400,
       );

@@ -28,7 +28,8 @@ describe('domain: webhooks', () => {
       limits: { perMinute: 1000, perDay: 100_000, webhookEndpoints: 50 },
     });
     const owner = (await authenticateKey(f.reader, account.apiKey.key))!;
-    for (let i = 0; i < 50; i++) await f.domain().webhooks.createWebhook(owner, { url: `https://hooks.example.com/${i}`, events: ['pet.created'] });
+    for (let i = 0; i < 50; i++)
+      await f.domain().webhooks.createWebhook(owner, { url: `https://hooks.example.com/${i}`, events: ['pet.created'] });
     const category = await f.domain().categories.createCategory(f.staff, { name: 'Fan-out' });
     for (let i = 0; i < 200; i++) await f.domain().pets.createPet(f.staff, { name: `Fan ${i}`, categoryId: category.id });
 

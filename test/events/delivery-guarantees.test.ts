@@ -3,7 +3,7 @@
  * event exactly once to a healthy receiver, and an instance killed (SIGKILL) in the middle of a
  * delivery loses nothing: another instance makes the attempt when the dead one's lease ends.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,7 +59,9 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
       40,
     );
 
-  it('when 40 events are committed across both instances, then a healthy receiver gets each exactly once, each attempt made by one instance', { skip }, async () => {
+  it('when 40 events are committed across both instances, then a healthy receiver gets each exactly once, each attempt made by one instance', {
+    skip,
+  }, async () => {
     const hook = (await a.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
     const clients = [a.admin, b.admin];
     const created = await Promise.all(Array.from({ length: 40 }, (_, i) => clients[i % 2]!.post('/v1/categories', { name: `Twice ${i}` })));
@@ -86,7 +88,9 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
       assert.equal((await a.admin.put(`/v1/store/inventory/${pet.id}`, { quantity: 100 })).status, 200);
       await liveOnB(sub, pet.id);
       const order = (await a.admin.post('/v1/store/orders', { petId: pet.id, quantity: 2 })).body;
-      const pushed = await eventually('the event on instance B', () => sub.results.find((r) => r.data.orderUpdated.data.id === String(order.id)));
+      const pushed = await eventually('the event on instance B', () =>
+        sub.results.find((r) => r.data.orderUpdated.data.id === String(order.id)),
+      );
       assert.deepEqual(pushed.data.orderUpdated, { type: 'order.placed', data: { id: String(order.id), quantity: 2 } });
       sub.dispose();
     } finally {
@@ -102,7 +106,9 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
     assert.deepEqual(events.at(-1).data, order);
   });
 
-  it('when 40 orders commit at once on instance A, then a subscriber on B gets all 40: A announces them after their commits, in fewer NOTIFYs than orders, none from a writing transaction', { skip }, async () => {
+  it('when 40 orders commit at once on instance A, then a subscriber on B gets all 40: A announces them after their commits, in fewer NOTIFYs than orders, none from a writing transaction', {
+    skip,
+  }, async () => {
     const { default: pg } = await import('pg');
     const listener = new pg.Client({ connectionString: a.config.database.url });
     await listener.connect();
@@ -119,7 +125,11 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
       const before = sub.results.length;
       // What the instances' LISTEN connections are: the only sessions allowed to notify.
       const announcers = new Set(
-        (await listener.query<{ pid: number }>("select pid from pg_stat_activity where application_name = 'petstore-events' and datname = current_database()")).rows.map((r) => r.pid),
+        (
+          await listener.query<{ pid: number }>(
+            "select pid from pg_stat_activity where application_name = 'petstore-events' and datname = current_database()",
+          )
+        ).rows.map((r) => r.pid),
       );
       assert.equal(announcers.size, 2, 'one LISTEN connection per instance');
       heard.length = 0;
@@ -137,7 +147,11 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
       // One announcement at once, then at most one per ANNOUNCE_GAP_MS: never one per order (40 before).
       const bound = Math.floor(elapsed / ANNOUNCE_GAP_MS) + 2;
       assert.ok(heard.length <= Math.min(bound, 39), `${heard.length} NOTIFYs for 40 orders in ${Math.round(elapsed)} ms`);
-      assert.deepEqual(heard.filter((pid) => !announcers.has(pid)), [], 'no writing transaction NOTIFYs (it would make the commits take turns)');
+      assert.deepEqual(
+        heard.filter((pid) => !announcers.has(pid)),
+        [],
+        'no writing transaction NOTIFYs (it would make the commits take turns)',
+      );
       sub.dispose();
     } finally {
       await client.dispose();
@@ -178,7 +192,10 @@ describe('webhooks: an instance killed mid-delivery loses no event', () => {
         const body = (await survivor!.admin.get(`/v1/webhooks/${hook.id}/deliveries`)).body;
         return body[0]?.status === 'succeeded' ? body : null;
       });
-      assert.deepEqual(log.map((d: any) => [d.attempt, d.status]), [[1, 'succeeded']]);
+      assert.deepEqual(
+        log.map((d: any) => [d.attempt, d.status]),
+        [[1, 'succeeded']],
+      );
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await survivor?.close();
@@ -222,7 +239,11 @@ describe('webhooks: an instance that shuts down mid-delivery hands the attempt o
         const body = (await b!.admin.get(`/v1/webhooks/${hook.id}/deliveries`)).body;
         return body[0]?.status === 'succeeded' ? body : null;
       });
-      assert.deepEqual(log.map((d: any) => [d.attempt, d.status]), [[1, 'succeeded']], 'the cut attempt is not logged as a failure');
+      assert.deepEqual(
+        log.map((d: any) => [d.attempt, d.status]),
+        [[1, 'succeeded']],
+        'the cut attempt is not logged as a failure',
+      );
     } finally {
       await a.close();
       await b?.close();

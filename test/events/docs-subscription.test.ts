@@ -14,7 +14,11 @@ import { eventually } from './support.js';
 
 /** docs/EVENTS.md's JavaScript block that imports `graphql-ws`, and the `// → ` line it ends with. */
 function subscriberCode(): { code: string; expected: string } {
-  const code = doc('EVENTS.md').split('```js\n').slice(1).map((part) => part.split('```')[0]!).find((c) => c.includes("from 'graphql-ws'"));
+  const code = doc('EVENTS.md')
+    .split('```js\n')
+    .slice(1)
+    .map((part) => part.split('```')[0]!)
+    .find((c) => c.includes("from 'graphql-ws'"));
   assert.ok(code, 'docs/EVENTS.md has a subscription example');
   const expected = /^\/\/ → (.+)$/m.exec(code)?.[1];
   assert.ok(expected, 'the example shows what it prints');

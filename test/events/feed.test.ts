@@ -41,7 +41,10 @@ describe('events: the outbox and the event feed', () => {
     assert.equal((await t.admin.put(`/v1/store/inventory/${petId}`, { quantity: 3 })).status, 200);
     aliceOrder = (await alice.post('/v1/store/orders', { petId, quantity: 1 })).body;
     bobOrder = (await bob.post('/v1/store/orders', { petId, quantity: 2 })).body;
-    assert.equal((await t.admin.patch(`/v1/store/orders/${aliceOrder.id}`, { complete: true, shipDate: '2030-01-01T00:00:00.000Z' })).status, 200);
+    assert.equal(
+      (await t.admin.patch(`/v1/store/orders/${aliceOrder.id}`, { complete: true, shipDate: '2030-01-01T00:00:00.000Z' })).status,
+      200,
+    );
     assert.equal((await bob.delete(`/v1/store/orders/${bobOrder.id}`)).status, 204);
   });
   after(() => t.close());
@@ -64,7 +67,10 @@ describe('events: the outbox and the event feed', () => {
       ],
     );
     const ids = items.map((e) => e.id);
-    assert.deepEqual(ids, [...ids].sort((x, y) => x - y));
+    assert.deepEqual(
+      ids,
+      [...ids].sort((x, y) => x - y),
+    );
     assert.equal(new Set(ids).size, ids.length);
     assert.deepEqual(items[0].data, (await t.admin.get(`/v1/categories/${catId}`)).body);
     assert.deepEqual(items[3].data, aliceOrder);
@@ -77,11 +83,23 @@ describe('events: the outbox and the event feed', () => {
   it("when a customer reads the feed, then it sees catalogue and inventory events and its own orders' events, never another customer's", async () => {
     const { items } = await walk(bob, '/v1/events');
     const orderEvents = items.filter((e) => e.type.startsWith('order.'));
-    assert.deepEqual(orderEvents.map((e) => [e.type, e.data.id]), [['order.placed', bobOrder.id], ['order.cancelled', bobOrder.id]]);
+    assert.deepEqual(
+      orderEvents.map((e) => [e.type, e.data.id]),
+      [
+        ['order.placed', bobOrder.id],
+        ['order.cancelled', bobOrder.id],
+      ],
+    );
     assert.equal(items.filter((e) => e.type === 'inventory.changed').length, 4);
     assert.ok(items.some((e) => e.type === 'pet.created'));
     const mine = (await walk(alice, '/v1/events?types=order.*')).items;
-    assert.deepEqual(mine.map((e) => [e.type, e.data.id]), [['order.placed', aliceOrder.id], ['order.completed', aliceOrder.id]]);
+    assert.deepEqual(
+      mine.map((e) => [e.type, e.data.id]),
+      [
+        ['order.placed', aliceOrder.id],
+        ['order.completed', aliceOrder.id],
+      ],
+    );
   });
 
   it('when the feed is filtered by types and resumed after an id, then only later events of those types come back', async () => {
@@ -89,7 +107,10 @@ describe('events: the outbox and the event feed', () => {
     const third = all[2].id;
     const res = await t.admin.get(`/v1/events?after=${third}&types=order.placed,category.*`);
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.map((e: any) => e.type), ['order.placed', 'order.placed']);
+    assert.deepEqual(
+      res.body.map((e: any) => e.type),
+      ['order.placed', 'order.placed'],
+    );
     assert.ok(res.body.every((e: any) => e.id > third));
     const page = await t.admin.get('/v1/events?limit=2&types=inventory.changed');
     assert.match(page.headers.get('link') ?? '', /<\/v1\/events\?limit=2&types=inventory.changed&after=\d+>; rel="next"/);
@@ -117,15 +138,23 @@ describe('events: the outbox and the event feed', () => {
     await t.admin.put(`/v1/store/inventory/${pet.id}`, { quantity: 5 });
     const after = (await walk(t.admin, '/v1/events?limit=100')).items.at(-1).id;
     const results = await Promise.all(Array.from({ length: 12 }, () => bob.post('/v1/store/orders', { petId: pet.id, quantity: 1 })));
-    const placed = results.filter((r) => r.status === 201).map((r) => r.body.id).sort((x, y) => x - y);
+    const placed = results
+      .filter((r) => r.status === 201)
+      .map((r) => r.body.id)
+      .sort((x, y) => x - y);
     assert.equal(placed.length, 5);
     const events = (await walk(t.admin, `/v1/events?after=${after}&types=order.placed&limit=100`)).items;
-    assert.deepEqual(events.map((e) => e.data.id).sort((x, y) => x - y), placed);
+    assert.deepEqual(
+      events.map((e) => e.data.id).sort((x, y) => x - y),
+      placed,
+    );
   });
 
   it('when events are older than 30 days, then the purge drops them and the feed no longer lists them', async () => {
     const em = t.app.orm.em.fork();
-    await em.execute(`update events set created_at = ? where id = (select min(id) from events)`, [new Date(Date.now() - 31 * 24 * 3600 * 1000)]);
+    await em.execute(`update events set created_at = ? where id = (select min(id) from events)`, [
+      new Date(Date.now() - 31 * 24 * 3600 * 1000),
+    ]);
     const oldest = (await t.admin.get('/v1/events?limit=1')).body[0].id;
     assert.equal(await new EventsService(em).purgeExpired(), 1);
     assert.ok((await t.admin.get('/v1/events?limit=1')).body[0].id > oldest);
@@ -136,9 +165,18 @@ describe('events: the outbox and the event feed', () => {
       const rest = (await walk(who, '/v1/events?limit=100')).items;
       const data = dataOf(await gql(who, `{ events(first: 100) { edges { cursor node { ${EVENT_FIELDS} } } pageInfo { hasNextPage } } }`));
       const nodes = data.events.edges.map((e: any) => e.node);
-      assert.deepEqual(nodes.map((n: any) => Number(n.id)), rest.map((e) => e.id));
-      assert.deepEqual(data.events.edges.map((e: any) => e.cursor), rest.map((e) => String(e.id)));
-      assert.deepEqual(nodes.map((n: any) => n.type), rest.map((e) => e.type));
+      assert.deepEqual(
+        nodes.map((n: any) => Number(n.id)),
+        rest.map((e) => e.id),
+      );
+      assert.deepEqual(
+        data.events.edges.map((e: any) => e.cursor),
+        rest.map((e) => String(e.id)),
+      );
+      assert.deepEqual(
+        nodes.map((n: any) => n.type),
+        rest.map((e) => e.type),
+      );
     }
     const data = dataOf(await gql(alice, `{ events(types: ["order.completed"]) { edges { node { ${EVENT_FIELDS} } } } }`));
     assert.deepEqual(data.events.edges[0].node.data, {
@@ -150,7 +188,11 @@ describe('events: the outbox and the event feed', () => {
       complete: true,
     });
     const page = dataOf(await gql(bob, '{ events(first: 1) { edges { cursor } pageInfo { hasNextPage endCursor } } }'));
-    const next = dataOf(await gql(bob, 'query($after: String) { events(first: 1, after: $after) { edges { cursor } } }', { after: page.events.pageInfo.endCursor }));
+    const next = dataOf(
+      await gql(bob, 'query($after: String) { events(first: 1, after: $after) { edges { cursor } } }', {
+        after: page.events.pageInfo.endCursor,
+      }),
+    );
     assert.ok(Number(next.events.edges[0].cursor) > Number(page.events.pageInfo.endCursor));
     assertGraphQLError(await gql(bob, '{ events(types: ["nope"]) { edges { cursor } } }'), 'VALIDATION_FAILED', 400);
   });
@@ -173,13 +215,22 @@ describe('events: the 30-day purge', () => {
     // The three oldest events are past the period; the rest are within it.
     await em.execute('update events set created_at = ? where id <= ?', [old, before[2].id]);
     assert.equal(await new EventsService(em).purgeExpired(), 3);
-    assert.deepEqual((await walk(t.admin, '/v1/events?limit=100')).items.map((e) => e.id), before.slice(3).map((e) => e.id));
+    assert.deepEqual(
+      (await walk(t.admin, '/v1/events?limit=100')).items.map((e) => e.id),
+      before.slice(3).map((e) => e.id),
+    );
 
     const tag = (await t.admin.get('/v1/pets')).headers.get('etag');
     assert.ok(tag);
     // Seen from 31 days on, every event is past the period: all go but the newest (the store's version).
-    assert.equal(await new EventsService(t.app.orm.em.fork()).purgeExpired(new Date(Date.now() + 31 * 24 * 3600 * 1000)), before.length - 4);
-    assert.deepEqual((await walk(t.admin, '/v1/events?limit=100')).items.map((e) => e.id), [before.at(-1).id]);
+    assert.equal(
+      await new EventsService(t.app.orm.em.fork()).purgeExpired(new Date(Date.now() + 31 * 24 * 3600 * 1000)),
+      before.length - 4,
+    );
+    assert.deepEqual(
+      (await walk(t.admin, '/v1/events?limit=100')).items.map((e) => e.id),
+      [before.at(-1).id],
+    );
     assert.equal((await t.admin.get('/v1/pets')).headers.get('etag'), tag);
   });
 });

@@ -5,7 +5,7 @@
  * readers read below the snapshot's xmin, in (transaction id, id) order, and the feed resumes after an id. A feed
  * read waits a bounded while for events committed behind an older transaction (read your writes on any instance).
  */
-import { describe, it, before, after, afterEach } from 'node:test';
+import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startApp, type TestApp } from '../helpers/app.js';
@@ -23,7 +23,10 @@ describe('events on PostgreSQL: transactions that commit in the other order', as
   const skip = await onOwnPostgres('late', {
     // Polls a minute apart: what reaches the stream or a webhook here comes from a wake-up or a held read's retry.
     setup: async (url) => {
-      t = await startApp({ databaseUrl: (databaseUrl = url), env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '60000', SUBSCRIPTION_POLL_MS: '60000' } });
+      t = await startApp({
+        databaseUrl: (databaseUrl = url),
+        env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '60000', SUBSCRIPTION_POLL_MS: '60000' },
+      });
     },
     teardown: async () => {
       await t?.close();
@@ -40,7 +43,9 @@ describe('events on PostgreSQL: transactions that commit in the other order', as
 
   /** What lets a test's open transactions end when an assertion failed before it did (else closing the app would wait on them). */
   const releases: Array<() => void> = [];
-  afterEach(() => releases.splice(0).forEach((release) => release()));
+  afterEach(() => {
+    for (const release of releases.splice(0)) release();
+  });
 
   /** A transaction left open after `work`, until `commit` is called; resolves `open` once `work` is done. */
   function openTransaction(work: (em: EntityManager) => Promise<void>) {
@@ -56,9 +61,12 @@ describe('events on PostgreSQL: transactions that commit in the other order', as
     });
     return { open, commit, done };
   }
-  const pet = (em: EntityManager, label: string) => recordEvent(em, 'pet.updated', { id: 1, name: label, categoryId: 1, status: 'available' });
+  const pet = (em: EntityManager, label: string) =>
+    recordEvent(em, 'pet.updated', { id: 1, name: label, categoryId: 1, status: 'available' });
 
-  it('when the transaction with the smaller event id commits last, then a reader that read in between skips it not, and reads both in order', { skip }, async () => {
+  it('when the transaction with the smaller event id commits last, then a reader that read in between skips it not, and reads both in order', {
+    skip,
+  }, async () => {
     const mark = (await feed(0)).at(-1)?.id ?? 0;
     const position = await new EventsService(t.app.orm.em.fork()).newestPosition();
     const early = openTransaction((em) => pet(em, 'A: smaller id, commits last'));
@@ -69,7 +77,10 @@ describe('events on PostgreSQL: transactions that commit in the other order', as
     // a feed read waits for A (a client that saw B's change answered reads it on the feed, at once or A's end).
     assert.deepEqual((await stream(position)).events, []);
     let answered = false;
-    const reading = feed(mark).then((events) => ((answered = true), events));
+    const reading = feed(mark).then((events) => {
+      answered = true;
+      return events;
+    });
     await setTimeout(200);
     assert.equal(answered, false, 'the feed waits for the transaction that began first');
     early.commit();
@@ -81,7 +92,9 @@ describe('events on PostgreSQL: transactions that commit in the other order', as
     assert.deepEqual(names(await feed(both[0].id)), ['B: greater id, commits first']);
   });
 
-  it('when a transaction that began first writes its event after another commits, then both are read, in transaction order, and the feed resumes after either id', { skip }, async () => {
+  it('when a transaction that began first writes its event after another commits, then both are read, in transaction order, and the feed resumes after either id', {
+    skip,
+  }, async () => {
     const mark = (await feed(0)).at(-1)?.id ?? 0;
     const position = await new EventsService(t.app.orm.em.fork()).newestPosition();
     // C gets its transaction id first (a write), D then writes and commits its event; only then does C write its own.
@@ -119,7 +132,9 @@ describe('events on PostgreSQL: transactions that commit in the other order', as
     assert.deepEqual(names(await feed(both[1].id)), []);
   });
 
-  it('when an event commits behind an older transaction, then the subscription stream and the webhook relay get it soon after that transaction ends, not at their next poll', { skip }, async () => {
+  it('when an event commits behind an older transaction, then the subscription stream and the webhook relay get it soon after that transaction ends, not at their next poll', {
+    skip,
+  }, async () => {
     const receiver = await startReceiver();
     const { client } = wsClient(t.url, t.adminKey);
     try {

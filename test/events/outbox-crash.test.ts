@@ -32,7 +32,9 @@ describe('outbox: a crash never separates a change from its event', () => {
       let placed = 0;
       const clients = Array.from({ length: 8 }, async (_, c) => {
         for (let i = 0; i < 500; i++) {
-          const res = await staff.post('/v1/store/orders', { petId: pets[(c + i) % pets.length], quantity: 1 }, { skipContract: true }).catch(() => null);
+          const res = await staff
+            .post('/v1/store/orders', { petId: pets[(c + i) % pets.length], quantity: 1 }, { skipContract: true })
+            .catch(() => null);
           if (!res) return;
           if (res.status === 201) placed++;
         }
@@ -44,11 +46,19 @@ describe('outbox: a crash never separates a change from its event', () => {
 
       restarted = await startApp({ databaseUrl: database, env: { ADMIN_API_KEY: key } });
       const orders = (await walk(restarted.admin, '/v1/store/orders?limit=100')).items.map((o) => o.id).sort((a, b) => a - b);
-      const events = (await walk(restarted.admin, '/v1/events?types=order.placed&limit=100')).items.map((e) => e.data.id).sort((a, b) => a - b);
+      const events = (await walk(restarted.admin, '/v1/events?types=order.placed&limit=100')).items
+        .map((e) => e.data.id)
+        .sort((a, b) => a - b);
       assert.ok(orders.length >= 40, `${orders.length} orders committed before the kill`);
       assert.deepEqual(events, orders, 'the same orders in the orders table and in the outbox');
-      const stock = await Promise.all(pets.map(async (id) => (await restarted!.admin.get(`/v1/store/inventory/${id}`)).body.quantity as number));
-      assert.equal(stock.reduce((a, b) => a + b, 0), 4000 - orders.length, 'and the stock they took');
+      const stock = await Promise.all(
+        pets.map(async (id) => (await restarted!.admin.get(`/v1/store/inventory/${id}`)).body.quantity as number),
+      );
+      assert.equal(
+        stock.reduce((a, b) => a + b, 0),
+        4000 - orders.length,
+        'and the stock they took',
+      );
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await restarted?.close();

@@ -36,7 +36,13 @@ describe('the outbox notifier on PostgreSQL (a database of its own: no other ins
 
   /** The backend process ids of the notifiers' LISTEN connections now open. */
   const notifierPids = async () =>
-    new Set((await listener.query<{ pid: number }>("select pid from pg_stat_activity where application_name = 'petstore-events' and datname = current_database()")).rows.map((r) => r.pid));
+    new Set(
+      (
+        await listener.query<{ pid: number }>(
+          "select pid from pg_stat_activity where application_name = 'petstore-events' and datname = current_database()",
+        )
+      ).rows.map((r) => r.pid),
+    );
 
   /** A notifier whose LISTEN connection is up, and that connection's backend process id (the one its NOTIFYs come from). */
   async function listeningNotifier() {
@@ -56,11 +62,15 @@ describe('the outbox notifier on PostgreSQL (a database of its own: no other ins
     const { notifier, pid } = await listeningNotifier();
     // The announcements made while waiting for it to listen have all arrived once none has for a while.
     let count = -1;
-    await eventually('the announcements so far heard', () => {
-      const settled = heard.length === count;
-      count = heard.length;
-      return settled;
-    }, 100);
+    await eventually(
+      'the announcements so far heard',
+      () => {
+        const settled = heard.length === count;
+        count = heard.length;
+        return settled;
+      },
+      100,
+    );
     heard.length = 0;
     notifier.announce();
     await eventually('the first announcement', () => heard.includes(pid));
@@ -73,7 +83,9 @@ describe('the outbox notifier on PostgreSQL (a database of its own: no other ins
     assert.equal((await notifierPids()).has(pid), false, 'its connection has ended');
   });
 
-  it('when its connection is cut, then the commits announced meanwhile are announced once it is back, and its readers are woken for what they missed', { skip }, async () => {
+  it('when its connection is cut, then the commits announced meanwhile are announced once it is back, and its readers are woken for what they missed', {
+    skip,
+  }, async () => {
     heard.length = 0;
     const { notifier, pid } = await listeningNotifier();
     let woken = 0;

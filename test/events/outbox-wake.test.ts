@@ -43,7 +43,11 @@ describe('outbox readers: a commit in this process wakes them', () => {
   it('when another process commits to the same SQLite file, then a subscriber here still gets the event from the backed-off poll', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'petstore-wake-'));
     const databaseUrl = `sqlite:${join(dir, 'petstore.db')}`;
-    const env = { SUBSCRIPTION_POLL_MS: '20', SUBSCRIPTION_POLL_MAX_MS: '300', ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}` };
+    const env = {
+      SUBSCRIPTION_POLL_MS: '20',
+      SUBSCRIPTION_POLL_MAX_MS: '300',
+      ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
+    };
     const a = await startApp({ databaseUrl, env });
     const b = await startApp({ databaseUrl, env });
     const { client } = wsClient(a.url, a.adminKey);
@@ -120,7 +124,10 @@ describe('outbox readers: the poll schedule (mocked timers)', () => {
       dueAt = null;
       const woken = runs.at(-1)!;
       await advance(400);
-      assert.ok(runs.some((at) => at > woken && at <= woken + 310), `ran by the due time (${runs.slice(-3).join(', ')})`);
+      assert.ok(
+        runs.some((at) => at > woken && at <= woken + 310),
+        `ran by the due time (${runs.slice(-3).join(', ')})`,
+      );
 
       // Work held behind an older transaction: looked at again every HELD_RETRY_MS, not at the backed-off interval.
       await advance(5000);
@@ -131,7 +138,10 @@ describe('outbox readers: the poll schedule (mocked timers)', () => {
       await advance(200);
       held = false;
       const retries = runs.filter((at) => at > heldAt);
-      assert.deepEqual(retries.slice(0, 3).map((at, i) => at - (i ? retries[i - 1]! : heldAt)), [HELD_RETRY_MS, HELD_RETRY_MS, HELD_RETRY_MS]);
+      assert.deepEqual(
+        retries.slice(0, 3).map((at, i) => at - (i ? retries[i - 1]! : heldAt)),
+        [HELD_RETRY_MS, HELD_RETRY_MS, HELD_RETRY_MS],
+      );
       await loop.stop();
     } finally {
       mock.timers.reset();

@@ -14,7 +14,11 @@ import { eventually } from './support.js';
 
 /** docs/EVENTS.md's JavaScript block that imports `standardwebhooks`. */
 function receiverCode(): string {
-  const code = doc('EVENTS.md').split('```js\n').slice(1).map((part) => part.split('```')[0]!).find((c) => c.includes("from 'standardwebhooks'"));
+  const code = doc('EVENTS.md')
+    .split('```js\n')
+    .slice(1)
+    .map((part) => part.split('```')[0]!)
+    .find((c) => c.includes("from 'standardwebhooks'"));
   assert.ok(code, 'docs/EVENTS.md has a receiver example');
   return code;
 }
@@ -36,10 +40,17 @@ describe('README: the webhook receiver example', () => {
     writeFileSync(file, receiverCode());
     const port = await freePort();
     url = `http://127.0.0.1:${port}/hooks`;
-    receiver = spawn(process.execPath, [file], { env: { PATH: process.env.PATH ?? '', PORT: String(port), PETSTORE_WEBHOOK_SECRET: secret }, stdio: ['ignore', 'pipe', 'pipe'] });
+    receiver = spawn(process.execPath, [file], {
+      env: { PATH: process.env.PATH ?? '', PORT: String(port), PETSTORE_WEBHOOK_SECRET: secret },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     receiver.stdout!.on('data', (d) => (output += d));
     receiver.stderr!.on('data', (d) => (output += d));
-    await eventually('the receiver listening', () => fetch(url, { method: 'POST', body: '{}' }).then((r) => r.status === 400).catch(() => false));
+    await eventually('the receiver listening', () =>
+      fetch(url, { method: 'POST', body: '{}' })
+        .then((r) => r.status === 400)
+        .catch(() => false),
+    );
     assert.equal((await t.admin.patch(`/v1/webhooks/${created.body.id}`, { url })).status, 200);
   });
   after(async () => {
@@ -65,7 +76,11 @@ describe('README: the webhook receiver example', () => {
     const res = await fetch(url, {
       method: 'POST',
       body,
-      headers: { 'webhook-id': '999', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' },
+      headers: {
+        'webhook-id': '999',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': 'v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=',
+      },
     });
     assert.equal(res.status, 400);
     assert.equal(output, before);

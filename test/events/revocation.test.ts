@@ -19,7 +19,9 @@ const ORDER = 'mutation($p: ID!) { placeOrder(input: {petId: $p, quantity: 3}) {
 /** Sends a request's headers to `to` now; `finish()` sends its body and resolves with the answer. */
 async function headersFirst(to: TestApp, path: string, key: string, body: string) {
   const conn = await RawConnection.open(to.url);
-  conn.send(`POST ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`);
+  conn.send(
+    `POST ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`,
+  );
   return {
     async finish() {
       conn.send(body);
@@ -81,7 +83,10 @@ async function checkSubscriptionsEnd(revoker: TestApp, on: TestApp, clients: WsC
   const started = Date.now();
   if (how === 'revoke') assert.equal((await revoker.admin.delete(`/v1/api-keys/${customer.keyId}`)).status, 204);
   else await banByFlood(revoker, customer.key);
-  const close = await Promise.race([closed, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the subscriptions were still open 5 s after the revoke')), 5000))]);
+  const close = await Promise.race([
+    closed,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the subscriptions were still open 5 s after the revoke')), 5000)),
+  ]);
   const took = Date.now() - started;
   assert.equal(close.code, 4403, close.reason);
   assert.match(close.reason, how === 'revoke' ? /INVALID_API_KEY/ : /API_KEY_BANNED/);
@@ -96,7 +101,7 @@ async function checkSubscriptionsEnd(revoker: TestApp, on: TestApp, clients: WsC
   clients.push(again.client);
   const a = await subscribe(again.client, 'subscription { events { id } }');
   const b = await subscribe(again.client, 'subscription { events { id } }');
-  assert.deepEqual([...a.errors, ...b.errors], [], 'the revoked key\'s slots are free');
+  assert.deepEqual([...a.errors, ...b.errors], [], "the revoked key's slots are free");
 }
 
 describe('revocation: one instance', () => {
@@ -110,7 +115,7 @@ describe('revocation: one instance', () => {
     await t.close();
   });
 
-  it('when a key is revoked after a request\'s headers and before its body, then REST and GraphQL answer 401 INVALID_API_KEY and nothing is ordered', async () => {
+  it("when a key is revoked after a request's headers and before its body, then REST and GraphQL answer 401 INVALID_API_KEY and nothing is ordered", async () => {
     await checkInFlightRevoke(t, t);
   });
 
@@ -132,7 +137,11 @@ describe('revocation: two instances on PostgreSQL + Redis', async () => {
     'revoke',
     {
       setup: async (url) => {
-        const env = { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: `petstore-revoke-${randomBytes(4).toString('hex')}`, ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}` };
+        const env = {
+          REDIS_URL: redis!,
+          RATE_LIMIT_KEY_PREFIX: `petstore-revoke-${randomBytes(4).toString('hex')}`,
+          ADMIN_API_KEY: `psk_${randomBytes(24).toString('base64url')}`,
+        };
         a = await startApp({ databaseUrl: url, env });
         b = await startApp({ databaseUrl: url, env });
       },
@@ -145,16 +154,21 @@ describe('revocation: two instances on PostgreSQL + Redis', async () => {
     { Redis: redis },
   );
 
-  it('when instance A revokes a key after instance B got a request\'s headers, then B refuses its body with 401 on both facades and nothing is ordered', { skip }, async () => {
+  it("when instance A revokes a key after instance B got a request's headers, then B refuses its body with 401 on both facades and nothing is ordered", {
+    skip,
+  }, async () => {
     await checkInFlightRevoke(a, b);
   });
 
-  it('when instance A revokes a key whose subscriptions are on instance B, then they end within a second and free their slots', { skip }, async () => {
+  it('when instance A revokes a key whose subscriptions are on instance B, then they end within a second and free their slots', {
+    skip,
+  }, async () => {
     await checkSubscriptionsEnd(a, b, clients);
   });
 
-  it('when instance A bans a key whose subscriptions are on instance B, then they end with API_KEY_BANNED within a second', { skip }, async () => {
+  it('when instance A bans a key whose subscriptions are on instance B, then they end with API_KEY_BANNED within a second', {
+    skip,
+  }, async () => {
     await checkSubscriptionsEnd(a, b, clients, 'ban');
   });
-
 });

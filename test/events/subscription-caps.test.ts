@@ -3,7 +3,7 @@
  * subscriptions on every instance, and the slots of an instance killed with SIGKILL come back once
  * their lease runs out (SUBSCRIPTION_LEASE_MS).
  */
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Client as WsClient } from 'graphql-ws';
@@ -18,12 +18,16 @@ const query = 'subscription { events { id } }';
 
 /** Waits until the instance at `url` has `n` subscriptions open (its gauge): they hold their slots then. */
 const openOn = (url: string, n: number) =>
-  eventually(`${n} subscriptions open on ${url}`, async () => sample(await (await fetch(`${url}/metrics`)).text(), 'petstore_graphql_subscriptions') === n);
+  eventually(
+    `${n} subscriptions open on ${url}`,
+    async () => sample(await (await fetch(`${url}/metrics`)).text(), 'petstore_graphql_subscriptions') === n,
+  );
 
 /** Subscribes: subscribe() resolves once the instance has refused it (an error) or counts it open. */
 const attempt = (ws: WsClient) => subscribe(ws, query);
 
-const refusedCode = (sub: { errors: unknown[] }) => ((sub.errors[0] as any[] | undefined)?.[0]?.extensions?.code as string | undefined) ?? null;
+const refusedCode = (sub: { errors: unknown[] }) =>
+  ((sub.errors[0] as any[] | undefined)?.[0]?.extensions?.code as string | undefined) ?? null;
 
 describe('subscription caps: two instances on PostgreSQL + Redis', async () => {
   const redis = await redisUrl();
@@ -68,7 +72,9 @@ describe('subscription caps: two instances on PostgreSQL + Redis', async () => {
     { Redis: redis },
   );
 
-  it("when a free account holds its 2 subscriptions on instance A, then a third on instance B is PLAN_LIMIT_REACHED, and completing one on A frees a place on B", { skip }, async () => {
+  it('when a free account holds its 2 subscriptions on instance A, then a third on instance B is PLAN_LIMIT_REACHED, and completing one on A frees a place on B', {
+    skip,
+  }, async () => {
     const key = await freeAccount('Two places');
     const onA = connect(a.url, key);
     const onB = connect(b.url, key);
@@ -83,16 +89,25 @@ describe('subscription caps: two instances on PostgreSQL + Redis', async () => {
     await new Promise((r) => setTimeout(r, LEASE_MS + 500));
     assert.equal(refusedCode(await attempt(onB)), 'PLAN_LIMIT_REACHED', 'the slots outlive their first lease while A holds them');
     first.dispose();
-    const next = await eventually('a place on B', async () => {
-      const sub = await attempt(onB);
-      return refusedCode(sub) === null ? sub : (sub.dispose(), null);
-    }, 50, 20);
+    const next = await eventually(
+      'a place on B',
+      async () => {
+        const sub = await attempt(onB);
+        if (refusedCode(sub) === null) return sub;
+        sub.dispose();
+        return null;
+      },
+      50,
+      20,
+    );
     assert.deepEqual(next.errors, []);
     next.dispose();
     second.dispose();
   });
 
-  it('when the instance holding an account\'s subscriptions is killed (SIGKILL), then its slots come back after the lease', { skip }, async () => {
+  it("when the instance holding an account's subscriptions is killed (SIGKILL), then its slots come back after the lease", {
+    skip,
+  }, async () => {
     const key = await freeAccount('Killed holder');
     let victim: Service | undefined;
     try {
@@ -100,17 +115,27 @@ describe('subscription caps: two instances on PostgreSQL + Redis', async () => {
       const onVictim = connect(victim.url, key);
       const held = [await subscribe(onVictim, query), await subscribe(onVictim, query)];
       await openOn(victim.url, 2);
-      assert.deepEqual(held.flatMap((s) => s.errors), []);
+      assert.deepEqual(
+        held.flatMap((s) => s.errors),
+        [],
+      );
       const onB = connect(b.url, key);
       assert.equal(refusedCode(await attempt(onB)), 'PLAN_LIMIT_REACHED', 'the victim holds both places');
       victim.child.kill('SIGKILL');
       await victim.exited;
       // Each place has its own lease (renewed at its own moments): they come back one after the other.
       const placeBack = (which: string) =>
-        eventually(`the ${which} place back on B`, async () => {
-          const sub = await attempt(onB);
-          return refusedCode(sub) === null ? sub : (sub.dispose(), null);
-        }, 100, 80);
+        eventually(
+          `the ${which} place back on B`,
+          async () => {
+            const sub = await attempt(onB);
+            if (refusedCode(sub) === null) return sub;
+            sub.dispose();
+            return null;
+          },
+          100,
+          80,
+        );
       const back = await placeBack('first');
       const another = await placeBack('second');
       assert.deepEqual([...back.errors, ...another.errors], [], 'both places are back');

@@ -51,16 +51,24 @@ describe('subscriptions: every pushed answer is charged', () => {
     const ws = wsClient(t.url, attacker.key).client;
     const theirs = wsClient(t.url, bystander.key).client;
     clients.push(ws, theirs);
-    const heavy = await subscribe(ws, `subscription($petId: ID) { inventoryChanged(petId: $petId) { pet { ${HEAVY_SELECTION} } } }`, { petId });
+    const heavy = await subscribe(ws, `subscription($petId: ID) { inventoryChanged(petId: $petId) { pet { ${HEAVY_SELECTION} } } }`, {
+      petId,
+    });
     // A light subscription on the same socket: one root field, nothing nested, so its pushes are free.
     const light = await subscribe(ws, 'subscription($petId: ID) { inventoryChanged(petId: $petId) { quantity } }', { petId });
     const watching = await subscribe(theirs, 'subscription($petId: ID) { inventoryChanged(petId: $petId) { quantity } }', { petId });
-    await eventually('three subscriptions started', async () => (await minuteUsed(attacker.client)) === 2 && (await minuteUsed(bystander.client)) === 1);
+    await eventually(
+      'three subscriptions started',
+      async () => (await minuteUsed(attacker.client)) === 2 && (await minuteUsed(bystander.client)) === 1,
+    );
 
     // The free plan's 60 points: 2 for starting both, then 15 per heavy answer: three fit (47), the fourth (62) does not.
     const order = async (n: number) => {
       assert.equal((await t.admin.post('/v1/store/orders', { petId: pet.body.id, quantity: 1 })).status, 201);
-      await eventually(`push ${n}`, () => light.results.length >= n && watching.results.length >= n && heavy.results.length >= Math.min(n, 4));
+      await eventually(
+        `push ${n}`,
+        () => light.results.length >= n && watching.results.length >= n && heavy.results.length >= Math.min(n, 4),
+      );
     };
     for (let n = 1; n <= 3; n++) await order(n);
     assert.deepEqual(
@@ -83,7 +91,10 @@ describe('subscriptions: every pushed answer is charged', () => {
     // The socket stays open: the light subscription on it goes on, for free.
     await order(5);
     assert.equal(heavy.results.length, 4);
-    assert.deepEqual(light.results.map((r) => r.extensions?.cost), Array(5).fill({ requested: 1, charged: 0 }));
+    assert.deepEqual(
+      light.results.map((r) => r.extensions?.cost),
+      Array(5).fill({ requested: 1, charged: 0 }),
+    );
     assert.equal(light.completed, false);
     // Another customer following the same pet paid for starting its subscription, nothing else.
     assert.equal(await minuteUsed(bystander.client), 1);

@@ -49,7 +49,10 @@ describe('subscription sockets: bounded per address before connection_init, behi
 
   it('when one address holds 3 sockets without connection_init, then its 4th is refused with 429 while another address still connects, and an accepted key frees a place', async () => {
     const first = await Promise.all([1, 2, 3].map(() => rawSocket(t, sockets, '203.0.113.7')));
-    assert.deepEqual(first.map((s) => s.opened), [true, true, true]);
+    assert.deepEqual(
+      first.map((s) => s.opened),
+      [true, true, true],
+    );
     const refused = await rawSocket(t, sockets, '203.0.113.7');
     assert.equal(refused.status, 429);
     assert.equal(JSON.parse(refused.body!).code, 'RATE_LIMITED');
@@ -85,7 +88,10 @@ describe('subscription sockets: without a trusted proxy, and keys refused at con
 
   it('when a client forges X-Forwarded-For, then its sockets still count for its own address; a socket that sends no connection_init is closed with 4408', async () => {
     const held = await Promise.all(['198.51.100.1', '198.51.100.2'].map((a) => rawSocket(t, sockets, a)));
-    assert.deepEqual(held.map((s) => s.opened), [true, true]);
+    assert.deepEqual(
+      held.map((s) => s.opened),
+      [true, true],
+    );
     assert.equal((await rawSocket(t, sockets, '198.51.100.3')).status, 429);
     const code = await new Promise<number>((resolve) => held[0]!.ws.once('close', resolve));
     assert.equal(code, 4408);

@@ -68,7 +68,9 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     const petId = await petInStock(3);
     const other = await petInStock(3);
     const ws = connect(buyer.key).client;
-    const stock = await subscribe(ws, 'subscription($petId: ID) { inventoryChanged(petId: $petId) { petId quantity status } }', { petId: String(petId) });
+    const stock = await subscribe(ws, 'subscription($petId: ID) { inventoryChanged(petId: $petId) { petId quantity status } }', {
+      petId: String(petId),
+    });
     const catalogue = await subscribe(ws, 'subscription { events(types: ["pet.*"]) { type data { ... on Pet { name } } } }');
     await buyer.client.post('/v1/store/orders', { petId, quantity: 3 });
     await buyer.client.post('/v1/store/orders', { petId: other, quantity: 1 });
@@ -76,8 +78,14 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     await eventually('the stock change', () => stock.results.length >= 1);
     await eventually('the new pet', () => catalogue.results.length >= 1);
     await new Promise((r) => setTimeout(r, 100));
-    assert.deepEqual(stock.results.map((r) => r.data.inventoryChanged), [{ petId: String(petId), quantity: 0, status: 'pending' }]);
-    assert.deepEqual(catalogue.results.map((r) => r.data.events), [{ type: 'pet.created', data: { name: 'Newcomer' } }]);
+    assert.deepEqual(
+      stock.results.map((r) => r.data.inventoryChanged),
+      [{ petId: String(petId), quantity: 0, status: 'pending' }],
+    );
+    assert.deepEqual(
+      catalogue.results.map((r) => r.data.events),
+      [{ type: 'pet.created', data: { name: 'Newcomer' } }],
+    );
     stock.dispose();
     catalogue.dispose();
   });
@@ -85,7 +93,10 @@ describe('subscriptions: graphql-ws on /graphql', () => {
   it('when connection_init carries no key or an unknown one, then the socket is closed with 4403 Forbidden', async () => {
     for (const key of [null, 'psk_this-key-does-not-exist-0000000']) {
       const { client, closed } = connect(key);
-      const sub = client.subscribe({ query: 'subscription { events { id } }' }, { next: () => undefined, error: () => undefined, complete: () => undefined });
+      const sub = client.subscribe(
+        { query: 'subscription { events { id } }' },
+        { next: () => undefined, error: () => undefined, complete: () => undefined },
+      );
       const event = await closed;
       assert.equal(event.code, 4403, `key ${key}`);
       sub();
@@ -106,7 +117,10 @@ describe('subscriptions: graphql-ws on /graphql', () => {
       });
     try {
       const first = await Promise.all(Array.from({ length: 16 }, () => open()));
-      assert.deepEqual(first.map((s) => s.ack), Array(16).fill(true));
+      assert.deepEqual(
+        first.map((s) => s.ack),
+        Array(16).fill(true),
+      );
       const refused = await open();
       assert.deepEqual({ ack: refused.ack, code: refused.code }, { ack: false, code: 4429 });
       assert.match(refused.reason!, /16 connections open/);
@@ -128,7 +142,10 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     const second = await subscribe(ws, 'subscription { events { id } }');
     const third = await subscribe(ws, 'subscription { events { id } }');
     assert.equal(third.errors.length, 1, JSON.stringify(third));
-    assert.deepEqual({ ...(third.errors[0] as any[])[0].extensions, requestId: undefined }, { code: 'PLAN_LIMIT_REACHED', status: 409, requestId: undefined });
+    assert.deepEqual(
+      { ...(third.errors[0] as any[])[0].extensions, requestId: undefined },
+      { code: 'PLAN_LIMIT_REACHED', status: 409, requestId: undefined },
+    );
     first.dispose();
     await eventually('the first place given back', async () => (await openSubscriptions(t.url)) === 1);
     const fourth = await subscribe(ws, 'subscription { events { id } }');
@@ -138,15 +155,27 @@ describe('subscriptions: graphql-ws on /graphql', () => {
   });
 
   it('when an enterprise account has its own cap of 3 subscriptions, then the fourth is PLAN_LIMIT_REACHED (409)', async () => {
-    const res = await t.admin.post('/v1/accounts', { name: 'Big watcher', role: 'customer', plan: 'enterprise', limits: { perMinute: 1000, perDay: 10000, subscriptions: 3 } });
+    const res = await t.admin.post('/v1/accounts', {
+      name: 'Big watcher',
+      role: 'customer',
+      plan: 'enterprise',
+      limits: { perMinute: 1000, perDay: 10000, subscriptions: 3 },
+    });
     assert.equal(res.status, 201, res.text);
     assert.equal(res.body.limits.subscriptions, 3);
     const ws = connect(res.body.apiKey.key).client;
     const open = [];
     for (let i = 0; i < 3; i++) open.push(await subscribe(ws, 'subscription { events { id } }'));
-    assert.deepEqual(open.flatMap((s) => s.errors), [], 'three are allowed');
+    assert.deepEqual(
+      open.flatMap((s) => s.errors),
+      [],
+      'three are allowed',
+    );
     const fourth = await subscribe(ws, 'subscription { events { id } }');
-    assert.deepEqual({ ...(fourth.errors[0] as any[])[0].extensions, requestId: undefined }, { code: 'PLAN_LIMIT_REACHED', status: 409, requestId: undefined });
+    assert.deepEqual(
+      { ...(fourth.errors[0] as any[])[0].extensions, requestId: undefined },
+      { code: 'PLAN_LIMIT_REACHED', status: 409, requestId: undefined },
+    );
     for (const s of open) s.dispose();
   });
 
@@ -184,7 +213,8 @@ describe('subscriptions: graphql-ws on /graphql', () => {
   it('when a query or an invalid subscription is sent over the socket, then it is VALIDATION_FAILED and nothing runs', async () => {
     const ws = connect(t.adminKey).client;
     // subscribe() resolves on the answer; each wait says which one is expected.
-    const answered = (sub: Awaited<ReturnType<typeof subscribe>>) => eventually('the answer', () => sub.errors.length + sub.results.length > 0);
+    const answered = (sub: Awaited<ReturnType<typeof subscribe>>) =>
+      eventually('the answer', () => sub.errors.length + sub.results.length > 0);
     const query = await subscribe(ws, '{ viewer { id } }');
     await answered(query);
     assert.equal((query.errors[0] as any[])[0].extensions.code, 'VALIDATION_FAILED');
@@ -195,7 +225,11 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     const badId = await subscribe(ws, 'subscription { inventoryChanged(petId: "abc") { petId } }');
     await answered(badId);
     const { requestId, ...extensions } = (badId.results[0]?.errors ?? badId.errors[0])[0].extensions;
-    assert.deepEqual(extensions, { code: 'VALIDATION_FAILED', status: 400, details: [{ path: 'petId', message: 'must be an integer from 1 to 9007199254740991' }] });
+    assert.deepEqual(extensions, {
+      code: 'VALIDATION_FAILED',
+      status: 400,
+      details: [{ path: 'petId', message: 'must be an integer from 1 to 9007199254740991' }],
+    });
     assert.match(requestId, /^[0-9a-f-]{36}$/, 'every error carries its requestId');
   });
 
@@ -216,7 +250,10 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     const buyer = await customer('Buyer of record');
     const query = 'subscription { orderUpdated { type data { ... on Order { id } } } }';
     const ws = connect(staff.body.apiKey.key).client;
-    const [asStaff, asWatcher] = await Promise.all([subscribe(ws, query), subscribe(connect(watcher.key).client, 'subscription { events { type } }')]);
+    const [asStaff, asWatcher] = await Promise.all([
+      subscribe(ws, query),
+      subscribe(connect(watcher.key).client, 'subscription { events { type } }'),
+    ]);
     const petId = await petInStock(5);
     await buyer.client.post('/v1/store/orders', { petId, quantity: 1 });
     await eventually('the staff subscriber sees the order', () => asStaff.results.length >= 1);
@@ -228,7 +265,11 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     const before = { staff: asStaff.results.length, watcher: asWatcher.results.length };
     await buyer.client.post('/v1/store/orders', { petId, quantity: 1 });
     await new Promise((r) => setTimeout(r, 400));
-    assert.equal(asStaff.results.length, before.staff, `a demoted account sees no other customer's order: ${JSON.stringify(asStaff.results)}`);
+    assert.equal(
+      asStaff.results.length,
+      before.staff,
+      `a demoted account sees no other customer's order: ${JSON.stringify(asStaff.results)}`,
+    );
     assert.equal(asWatcher.results.length, before.watcher, `a revoked key receives nothing more: ${JSON.stringify(asWatcher.results)}`);
     // Ended by the server: completed, or its socket closed (4403) with the revoke.
     await eventually('the revoked subscription ends', () => asWatcher.completed || asWatcher.errors.length > 0);
@@ -242,7 +283,10 @@ describe('subscriptions: unknown keys in connection_init count against the faile
     try {
       for (let i = 0; i < 4; i++) {
         const { client, closed } = wsClient(t.url, `psk_guess-${i}-${'x'.repeat(30)}`);
-        const dispose = client.subscribe({ query: 'subscription { events { id } }' }, { next: () => undefined, error: () => undefined, complete: () => undefined });
+        const dispose = client.subscribe(
+          { query: 'subscription { events { id } }' },
+          { next: () => undefined, error: () => undefined, complete: () => undefined },
+        );
         assert.equal((await closed).code, 4403);
         dispose();
         await client.dispose();

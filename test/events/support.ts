@@ -57,7 +57,12 @@ export function verified(secret: string, r: Received): any {
 }
 
 /** Polls `check` until it returns a value (bounded: `tries` tries, `every` ms apart). */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | null | false> | T | undefined | null | false, every = 50, tries = 200): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  every = 50,
+  tries = 200,
+): Promise<T> {
   for (let i = 0; i < tries; i++) {
     const value = await check();
     if (value) return value;
@@ -126,7 +131,13 @@ export async function subscribe(client: WsClient, query: string, variables?: Rec
   return taken;
 }
 
-async function start(client: WsClient, url: string, open: Set<Subscription>, query: string, variables?: Record<string, unknown>): Promise<Subscription> {
+async function start(
+  client: WsClient,
+  url: string,
+  open: Set<Subscription>,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<Subscription> {
   const ended = () => open.delete(sub);
   const sub: Subscription = { results: [], errors: [], completed: false, dispose: () => undefined };
   // The ones ended before (disposed, completed) are no longer counted there: the gauge is the others.
@@ -168,7 +179,6 @@ async function start(client: WsClient, url: string, open: Set<Subscription>, que
   if ((accepted === 'open' || sub.results.length > 0) && !sub.completed && sub.errors.length === 0) open.add(sub);
   return sub;
 }
-
 
 export interface HangingReceiver {
   url: string;

@@ -19,11 +19,18 @@ describe('events: the upkeep purges expired idempotency records of every account
 
   const records = async (accountId: number) =>
     Number(
-      (await t.app.orm.em.getConnection().execute<{ n: number | string }[]>('select count(*) as n from idempotency_records where account_id = ?', [accountId]))[0]!
-        .n,
+      (
+        await t.app.orm.em
+          .getConnection()
+          .execute<{ n: number | string }[]>('select count(*) as n from idempotency_records where account_id = ?', [accountId])
+      )[0]!.n,
     );
   async function order(client: { post: (p: string, b: unknown, o: object) => Promise<{ status: number }> }, petId: number, n: number) {
-    for (let i = 0; i < n; i++) assert.equal((await client.post('/v1/store/orders', { petId, quantity: 1 }, { headers: { 'idempotency-key': randomUUID() } })).status, 201);
+    for (let i = 0; i < n; i++)
+      assert.equal(
+        (await client.post('/v1/store/orders', { petId, quantity: 1 }, { headers: { 'idempotency-key': randomUUID() } })).status,
+        201,
+      );
   }
   const age = (accountId: number) =>
     t.app.orm.em.fork().nativeUpdate('IdempotencyRecord', { account: accountId }, { expiresAt: new Date(Date.now() - 1000) });
@@ -39,7 +46,7 @@ describe('events: the upkeep purges expired idempotency records of every account
 
     const stop = startOutboxUpkeep(t.app.orm, pino({ level: 'silent' }), 3_600_000);
     await stop();
-    assert.equal(await records(quiet.accountId), 0, 'the quiet account\'s expired records are gone');
+    assert.equal(await records(quiet.accountId), 0, "the quiet account's expired records are gone");
     assert.equal(await records(busy.accountId), 3, 'live records stay');
   });
 

@@ -4,7 +4,7 @@
  * waited for the delivery; the attempt's record held the delivery and waited for the endpoint to insert the retry),
  * PostgreSQL broke the tie after a second, and the DELETE answered 503.
  */
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -28,7 +28,9 @@ describe('webhooks on PostgreSQL: an endpoint deleted while an attempt fails', a
     },
   });
 
-  it('when the receiver answers 500 and the endpoint is deleted at that moment, then the DELETE is 204 every time, never 503', { skip }, async () => {
+  it('when the receiver answers 500 and the endpoint is deleted at that moment, then the DELETE is 204 every time, never 503', {
+    skip,
+  }, async () => {
     const statuses: number[] = [];
     // The DELETE lands at a sweep of moments around the worker's record of the failure (its few statements).
     for (let i = 0; i < 24; i++) {

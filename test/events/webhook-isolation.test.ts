@@ -96,7 +96,8 @@ describe("webhooks: an account gets at most its share of the worker's places", (
     try {
       const petId = await petInStock(t);
       const big = await customer(t, 'Many endpoints', 'business');
-      for (let i = 0; i < 4; i++) assert.equal((await big.post('/v1/webhooks', { url: `${hanging.url}?n=${i}`, events: ['order.placed'] })).status, 201);
+      for (let i = 0; i < 4; i++)
+        assert.equal((await big.post('/v1/webhooks', { url: `${hanging.url}?n=${i}`, events: ['order.placed'] })).status, 201);
       await big.post('/v1/store/orders', { petId, quantity: 1 });
       await eventually('two attempts held', () => hanging.open() === 2);
       const victim = await customer(t, 'Beside', 'pro');
@@ -169,10 +170,13 @@ describe('webhooks: redelivery', () => {
     const rest = await buyer.post(`/v1/webhooks/${hook.id}/deliveries/${delivery.id}/redeliver`);
     assert.equal(rest.status, 202, rest.text);
     assert.equal(remaining(before) - remaining(rest), 1, 'the redelivery costs 1');
-    const gql = await buyer.graphql('mutation($w: ID!, $d: ID!) { redeliverWebhookDelivery(webhookId: $w, deliveryId: $d) { id status } }', {
-      w: String(hook.id),
-      d: String(delivery.id),
-    });
+    const gql = await buyer.graphql(
+      'mutation($w: ID!, $d: ID!) { redeliverWebhookDelivery(webhookId: $w, deliveryId: $d) { id status } }',
+      {
+        w: String(hook.id),
+        d: String(delivery.id),
+      },
+    );
     assert.equal(gql.body.errors, undefined, gql.text);
     assert.deepEqual(gql.body.extensions.cost, { requested: 1, charged: 1 });
     assert.equal(remaining(rest) - remaining(gql), 1);
@@ -233,7 +237,9 @@ describe('webhooks: two instances on one PostgreSQL database share each endpoint
     { Redis: redis },
   );
 
-  it("when a hanging endpoint has attempts due on both instances, then only one is in flight across them, and another account's deliveries arrive meanwhile", { skip }, async () => {
+  it("when a hanging endpoint has attempts due on both instances, then only one is in flight across them, and another account's deliveries arrive meanwhile", {
+    skip,
+  }, async () => {
     const petId = await petInStock(a);
     const attacker = await customer(a, 'Hanging on two', 'pro');
     await attacker.post('/v1/webhooks', { url: hanging.url, events: ['order.placed'] });

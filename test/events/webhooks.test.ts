@@ -79,19 +79,22 @@ describe('webhooks: signed deliveries with retries to a receiver on 127.0.0.1', 
       return res.body[0]?.status === 'succeeded' ? res.body : null;
     });
     assert.equal(log.length, 1);
-    assert.deepEqual({ ...log[0], id: 0, scheduledAt: '', attemptedAt: '', durationMs: 0 }, {
-      id: 0,
-      webhookId: created.body.id,
-      eventId: event.id,
-      eventType: 'order.placed',
-      attempt: 1,
-      status: 'succeeded',
-      scheduledAt: '',
-      attemptedAt: '',
-      responseStatus: 200,
-      durationMs: 0,
-      error: null,
-    });
+    assert.deepEqual(
+      { ...log[0], id: 0, scheduledAt: '', attemptedAt: '', durationMs: 0 },
+      {
+        id: 0,
+        webhookId: created.body.id,
+        eventId: event.id,
+        eventType: 'order.placed',
+        attempt: 1,
+        status: 'succeeded',
+        scheduledAt: '',
+        attemptedAt: '',
+        responseStatus: 200,
+        durationMs: 0,
+        error: null,
+      },
+    );
     const metrics = (await t.anonymous.get('/metrics', { skipContract: true })).text;
     assert.ok((sample(metrics, 'petstore_webhook_attempts_total', { outcome: 'succeeded' }) ?? 0) >= 1, 'the attempt is counted');
     assert.ok((sample(metrics, 'petstore_webhook_delivery_lag_seconds_count') ?? 0) >= 1, 'and its lag observed');
@@ -110,7 +113,10 @@ describe('webhooks: signed deliveries with retries to a receiver on 127.0.0.1', 
     await buyer.post('/v1/store/orders', { petId, quantity: 1 });
     await eventually('three attempts', () => receiver.received.length >= 3, 50, 200);
     const [a, b, c] = receiver.received as [any, any, any];
-    assert.deepEqual([a, b, c].map((r) => r.headers['webhook-id']), Array(3).fill(a.headers['webhook-id']));
+    assert.deepEqual(
+      [a, b, c].map((r) => r.headers['webhook-id']),
+      Array(3).fill(a.headers['webhook-id']),
+    );
     for (const r of [a, b, c]) verified(hook.secret, r);
     // Backoff with ±20 % jitter: each gap is at least 80 % of its scheduled delay.
     assert.ok(b.at - a.at >= RETRY_SCHEDULE_S[0]! * 1000 * SCALE * 0.8, `first retry after ${b.at - a.at} ms`);
@@ -119,7 +125,14 @@ describe('webhooks: signed deliveries with retries to a receiver on 127.0.0.1', 
       const res = await buyer.get(`/v1/webhooks/${hook.id}/deliveries`);
       return res.body.length === 3 && res.body[2].status !== 'pending' ? res.body : null;
     });
-    assert.deepEqual(log.map((d: any) => [d.attempt, d.status, d.responseStatus]), [[1, 'failed', 503], [2, 'failed', 503], [3, 'succeeded', 200]]);
+    assert.deepEqual(
+      log.map((d: any) => [d.attempt, d.status, d.responseStatus]),
+      [
+        [1, 'failed', 503],
+        [2, 'failed', 503],
+        [3, 'succeeded', 200],
+      ],
+    );
     assert.equal(log[0].error, 'the receiver answered HTTP 503');
     receiver.answer = (_n, res) => res.end();
     assert.equal((await buyer.delete(`/v1/webhooks/${hook.id}`)).status, 204);
@@ -130,7 +143,11 @@ describe('webhooks: signed deliveries with retries to a receiver on 127.0.0.1', 
     const alice = await customer(t, 'Alice');
     const bob = await customer(t, 'Bob');
     const hooks = new Map<string, any>();
-    for (const [who, client] of [['alice', alice], ['bob', bob], ['staff', t.admin]] as const) {
+    for (const [who, client] of [
+      ['alice', alice],
+      ['bob', bob],
+      ['staff', t.admin],
+    ] as const) {
       const res = await client.post('/v1/webhooks', { url: `${receiver.url}?for=${who}`, events: ['order.placed', 'inventory.changed'] });
       assert.equal(res.status, 201, res.text);
       hooks.set(who, res.body);
@@ -143,14 +160,25 @@ describe('webhooks: signed deliveries with retries to a receiver on 127.0.0.1', 
     await new Promise((r) => setTimeout(r, 200));
     const byWho = (who: string) => {
       const secret = hooks.get(who).secret;
-      return receiver.received.filter((r) => r.headers['webhook-signature'] && r.body && tryVerify(secret, r)).map((r) => JSON.parse(r.body));
+      return receiver.received
+        .filter((r) => r.headers['webhook-signature'] && r.body && tryVerify(secret, r))
+        .map((r) => JSON.parse(r.body));
     };
-    const orders = (who: string) => byWho(who).filter((e) => e.type === 'order.placed').map((e) => e.data.id).sort();
+    const orders = (who: string) =>
+      byWho(who)
+        .filter((e) => e.type === 'order.placed')
+        .map((e) => e.data.id)
+        .sort();
     assert.deepEqual(orders('alice'), [hers.id]);
     assert.deepEqual(orders('bob'), [his.id]);
     assert.deepEqual(orders('staff'), [hers.id, his.id].sort());
     for (const who of ['alice', 'bob', 'staff']) assert.equal(byWho(who).filter((e) => e.type === 'inventory.changed').length, 3, who);
-    for (const [who, client] of [['alice', alice], ['bob', bob], ['staff', t.admin]] as const) await client.delete(`/v1/webhooks/${hooks.get(who).id}`);
+    for (const [who, client] of [
+      ['alice', alice],
+      ['bob', bob],
+      ['staff', t.admin],
+    ] as const)
+      await client.delete(`/v1/webhooks/${hooks.get(who).id}`);
   });
 
   it("when a customer addresses another account's endpoint, then it is NOT_FOUND and nothing changes", async () => {
@@ -236,14 +264,22 @@ describe('webhooks: an endpoint that keeps failing is disabled with the reason',
     try {
       const hook = (await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
       await t.admin.post('/v1/categories', { name: 'Doomed' });
-      const disabled = await eventually('the endpoint disabled', async () => {
-        const res = await t.admin.get(`/v1/webhooks/${hook.id}`);
-        return res.body.enabled === false ? res.body : null;
-      }, 100, 300);
+      const disabled = await eventually(
+        'the endpoint disabled',
+        async () => {
+          const res = await t.admin.get(`/v1/webhooks/${hook.id}`);
+          return res.body.enabled === false ? res.body : null;
+        },
+        100,
+        300,
+      );
       assert.match(disabled.disabledReason, /all 10 attempts to deliver event \d+ failed \(last: the receiver answered HTTP 500\)/);
       assert.equal(receiver.received.length, RETRY_SCHEDULE_S.length + 1);
       const log = (await walk(t.admin, `/v1/webhooks/${hook.id}/deliveries`)).items;
-      assert.deepEqual(log.map((d) => d.attempt), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      assert.deepEqual(
+        log.map((d) => d.attempt),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      );
       const metrics = (await t.anonymous.get('/metrics', { skipContract: true })).text;
       assert.equal(sample(metrics, 'petstore_webhook_attempts_total', { outcome: 'failed' }), 10);
       assert.equal(sample(metrics, 'petstore_webhook_endpoints_disabled_total'), 1);
@@ -264,7 +300,15 @@ describe('webhooks: SSRF (only https and public addresses unless WEBHOOK_ALLOW_P
   after(() => t.close());
 
   it('when a URL is not https or names a private address, then registration is VALIDATION_FAILED', async () => {
-    for (const url of ['http://example.com/hook', 'https://127.0.0.1/hook', 'https://[::1]/hook', 'https://10.0.0.8/hook', 'https://169.254.169.254/latest', 'https://localhost/hook', 'https://intranet/hook']) {
+    for (const url of [
+      'http://example.com/hook',
+      'https://127.0.0.1/hook',
+      'https://[::1]/hook',
+      'https://10.0.0.8/hook',
+      'https://169.254.169.254/latest',
+      'https://localhost/hook',
+      'https://intranet/hook',
+    ]) {
       assertError(await t.admin.post('/v1/webhooks', { url, events: ['order.*'] }), 400, 'VALIDATION_FAILED');
     }
     assert.deepEqual((await t.admin.get('/v1/webhooks')).body, []);
@@ -302,10 +346,39 @@ describe('webhooks: SSRF (only https and public addresses unless WEBHOOK_ALLOW_P
   });
 
   it('when an address is judged, then only public unicast passes, whatever its spelling', () => {
-    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:8.8.8.8']) assert.equal(isPublicAddress(address), true, address);
-    for (const address of ['127.0.0.1', '::1', '::127.0.0.1', '::7f00:1', '::ffff:127.0.0.1', '::ffff:10.1.2.3', '::', '0.0.0.0', '10.0.0.1', '172.16.5.4', '192.168.1.1',
-      '169.254.169.254', '100.64.0.1', '192.0.0.8', '192.0.2.1', '198.18.0.1', '203.0.113.9', '224.0.0.1', '255.255.255.255', '240.0.0.1', 'fe80::1', 'fc00::1',
-      'ff02::1', '64:ff9b::a00:1', '2001::1', '2001:db8::1', '2002:a00:1::', '3fff::1', 'not an address']) {
+    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:8.8.8.8'])
+      assert.equal(isPublicAddress(address), true, address);
+    for (const address of [
+      '127.0.0.1',
+      '::1',
+      '::127.0.0.1',
+      '::7f00:1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.1.2.3',
+      '::',
+      '0.0.0.0',
+      '10.0.0.1',
+      '172.16.5.4',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '192.0.0.8',
+      '192.0.2.1',
+      '198.18.0.1',
+      '203.0.113.9',
+      '224.0.0.1',
+      '255.255.255.255',
+      '240.0.0.1',
+      'fe80::1',
+      'fc00::1',
+      'ff02::1',
+      '64:ff9b::a00:1',
+      '2001::1',
+      '2001:db8::1',
+      '2002:a00:1::',
+      '3fff::1',
+      'not an address',
+    ]) {
       assert.equal(isPublicAddress(address), false, address);
     }
   });
@@ -325,7 +398,10 @@ describe('webhooks: SSRF (only https and public addresses unless WEBHOOK_ALLOW_P
       }
       // Fully qualified: resolved by the system (to loopback, refused) or not at all, never connected to.
       const dotted = await sendWebhook(`https://localhost.:${port}/hooks`, {}, '{}', { allowPrivate: false, timeoutMs: 2000 });
-      assert.match(dotted.error ?? '', /localhost\. resolves to (127\.0\.0\.1|::1), which is not a public address|the host name does not resolve/);
+      assert.match(
+        dotted.error ?? '',
+        /localhost\. resolves to (127\.0\.0\.1|::1), which is not a public address|the host name does not resolve/,
+      );
       assert.equal(receiver.received.length, 0);
     } finally {
       await receiver.close();
@@ -336,7 +412,8 @@ describe('webhooks: SSRF (only https and public addresses unless WEBHOOK_ALLOW_P
     const receiver = await startReceiver();
     const stop = new AbortController();
     try {
-      for (let i = 0; i < 12; i++) assert.equal((await sendWebhook(receiver.url, {}, '{}', { allowPrivate: true, timeoutMs: 2000, signal: stop.signal })).ok, true);
+      for (let i = 0; i < 12; i++)
+        assert.equal((await sendWebhook(receiver.url, {}, '{}', { allowPrivate: true, timeoutMs: 2000, signal: stop.signal })).ok, true);
       assert.equal(getEventListeners(stop.signal, 'abort').length, 0);
     } finally {
       await receiver.close();
@@ -356,7 +433,10 @@ describe('webhooks: SSRF (only https and public addresses unless WEBHOOK_ALLOW_P
       assert.deepEqual([redirected.ok, redirected.status], [false, 302]);
       assert.match(redirected.error ?? '', /not followed/);
       assert.equal(receiver.received.length, 1);
-      const timedOut = await sendWebhook(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, {}, '{}', { allowPrivate: true, timeoutMs: 200 });
+      const timedOut = await sendWebhook(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, {}, '{}', {
+        allowPrivate: true,
+        timeoutMs: 200,
+      });
       assert.deepEqual([timedOut.ok, timedOut.error], [false, 'no answer within 200 ms']);
     } finally {
       silent.closeAllConnections();

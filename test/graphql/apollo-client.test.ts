@@ -41,10 +41,14 @@ const withoutTypename = (value: unknown): unknown =>
   Array.isArray(value)
     ? value.map(withoutTypename)
     : value && typeof value === 'object'
-      ? Object.fromEntries(Object.entries(value).filter(([k]) => k !== '__typename').map(([k, v]) => [k, withoutTypename(v)]))
+      ? Object.fromEntries(
+          Object.entries(value)
+            .filter(([k]) => k !== '__typename')
+            .map(([k, v]) => [k, withoutTypename(v)]),
+        )
       : value;
 
-describe("README: its Apollo Client code works with @apollo/client 4 against the service (issue 13, item 4)", () => {
+describe('README: its Apollo Client code works with @apollo/client 4 against the service (issue 13, item 4)', () => {
   let t: TestApp;
   let loaded: Awaited<ReturnType<typeof readmeApolloClient>>;
   before(async () => {

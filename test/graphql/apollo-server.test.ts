@@ -70,7 +70,7 @@ describe('Apollo Server executes every GraphQL request over HTTP', () => {
   });
   after(() => t?.close());
 
-  it('when GraphQL requests are sent by POST and GET, refused by validation, by the rate limit or by CSRF prevention, or persisted, then Apollo\'s pipeline saw each of them', async () => {
+  it("when GraphQL requests are sent by POST and GET, refused by validation, by the rate limit or by CSRF prevention, or persisted, then Apollo's pipeline saw each of them", async () => {
     const { client, key } = await createAccount(t, { name: 'Counted', plan: 'free' });
     seen.length = 0;
     dataOf(await client.graphql('{ viewer { name } }'));
@@ -86,10 +86,25 @@ describe('Apollo Server executes every GraphQL request over HTTP', () => {
     assert.equal(seen.length, 8, JSON.stringify(seen));
     assert.deepEqual(
       seen.map((s) => [s.method, s.refused]),
-      [['POST', false], ['GET', false], ['POST', true], ['POST', true], [undefined, true], ['POST', true], ['POST', false], ['GET', false]],
+      [
+        ['POST', false],
+        ['GET', false],
+        ['POST', true],
+        ['POST', true],
+        [undefined, true],
+        ['POST', true],
+        ['POST', false],
+        ['GET', false],
+      ],
     );
-    assert.deepEqual(seen.map((s) => s.registered), [false, false, false, false, false, false, true, false]);
-    assert.deepEqual(seen.map((s) => s.hit), [false, false, false, false, false, false, false, true]);
+    assert.deepEqual(
+      seen.map((s) => s.registered),
+      [false, false, false, false, false, false, true, false],
+    );
+    assert.deepEqual(
+      seen.map((s) => s.hit),
+      [false, false, false, false, false, false, false, true],
+    );
     assert.ok(key);
   });
 
@@ -104,10 +119,17 @@ describe('Apollo Server executes every GraphQL request over HTTP', () => {
     const second = await apollo.query({ query, fetchPolicy: 'network-only' });
     assert.deepEqual(second.data, first.data);
     assert.deepEqual(methods, ['POST', 'POST', 'POST']);
-    assert.deepEqual(seen.map((s) => [s.registered, s.hit]), [[false, false], [true, false], [false, true]]);
+    assert.deepEqual(
+      seen.map((s) => [s.registered, s.hit]),
+      [
+        [false, false],
+        [true, false],
+        [false, true],
+      ],
+    );
   });
 
-  it('when Apollo Client\'s persisted-query link sends hashed queries by GET (useGETForHashedQueries), then they are answered without a preflight header but X-API-Key', async () => {
+  it("when Apollo Client's persisted-query link sends hashed queries by GET (useGETForHashedQueries), then they are answered without a preflight header but X-API-Key", async () => {
     const { key } = await createAccount(t, { name: 'Getting' });
     const methods: string[] = [];
     const apollo = persistedClient(t.url, key, true, methods);
@@ -118,7 +140,14 @@ describe('Apollo Server executes every GraphQL request over HTTP', () => {
     await apollo.query({ query, fetchPolicy: 'network-only' });
     // The unknown hash by GET, the text with the hash by POST (registered), then the hash alone by GET.
     assert.deepEqual(methods, ['GET', 'POST', 'GET']);
-    assert.deepEqual(seen.map((s) => [s.method, s.registered, s.hit]), [['GET', false, false], ['POST', true, false], ['GET', false, true]]);
+    assert.deepEqual(
+      seen.map((s) => [s.method, s.registered, s.hit]),
+      [
+        ['GET', false, false],
+        ['POST', true, false],
+        ['GET', false, true],
+      ],
+    );
   });
 
   it('when a query is sent by its persisted hash, then it is charged exactly as its text is', async () => {
@@ -134,10 +163,13 @@ describe('Apollo Server executes every GraphQL request over HTTP', () => {
     assert.ok(cost.charged > 1, `the query costs more than one point: ${JSON.stringify(cost)}`);
     for (const res of [registered, byHash, byGet]) assert.deepEqual(dataOf(res) && res.body.extensions.cost, cost);
     const remaining = [byText, registered, byHash, byGet].map((r) => Number(r.headers.get('x-ratelimit-remaining')));
-    assert.deepEqual(remaining.slice(1).map((r, i) => remaining[i]! - r), [cost.charged, cost.charged, cost.charged]);
+    assert.deepEqual(
+      remaining.slice(1).map((r, i) => remaining[i]! - r),
+      [cost.charged, cost.charged, cost.charged],
+    );
   });
 
-  it('when urql\'s default client (fetchExchange, GET for queries) sends a query with only X-API-Key, then it is answered', async () => {
+  it("when urql's default client (fetchExchange, GET for queries) sends a query with only X-API-Key, then it is answered", async () => {
     const { key } = await createAccount(t, { name: 'Urql' });
     const methods: string[] = [];
     const urql = new UrqlClient({
@@ -157,10 +189,16 @@ describe('Apollo Server executes every GraphQL request over HTTP', () => {
 
   it('when a simple cross-site GET (no custom header, no key) or a form POST is sent, then CSRF prevention (or the JSON body rule) refuses it and nothing runs', async () => {
     const mutation = `mutation { createCategory(input: {name: "Forged ${randomBytes(3).toString('hex')}"}) { id } }`;
-    const get = await new Client(t.url, null).get(`/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { origin: 'https://elsewhere.example' } });
+    const get = await new Client(t.url, null).get(`/graphql?query=${encodeURIComponent('{ __typename }')}`, {
+      headers: { origin: 'https://elsewhere.example' },
+    });
     const error = assertGraphQLError(get, 'VALIDATION_FAILED', 400);
     assert.match(error.message, /Cross-Site Request Forgery/);
-    const form = await t.admin.request('POST', '/graphql', { rawBody: `query=${encodeURIComponent(mutation)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, key: null });
+    const form = await t.admin.request('POST', '/graphql', {
+      rawBody: `query=${encodeURIComponent(mutation)}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      key: null,
+    });
     assertGraphQLError(form, 'UNSUPPORTED_MEDIA_TYPE', 415);
     assert.ok(get.headers.get('x-ratelimit-limit') && form.headers.get('x-ratelimit-limit'), 'rate-limit headers on the refusals');
   });
@@ -174,7 +212,10 @@ describe('automatic persisted queries across two instances sharing Redis', { ski
   before(async () => {
     const prefix = `petstore-apq-test-${randomBytes(6).toString('hex')}`;
     a = await startApp({ env: { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: prefix } });
-    b = await startApp({ databaseUrl: a.config.database.url, env: { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: prefix, ADMIN_API_KEY: a.adminKey } });
+    b = await startApp({
+      databaseUrl: a.config.database.url,
+      env: { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: prefix, ADMIN_API_KEY: a.adminKey },
+    });
   });
   after(async () => {
     await b?.close();

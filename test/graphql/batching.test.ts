@@ -15,7 +15,10 @@ describe('GraphQL relations are batched (no N+1)', () => {
     sql = recordSql(t.app);
     // 5 categories with 20 pets each, created with aliased mutations, 10 to a request (under the alias limit).
     const categories = dataOf(
-      await gql(t.admin, `mutation { ${[0, 1, 2, 3, 4].map((i) => `c${i}: createCategory(input: {name: "Batch ${i}"}) { id }`).join(' ')} }`),
+      await gql(
+        t.admin,
+        `mutation { ${[0, 1, 2, 3, 4].map((i) => `c${i}: createCategory(input: {name: "Batch ${i}"}) { id }`).join(' ')} }`,
+      ),
     );
     const ids = Object.values(categories).map((c: any) => c.id);
     for (let chunk = 0; chunk < 10; chunk++) {
@@ -71,15 +74,22 @@ describe('GraphQL relations are batched (no N+1)', () => {
     const seen: number[] = [];
     let after: string | null = null;
     for (let page = 0; page < 5; page++) {
-      const res: any = await gql(t.admin, 'query($after: String) { category(id: "2") { pets(first: 8, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } } }', {
-        after,
-      });
+      const res: any = await gql(
+        t.admin,
+        'query($after: String) { category(id: "2") { pets(first: 8, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } } }',
+        {
+          after,
+        },
+      );
       const pets: any = dataOf(res).category.pets;
       seen.push(...pets.edges.map((e: any) => Number(e.node.id)));
       if (!pets.pageInfo.hasNextPage) break;
       after = pets.pageInfo.endCursor;
     }
-    assert.deepEqual(seen, Array.from({ length: 20 }, (_, i) => 2 + i * 5));
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 20 }, (_, i) => 2 + i * 5),
+    );
   });
 
   it('when 10 orders are read with their pets and categories, then it costs at most 3 SQL statements', async () => {

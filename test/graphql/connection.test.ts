@@ -8,7 +8,15 @@ describe('GraphQL connections: cursors are encoded only when read', () => {
 
   it('when a page becomes a connection and only its nodes are read, then no cursor is encoded', () => {
     const encoded: number[] = [];
-    const connection = toConnection(page, (n) => n.id, null, (id) => (encoded.push(id), encodeCursor(id)));
+    const connection = toConnection(
+      page,
+      (n) => n.id,
+      null,
+      (id) => {
+        encoded.push(id);
+        return encodeCursor(id);
+      },
+    );
     assert.deepEqual(
       connection.edges.map((e) => e.node.id),
       [3, 5, 8],
@@ -20,7 +28,15 @@ describe('GraphQL connections: cursors are encoded only when read', () => {
 
   it('when the cursors are read, then each is the keyset cursor of its edge, and pageInfo names the first and the last', () => {
     const encoded: number[] = [];
-    const connection = toConnection(page, (n) => n.id, 'after-something', (id) => (encoded.push(id), encodeCursor(id)));
+    const connection = toConnection(
+      page,
+      (n) => n.id,
+      'after-something',
+      (id) => {
+        encoded.push(id);
+        return encodeCursor(id);
+      },
+    );
     assert.deepEqual(
       connection.edges.map((e) => e.cursor),
       [3, 5, 8].map(encodeCursor),

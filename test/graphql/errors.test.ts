@@ -29,7 +29,8 @@ describe('GraphQL: client input never yields a 500, and no internals leak in dev
     await createPet(t, { name: 'P1' });
     await createPet(t, { name: 'P2' });
     await createPet(t, { name: 'P3' });
-    const q = 'query ($after: String) { pets(first: 2, after: $after) { edges { cursor } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }';
+    const q =
+      'query ($after: String) { pets(first: 2, after: $after) { edges { cursor } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }';
     const first = (await t.admin.graphql(q)).body.data.pets;
     assert.equal(first.pageInfo.hasPreviousPage, false);
     assert.equal(first.pageInfo.hasNextPage, true);

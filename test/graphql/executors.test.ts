@@ -30,7 +30,6 @@ import { DomainError } from '../../src/domain/errors.js';
 import { HttpError } from '../../src/http/errors.js';
 import { formatErrors } from '../../src/graphql/server/error.mapping.js';
 import { operationExecutor, type OperationExecutor } from '../../src/graphql/server/jit.executor.js';
-import { buildGraphQLSchema } from '../../src/graphql/schema/schema.builder.js';
 import { coerceVariables } from '../../src/graphql/server/operation-shape.js';
 import { queryLimits } from '../../src/graphql/server/query-limits.js';
 
@@ -62,10 +61,15 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
   }
 
   it('when data is written and read back (mutations, aliases, fragments, variables with defaults, nested lists), then both answer alike', async () => {
-    const created = await same('admin', 'mutation { a: createCategory(input: {name: "Dogs"}) { id name } b: createCategory(input: {name: "Cats", description: "x"}) { id description } }');
+    const created = await same(
+      'admin',
+      'mutation { a: createCategory(input: {name: "Dogs"}) { id name } b: createCategory(input: {name: "Cats", description: "x"}) { id description } }',
+    );
     assert.equal(created.status, 200);
     for (const name of ['Rex', 'Fido', 'Tom']) {
-      await same('admin', 'mutation ($input: NewPetInput!) { createPet(input: $input) { id name status category { name } } }', { input: { name, categoryId: '1' } });
+      await same('admin', 'mutation ($input: NewPetInput!) { createPet(input: $input) { id name status category { name } } }', {
+        input: { name, categoryId: '1' },
+      });
     }
     const stocked = await same('admin', 'mutation { setInventory(petId: "1", quantity: 3) { petId quantity status } }');
     assert.deepEqual(stocked.body.data, { setInventory: { petId: '1', quantity: 3, status: 'available' } });
@@ -95,19 +99,45 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
       events(first: 50) { edges { node { id type createdAt data { __typename ... on Pet { id name } ... on Order { id complete shipDate } ...C @skip(if: $skip) ... on InventoryItem @include(if: $inc) { petId quantity } } } } }
     }
     fragment C on Category { id name }`;
-    for (const [skip, inc] of [[false, true], [true, false], [true, true], [false, false]]) await same('admin', feed, { skip, inc });
+    for (const [skip, inc] of [
+      [false, true],
+      [true, false],
+      [true, true],
+      [false, false],
+    ])
+      await same('admin', feed, { skip, inc });
     // The same without directives (jit runs these): unions, overlapping fields, fragments merged in order.
-    await same('admin', 'query { events(first: 50) { edges { node { id type createdAt data { __typename ... on Pet { name id } ... on Order { id complete petId } ... on Category { ...C } ... on InventoryItem { quantity petId } } } } } } fragment C on Category { name id }');
-    await same('customer', 'query { pets(first: 3) { edges { node { ...A name ...B category { ...K } } } } } fragment A on Pet { status } fragment B on Pet { id status categoryId } fragment K on Category { name id }');
-    await same('customer', 'query ($s: Boolean = true) { pets(first: 3) { edges { node { id ... @include(if: $s) { name } ...N @skip(if: $s) } } } } fragment N on Pet { status name }');
-    await same('customer', 'query ($s: Boolean = true) { pets(first: 3) { edges { node { id ... @include(if: $s) { name } ...N @skip(if: $s) } } } } fragment N on Pet { status name }', { s: false });
+    await same(
+      'admin',
+      'query { events(first: 50) { edges { node { id type createdAt data { __typename ... on Pet { name id } ... on Order { id complete petId } ... on Category { ...C } ... on InventoryItem { quantity petId } } } } } } fragment C on Category { name id }',
+    );
+    await same(
+      'customer',
+      'query { pets(first: 3) { edges { node { ...A name ...B category { ...K } } } } } fragment A on Pet { status } fragment B on Pet { id status categoryId } fragment K on Category { name id }',
+    );
+    await same(
+      'customer',
+      'query ($s: Boolean = true) { pets(first: 3) { edges { node { id ... @include(if: $s) { name } ...N @skip(if: $s) } } } } fragment N on Pet { status name }',
+    );
+    await same(
+      'customer',
+      'query ($s: Boolean = true) { pets(first: 3) { edges { node { id ... @include(if: $s) { name } ...N @skip(if: $s) } } } } fragment N on Pet { status name }',
+      { s: false },
+    );
   });
 
-  it('when a query is repeated (jit compiles it once, then runs the compiled function), then every answer is still byte for byte graphql-js\'s', async () => {
+  it("when a query is repeated (jit compiles it once, then runs the compiled function), then every answer is still byte for byte graphql-js's", async () => {
     // Names that JSON must escape, or that a serializer may get wrong: quotes, backslashes, control characters, a
     // character outside the BMP, HTML, long ones with and without escapes (fast-json-stringify writes strings in
     // more than one way by their length). A lone surrogate is not a valid name (the domain refuses it).
-    const names = ['Quote " and \\ back', 'Tab\tnew\nline\u0001', 'Émile 🐶', '</script><b>', 'x'.repeat(60), `${'y'.repeat(40)} "quoted" \u0002 ${'z'.repeat(40)}`];
+    const names = [
+      'Quote " and \\ back',
+      'Tab\tnew\nline\u0001',
+      'Émile 🐶',
+      '</script><b>',
+      'x'.repeat(60),
+      `${'y'.repeat(40)} "quoted" \u0002 ${'z'.repeat(40)}`,
+    ];
     for (const t of [jit, js]) {
       const category = await t.admin.post('/v1/categories', { name: 'Escapes' });
       assert.equal(category.status, 201);
@@ -116,11 +146,21 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
         assert.equal(pet.status, 201, pet.text);
       }
     }
-    const reader = { jit: (await createAccount(jit, { name: 'R', plan: 'enterprise', limits: { perMinute: 100_000, perDay: 1_000_000 } })).client, js: (await createAccount(js, { name: 'R', plan: 'enterprise', limits: { perMinute: 100_000, perDay: 1_000_000 } })).client };
+    const reader = {
+      jit: (await createAccount(jit, { name: 'R', plan: 'enterprise', limits: { perMinute: 100_000, perDay: 1_000_000 } })).client,
+      js: (await createAccount(js, { name: 'R', plan: 'enterprise', limits: { perMinute: 100_000, perDay: 1_000_000 } })).client,
+    };
     const queries: Array<[string, Record<string, unknown>?]> = [
-      ['query ($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }', { ids: ['1', '2', '5', '6', '7', '8', '9', '10', '11', '999'] }],
-      ['query { pets(first: 100) { edges { cursor node { name id ...F category { name description id } } } pageInfo { hasNextPage endCursor } } } fragment F on Pet { status name }'],
-      ['query { one: pet(id: "5") { id name inventory { quantity status } } none: pet(id: "999") { id } categories { edges { node { name pets(first: 5) { edges { node { __typename id name } } } } } } }'],
+      [
+        'query ($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }',
+        { ids: ['1', '2', '5', '6', '7', '8', '9', '10', '11', '999'] },
+      ],
+      [
+        'query { pets(first: 100) { edges { cursor node { name id ...F category { name description id } } } pageInfo { hasNextPage endCursor } } } fragment F on Pet { status name }',
+      ],
+      [
+        'query { one: pet(id: "5") { id name inventory { quantity status } } none: pet(id: "999") { id } categories { edges { node { name pets(first: 5) { edges { node { __typename id name } } } } } } }',
+      ],
       ['query { orders { edges { node { id petId quantity complete shipDate } } } }'],
       ['query { events(first: 50) { edges { node { id type data { __typename ... on Pet { name id } ... on Category { id name } } } } } }'],
       ['query { __schema { queryType { name } } __type(name: "PetStatus") { enumValues { name description } } }'],
@@ -132,13 +172,19 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
       const expected = comparableAnswer(await send(reader.js), ['x-ratelimit-remaining', 'ratelimit']);
       for (let i = 0; i < 4; i++) {
         const answer = await send(reader.jit);
-        assert.deepEqual(comparableAnswer(answer, ['x-ratelimit-remaining', 'ratelimit']), expected, `answer ${i + 1} to ${query.slice(0, 80)}`);
+        assert.deepEqual(
+          comparableAnswer(answer, ['x-ratelimit-remaining', 'ratelimit']),
+          expected,
+          `answer ${i + 1} to ${query.slice(0, 80)}`,
+        );
       }
     }
   });
 
   it('when requests fail (field errors, refused variables, unknown operations, limits, authentication), then both answer alike', async () => {
-    const cases: Array<[who: 'admin' | 'customer' | 'anonymous', query: string, variables?: Record<string, unknown>, operationName?: string]> = [
+    const cases: Array<
+      [who: 'admin' | 'customer' | 'anonymous', query: string, variables?: Record<string, unknown>, operationName?: string]
+    > = [
       ['customer', 'query { pet(id: "abc") { id } }'],
       ['customer', 'query { a: pet(id: "1") { id } b: pet(id: "0") { id } c: pet(id: "998") { name } }'],
       ['customer', 'mutation { createCategory(input: {name: "Not staff"}) { id } }'],
@@ -155,11 +201,17 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
       ['customer', 'query { pets { edges { node { nope } } } }'],
       ['customer', 'query { pets { edges { node { id } }'],
       ['customer', `query { pets(first: 100) { edges { node { category { pets(first: 100) { edges { node { id } } } } } } } }`],
-      ['customer', `query { categories { edges { node { pets { edges { node { category { pets { edges { node { category { pets { edges { node { id } } } } } } } } } } } } } } }`],
+      [
+        'customer',
+        `query { categories { edges { node { pets { edges { node { category { pets { edges { node { category { pets { edges { node { id } } } } } } } } } } } } } } }`,
+      ],
       ['customer', 'subscription { events { id } }'],
       ['anonymous', 'query { pets { edges { cursor } } }'],
       ['anonymous', 'query { __typename }'],
-      ['customer', 'query { __schema { queryType { name } types { name kind } } __type(name: "Pet") { fields { name type { kind name ofType { name } } } } }'],
+      [
+        'customer',
+        'query { __schema { queryType { name } types { name kind } } __type(name: "Pet") { fields { name type { kind name ofType { name } } } } }',
+      ],
       ['customer', 'query { rateLimit { limit remaining } }'],
     ];
     for (const [who, query, variables, operationName] of cases) await same(who, query, variables, operationName);
@@ -173,7 +225,10 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
     fields: () => ({
       id: { type: new GraphQLNonNull(GraphQLID) },
       name: { type: new GraphQLNonNull(GraphQLString), resolve: (item) => item.name },
-      label: { type: GraphQLString, resolve: (item) => (item.name === 'boom' ? Promise.reject(new Error('secret SQL detail')) : item.name) },
+      label: {
+        type: GraphQLString,
+        resolve: (item) => (item.name === 'boom' ? Promise.reject(new Error('secret SQL detail')) : item.name),
+      },
       child: { type: Item, resolve: (item) => ({ id: `${item.id}.1`, name: null }) },
     }),
   });
@@ -181,12 +236,39 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
     query: new GraphQLObjectType({
       name: 'Query',
       fields: {
-        items: { type: new GraphQLList(Item), resolve: () => [{ id: '1', name: 'a' }, { id: '2', name: null }, { id: '3', name: 'boom' }] },
-        strict: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(Item))), resolve: () => [{ id: '1', name: 'a' }, { id: '2', name: null }] },
+        items: {
+          type: new GraphQLList(Item),
+          resolve: () => [
+            { id: '1', name: 'a' },
+            { id: '2', name: null },
+            { id: '3', name: 'boom' },
+          ],
+        },
+        strict: {
+          type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(Item))),
+          resolve: () => [
+            { id: '1', name: 'a' },
+            { id: '2', name: null },
+          ],
+        },
         notFound: { type: Item, resolve: () => Promise.reject(new DomainError('NOT_FOUND', 'Item 7 was not found.')) },
-        refused: { type: GraphQLInt, resolve: () => { throw new GraphQLError('Refused here', { extensions: { code: 'CUSTOM' } }); } },
-        unavailable: { type: GraphQLInt, resolve: () => { throw new HttpError('UNAVAILABLE', 'Try later.', { 'Retry-After': '1' }); } },
-        echo: { type: GraphQLString, args: { n: { type: GraphQLInt, defaultValue: 3 }, s: { type: GraphQLString } }, resolve: (_, { n, s }) => `${s ?? '-'}×${n}` },
+        refused: {
+          type: GraphQLInt,
+          resolve: () => {
+            throw new GraphQLError('Refused here', { extensions: { code: 'CUSTOM' } });
+          },
+        },
+        unavailable: {
+          type: GraphQLInt,
+          resolve: () => {
+            throw new HttpError('UNAVAILABLE', 'Try later.', { 'Retry-After': '1' });
+          },
+        },
+        echo: {
+          type: GraphQLString,
+          args: { n: { type: GraphQLInt, defaultValue: 3 }, s: { type: GraphQLString } },
+          resolve: (_, { n, s }) => `${s ?? '-'}×${n}`,
+        },
       },
     }),
   });
@@ -204,7 +286,10 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
     if ('errors' in coerced) return { refused: formatErrors(coerced.errors, 'r', logger) };
     const { result } = await executor.run({ document, operation, rawVariables: variables }, { requestId: 'r' });
     const formatted = result.errors?.length ? formatErrors(result.errors, 'r', logger) : undefined;
-    return JSON.parse(JSON.stringify({ errors: formatted?.errors, headers: formatted?.headers, data: result.data })) as Record<string, unknown>;
+    return JSON.parse(JSON.stringify({ errors: formatted?.errors, headers: formatted?.headers, data: result.data })) as Record<
+      string,
+      unknown
+    >;
   };
 
   const cases: Array<[string, string, Record<string, unknown>?]> = [
@@ -216,7 +301,11 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
     ['a field suggestion (masked by GraphQL Armor)', '{ itemz { id } }'],
     ['a depth limit', '{ items { child { child { child { child { child { id } } } } } } }'],
     ['introspection', '{ __type(name: "Item") { name fields { name } } __typename }'],
-    ['@include on an inline fragment beside a fragment spread selecting the same field', 'query ($i: Boolean!) { items { id ... @include(if: $i) { name } ...F } } fragment F on Item { label name }', { i: false }],
+    [
+      '@include on an inline fragment beside a fragment spread selecting the same field',
+      'query ($i: Boolean!) { items { id ... @include(if: $i) { name } ...F } } fragment F on Item { label name }',
+      { i: false },
+    ],
   ];
   for (const [title, query, variables] of cases) {
     it(`when the operation has ${title}, then both executors answer alike`, async () => {

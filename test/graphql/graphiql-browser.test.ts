@@ -52,7 +52,9 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
 
     // On load GraphiQL asks for the schema, still without a key (a 401 it shows in the result pane): let that
     // answer arrive first, or on a busy machine it can land after the query's and overwrite it.
-    const schemaAsked = page.waitForResponse((r) => r.url() === `${t.url}/graphql` && /IntrospectionQuery/.test(r.request().postData() ?? ''));
+    const schemaAsked = page.waitForResponse(
+      (r) => r.url() === `${t.url}/graphql` && /IntrospectionQuery/.test(r.request().postData() ?? ''),
+    );
     const response = await page.goto(`${t.url}/graphiql`);
     assert.equal(response?.status(), 200);
     await page.locator('.graphiql-container .graphiql-query-editor .CodeMirror').waitFor();
@@ -61,7 +63,9 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
     assert.deepEqual(JSON.parse(await page.evaluate<string>(editorValue(HEADERS))), { 'X-API-Key': '' });
 
     await page.evaluate(editorValue(HEADERS, JSON.stringify({ 'X-API-Key': t.adminKey })));
-    await page.evaluate(editorValue('.graphiql-query-editor', 'query Names { pets(first: 3) { edges { node { name } } } viewer { role } }'));
+    await page.evaluate(
+      editorValue('.graphiql-query-editor', 'query Names { pets(first: 3) { edges { node { name } } } viewer { role } }'),
+    );
     // Run it. A click that lands while GraphiQL re-renders can be lost on a busy machine, so click again when
     // nothing came back and no request is running (the button reads "Stop query" then): at most 4 clicks.
     let shownText = '';
@@ -95,13 +99,17 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
     });
     const { petId } = await createPet(t, { stock: 3, name: 'Subscribed' });
 
-    const schemaAsked = page.waitForResponse((r) => r.url() === `${t.url}/graphql` && /IntrospectionQuery/.test(r.request().postData() ?? ''));
+    const schemaAsked = page.waitForResponse(
+      (r) => r.url() === `${t.url}/graphql` && /IntrospectionQuery/.test(r.request().postData() ?? ''),
+    );
     const response = await page.goto(`${t.url}/graphiql`);
     // The page's policy lets it connect to its own origin only; Chromium counts ws:// of that origin in.
     assert.match(response?.headers()['content-security-policy'] ?? '', /connect-src 'self'/);
     await page.locator('.graphiql-container .graphiql-query-editor .CodeMirror').waitFor();
     await schemaAsked;
-    await page.evaluate(editorValue('.graphiql-query-editor', `subscription Stock { inventoryChanged(petId: "${petId}") { petId quantity status } }`));
+    await page.evaluate(
+      editorValue('.graphiql-query-editor', `subscription Stock { inventoryChanged(petId: "${petId}") { petId quantity status } }`),
+    );
     const button = page.locator('.graphiql-execute-button');
     const running = async () => /stop/i.test((await button.getAttribute('aria-label')) ?? '');
     const shown = () => page.evaluate<string>(editorValue('.graphiql-response'));
@@ -148,7 +156,14 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
     }
     const pushed = JSON.parse(text);
     // One root field and nothing nested: the pushed answer is free, and says so.
-    assert.deepEqual(pushed, { data: { inventoryChanged: { petId: String(petId), quantity, status: 'available' } }, extensions: { cost: { requested: 1, charged: 0 } } }, text);
+    assert.deepEqual(
+      pushed,
+      {
+        data: { inventoryChanged: { petId: String(petId), quantity, status: 'available' } },
+        extensions: { cost: { requested: 1, charged: 0 } },
+      },
+      text,
+    );
 
     // Stop closes the subscription's socket (a click lost while GraphiQL re-renders is repeated: at most 4).
     for (let attempt = 0; attempt < 4 && (await running()); attempt++) {
@@ -158,7 +173,11 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
     assert.equal(await running(), false, 'the subscription stopped');
     for (let poll = 0; poll < 50 && !sockets.every((s) => s.closed); poll++) await new Promise((resolve) => setTimeout(resolve, 100));
     assert.ok(sockets.length >= 2, `a socket per run: ${JSON.stringify(sockets)}`);
-    assert.deepEqual(sockets.filter((s) => !s.closed), [], 'no socket is left open');
+    assert.deepEqual(
+      sockets.filter((s) => !s.closed),
+      [],
+      'no socket is left open',
+    );
     assert.deepEqual(
       sockets.filter((s) => s.url !== `${t.url.replace(/^http/, 'ws')}/graphql`),
       [],

@@ -30,10 +30,13 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
   });
 
   it('when a query uses @include and @skip with variables (as Apollo Client does), then the fields follow them', async () => {
-    const res = await t.admin.graphql('query($withName: Boolean!, $noRole: Boolean!) { viewer { name @include(if: $withName) role @skip(if: $noRole) plan } }', {
-      withName: false,
-      noRole: false,
-    });
+    const res = await t.admin.graphql(
+      'query($withName: Boolean!, $noRole: Boolean!) { viewer { name @include(if: $withName) role @skip(if: $noRole) plan } }',
+      {
+        withName: false,
+        noRole: false,
+      },
+    );
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body.data, { viewer: { role: 'staff', plan: 'business' } });
   });
@@ -72,7 +75,11 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
   });
 
   it('when a GET query carries variables and an operation name, then they are read from the parameters (JSON-encoded variables)', async () => {
-    const search = new URLSearchParams({ query: 'query A { __typename } query B($named: Boolean!) { viewer { name @include(if: $named) role } }', operationName: 'B', variables: JSON.stringify({ named: false }) });
+    const search = new URLSearchParams({
+      query: 'query A { __typename } query B($named: Boolean!) { viewer { name @include(if: $named) role } }',
+      operationName: 'B',
+      variables: JSON.stringify({ named: false }),
+    });
     const res = await t.admin.get(`/graphql?${search}`, { headers: { 'apollo-require-preflight': 'true' } });
     assert.deepEqual(dataOf(res), { viewer: { role: 'staff' } });
   });
@@ -80,10 +87,28 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
   it('when GET parameters are malformed (given twice, variables not JSON or not an object, a non-JSON content type), then 400 or 415 says which and nothing runs', async () => {
     const preflight = { 'apollo-require-preflight': 'true' };
     const cases: Array<[search: string, headers: Record<string, string>, code: string, status: number, message: RegExp]> = [
-      ['query=%7B__typename%7D&query=%7B__typename%7D', preflight, 'VALIDATION_FAILED', 400, /'query' search parameter may only be specified once/],
+      [
+        'query=%7B__typename%7D&query=%7B__typename%7D',
+        preflight,
+        'VALIDATION_FAILED',
+        400,
+        /'query' search parameter may only be specified once/,
+      ],
       ['query=%7B__typename%7D&variables=%7Bnope', preflight, 'VALIDATION_FAILED', 400, /variables search parameter contains invalid JSON/],
-      ['query=%7B__typename%7D&variables=%5B1%5D', preflight, 'VALIDATION_FAILED', 400, /variables search parameter should contain a JSON-encoded object/],
-      ['query=%7B__typename%7D', { ...preflight, 'content-type': 'text/xml' }, 'UNSUPPORTED_MEDIA_TYPE', 415, /content-type header other than application\/json/],
+      [
+        'query=%7B__typename%7D&variables=%5B1%5D',
+        preflight,
+        'VALIDATION_FAILED',
+        400,
+        /variables search parameter should contain a JSON-encoded object/,
+      ],
+      [
+        'query=%7B__typename%7D',
+        { ...preflight, 'content-type': 'text/xml' },
+        'UNSUPPORTED_MEDIA_TYPE',
+        415,
+        /content-type header other than application\/json/,
+      ],
       ['', preflight, 'VALIDATION_FAILED', 400, /non-empty `query` or a `persistedQuery` extension/],
     ];
     for (const [search, headers, code, status, message] of cases) {
@@ -120,7 +145,10 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
 
   it('when a persisted-query hash is sent that the server does not hold, then Apollo answers PersistedQueryNotFound (200, nothing charged) and the query text with the hash is answered', async () => {
     const { client } = await createAccount(t, { name: 'Persisted' });
-    const hashOnly = await client.request('POST', '/graphql', { body: { extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } }, skipContract: true });
+    const hashOnly = await client.request('POST', '/graphql', {
+      body: { extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } },
+      skipContract: true,
+    });
     const error = assertGraphQLError(hashOnly, 'PERSISTED_QUERY_NOT_FOUND', 200);
     // The message and code Apollo Client's persisted-query link reads as "send the query text with the hash".
     assert.equal(error.message, 'PersistedQueryNotFound');
@@ -182,12 +210,15 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     }
   });
 
-  it('when the client accepts application/graphql-response+json, then another method on /graphql (405, Apollo\'s answer, in that media type) and another path under it (404) answer with their status, Allow and rate-limit headers', async () => {
+  it("when the client accepts application/graphql-response+json, then another method on /graphql (405, Apollo's answer, in that media type) and another path under it (404) answer with their status, Allow and rate-limit headers", async () => {
     const accept = 'application/graphql-response+json';
     const put = await t.admin.request('PUT', '/graphql', { body: { query: '{ __typename }' }, headers: { accept }, skipContract: true });
     const elsewhere = await t.admin.get('/graphql/schema', { headers: { accept } });
     assert.match(put.headers.get('content-type') ?? '', /^application\/graphql-response\+json/);
-    for (const [res, status, code] of [[put, 405, 'METHOD_NOT_ALLOWED'], [elsewhere, 404, 'NOT_FOUND']] as const) {
+    for (const [res, status, code] of [
+      [put, 405, 'METHOD_NOT_ALLOWED'],
+      [elsewhere, 404, 'NOT_FOUND'],
+    ] as const) {
       assert.equal(res.status, status);
       const error = JSON.parse(res.text).errors[0];
       assert.equal(error.extensions.code, code);
@@ -198,7 +229,10 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
   });
 
   it('when a POST body gives variables that are not an object or an operation name that is not a string, then it is 400 naming the field, and nothing runs', async () => {
-    for (const [body, field] of [[{ query: '{ __typename }', variables: [1] }, 'variables'], [{ query: '{ __typename }', operationName: 3 }, 'operationName']] as const) {
+    for (const [body, field] of [
+      [{ query: '{ __typename }', variables: [1] }, 'variables'],
+      [{ query: '{ __typename }', operationName: 3 }, 'operationName'],
+    ] as const) {
       const res = await t.admin.request('POST', '/graphql', { body, skipContract: true });
       const error = assertGraphQLError(res, 'VALIDATION_FAILED', 400);
       assert.match(error.message, new RegExp(`^\`${field}\` in a POST body must be`));
@@ -207,7 +241,10 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
 
   it('when a request carries an empty persistedQuery extension (null or false), then the query is answered', async () => {
     for (const persistedQuery of [null, false]) {
-      const res = await t.admin.request('POST', '/graphql', { body: { query: '{ __typename }', extensions: { persistedQuery } }, skipContract: true });
+      const res = await t.admin.request('POST', '/graphql', {
+        body: { query: '{ __typename }', extensions: { persistedQuery } },
+        skipContract: true,
+      });
       assert.deepEqual(dataOf(res), { __typename: 'Query' });
     }
   });
@@ -247,11 +284,16 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
 
   it('when staff creates an account and a second key through GraphQL, then both keys authenticate as that account', async () => {
     const created = dataOf(
-      await gql(t.admin, 'mutation { createAccount(input: {name: "Shop", role: customer, plan: pro}) { id plan limits { perMinute } apiKey { id key prefix } } }'),
+      await gql(
+        t.admin,
+        'mutation { createAccount(input: {name: "Shop", role: customer, plan: pro}) { id plan limits { perMinute } apiKey { id key prefix } } }',
+      ),
     ).createAccount;
     assert.equal(created.limits.perMinute, 300);
     assert.ok(created.apiKey.key.startsWith(created.apiKey.prefix));
-    const second = dataOf(await gql(t.admin, 'mutation($id: ID!) { createApiKey(accountId: $id) { key } }', { id: created.id })).createApiKey;
+    const second = dataOf(
+      await gql(t.admin, 'mutation($id: ID!) { createApiKey(accountId: $id) { key } }', { id: created.id }),
+    ).createApiKey;
     for (const key of [created.apiKey.key, second.key]) {
       assert.equal(dataOf(await gql(t.anonymous.withKey(key), '{ viewer { id } }')).viewer.id, created.id);
     }
@@ -310,7 +352,10 @@ describe('GraphQL cost: 1 per root field of the executed operation', () => {
   };
 
   it('when root fields are aliased, then each alias counts', () => {
-    assert.deepEqual(cost('{ a: pets { edges { cursor } } b: pets { edges { cursor } } c: categories { edges { cursor } } }'), { cost: 3, needsKey: true });
+    assert.deepEqual(cost('{ a: pets { edges { cursor } } b: pets { edges { cursor } } c: categories { edges { cursor } } }'), {
+      cost: 3,
+      needsKey: true,
+    });
   });
 
   it('when the same field is selected twice without alias, then it counts once (GraphQL merges it)', () => {
@@ -318,7 +363,8 @@ describe('GraphQL cost: 1 per root field of the executed operation', () => {
   });
 
   it('when root fields come through fragments, then they count like direct ones', () => {
-    const source = 'query Q { ...A ... on Query { viewer { id } } } fragment A on Query { pets { edges { cursor } } x: pets { edges { cursor } } }';
+    const source =
+      'query Q { ...A ... on Query { viewer { id } } } fragment A on Query { pets { edges { cursor } } x: pets { edges { cursor } } }';
     assert.equal(cost(source).cost, 3);
   });
 

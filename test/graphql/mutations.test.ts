@@ -32,12 +32,16 @@ describe('GraphQL mutations: several root fields in one operation', () => {
 
   it('when the pet of a completed order is deleted, then the order keeps its data with petId and pet null', async () => {
     const { petId } = await createPet(t, { stock: 2 });
-    const placed = dataOf(await gql(t.admin, 'mutation($id: ID!) { placeOrder(input: {petId: $id, quantity: 1}) { id } }', { id: petId })).placeOrder;
+    const placed = dataOf(
+      await gql(t.admin, 'mutation($id: ID!) { placeOrder(input: {petId: $id, quantity: 1}) { id } }', { id: petId }),
+    ).placeOrder;
     dataOf(await gql(t.admin, 'mutation($id: ID!) { completeOrder(id: $id) { id } }', { id: placed.id }));
     const stock = dataOf(await gql(t.admin, 'query($id: ID!) { inventoryItem(petId: $id) { quantity pet { id name } } }', { id: petId }));
     assert.deepEqual(stock.inventoryItem, { quantity: 1, pet: { id: String(petId), name: 'Rex' } });
     assert.equal(dataOf(await gql(t.admin, 'mutation($id: ID!) { deletePet(id: $id) }', { id: petId })).deletePet, String(petId));
-    const order = dataOf(await gql(t.admin, 'query($id: ID!) { order(id: $id) { id petId quantity complete pet { id } } }', { id: placed.id })).order;
+    const order = dataOf(
+      await gql(t.admin, 'query($id: ID!) { order(id: $id) { id petId quantity complete pet { id } } }', { id: placed.id }),
+    ).order;
     assert.deepEqual(order, { id: placed.id, petId: null, quantity: 1, complete: true, pet: null });
   });
 
@@ -54,7 +58,10 @@ describe('GraphQL mutations: several root fields in one operation', () => {
     assert.equal(res.status, 200);
     assert.ok(res.body.data?.first?.id);
     assert.equal(res.body.data?.second, null);
-    assert.deepEqual(res.body.errors?.map((e) => [e.path, e.extensions?.code, e.extensions?.status]), [[['second'], 'PET_NOT_AVAILABLE', 409]]);
+    assert.deepEqual(
+      res.body.errors?.map((e) => [e.path, e.extensions?.code, e.extensions?.status]),
+      [[['second'], 'PET_NOT_AVAILABLE', 409]],
+    );
   });
 });
 

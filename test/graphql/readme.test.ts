@@ -15,8 +15,8 @@ describe('README: the GraphQL walkthrough, then the REST one, on one database', 
 
   it('when each operation of the GraphQL walkthrough runs against a fresh service, with the variables the README says to set, then it answers what the README shows', async () => {
     const customer = new Client(t.url, customerKey);
-    const steps = await runGraphqlWalkthrough(async (role, document, variables) =>
-      (await (role === 'staff' ? t.admin : customer).graphql(document, variables)).text,
+    const steps = await runGraphqlWalkthrough(
+      async (role, document, variables) => (await (role === 'staff' ? t.admin : customer).graphql(document, variables)).text,
     );
     assert.ok(steps >= 8, 'the walkthrough has its steps');
   });

@@ -41,7 +41,12 @@ describe('GraphQL repeated documents: a document already run answers like its fi
   let clients: Record<'warm' | 'cold', Record<Who, Client>>;
   before(async () => {
     // One admin key for both, so that both apps see the same caller; a ban after two refusals.
-    const env = { ADMIN_API_KEY: `psk_${randomBytes(32).toString('base64url')}`, GRAPHQL_EXECUTOR: 'jit', BAN_THRESHOLD: '2', LOG_LEVEL: 'info' };
+    const env = {
+      ADMIN_API_KEY: `psk_${randomBytes(32).toString('base64url')}`,
+      GRAPHQL_EXECUTOR: 'jit',
+      BAN_THRESHOLD: '2',
+      LOG_LEVEL: 'info',
+    };
     [warm, cold] = await Promise.all([
       startApp({ env, logStream: { write: (l) => void logs.warm.push(l) } }),
       startApp({ env, logStream: { write: (l) => void logs.cold.push(l) } }),
@@ -88,15 +93,24 @@ describe('GraphQL repeated documents: a document already run answers like its fi
     same({ who, body: { query: text, variables, operationName }, headers });
 
   it('when the same queries come again (variables, aliases, fragments, directives, introspection, answer types), then both answer alike', async () => {
-    await query('admin', 'mutation { a: createCategory(input: {name: "Dogs"}) { id name } b: createCategory(input: {name: "Cats"}) { id } }');
+    await query(
+      'admin',
+      'mutation { a: createCategory(input: {name: "Dogs"}) { id name } b: createCategory(input: {name: "Cats"}) { id } }',
+    );
     for (const name of ['Rex', 'Fido', 'Tom']) {
-      await query('admin', 'mutation ($input: NewPetInput!) { createPet(input: $input) { id name } }', { input: { name, categoryId: '1' } });
+      await query('admin', 'mutation ($input: NewPetInput!) { createPet(input: $input) { id name } }', {
+        input: { name, categoryId: '1' },
+      });
     }
     await query('admin', 'mutation { setInventory(petId: "1", quantity: 3) { petId quantity } }');
     // The benchmark's two queries.
-    const [, byIds] = await query('customer', 'query Pets($ids: [ID!]) { pets(filter: { ids: $ids }) { edges { node { id name categoryId status } } } }', {
-      ids: ['1', '2', '3'],
-    });
+    const [, byIds] = await query(
+      'customer',
+      'query Pets($ids: [ID!]) { pets(filter: { ids: $ids }) { edges { node { id name categoryId status } } } }',
+      {
+        ids: ['1', '2', '3'],
+      },
+    );
     assert.equal(byIds!.status, 200);
     assert.equal(byIds!.body.data.pets.edges.length, 3);
     await query('customer', 'query Pet($id: ID!) { pet(id: $id) { id name categoryId status } }', { id: '1' }, 'Pet');
@@ -117,7 +131,11 @@ describe('GraphQL repeated documents: a document already run answers like its fi
     await query('customer', 'query Read($first: Int = 2) { pets(first: $first) { edges { node { id } } } }', { first: 3 });
     await query('customer', 'query Read($first: Int = 2) { pets(first: $first) { edges { node { id } } } }', null);
     // @skip / @include (run by graphql-js, never by jit) and the free fields.
-    await query('customer', 'query ($s: Boolean = true) { pets(first: 3) { edges { node { id ... @include(if: $s) { name } ...N @skip(if: $s) } } } } fragment N on Pet { status name }', { s: false });
+    await query(
+      'customer',
+      'query ($s: Boolean = true) { pets(first: 3) { edges { node { id ... @include(if: $s) { name } ...N @skip(if: $s) } } } } fragment N on Pet { status name }',
+      { s: false },
+    );
     await query('customer', '{ rateLimit { plan resources { minute { used remaining } } } __typename }');
     await query('customer', '{ __typename }');
     await query('customer', 'query { __schema { queryType { name } } __type(name: "Pet") { fields { name } } }');
@@ -125,7 +143,14 @@ describe('GraphQL repeated documents: a document already run answers like its fi
     await query('customer', '{ viewer { id name } }', undefined, null);
     await query('customer', '{ viewer { id } }', {}, undefined);
     // Answer types: Apollo negotiates over Accept; an Accept without JSON is disregarded by the facade.
-    for (const accept of ['application/graphql-response+json', 'application/json', '*/*', 'text/html', 'application/graphql-response+json;q=0.5, application/json', '']) {
+    for (const accept of [
+      'application/graphql-response+json',
+      'application/json',
+      '*/*',
+      'text/html',
+      'application/graphql-response+json;q=0.5, application/json',
+      '',
+    ]) {
       await query('customer', '{ viewer { id } }', undefined, undefined, { accept });
     }
     await query('customer', '{ viewer { id } }', undefined, undefined, { 'content-type': 'application/json; charset=utf-8' });
@@ -191,9 +216,18 @@ describe('GraphQL repeated documents: a document already run answers like its fi
     const headerLines = (app: TestApp, key: string, body: string) =>
       new Promise<{ status: number; names: string[] }>((resolve, reject) => {
         const url = new URL(`${app.url}/graphql`);
-        const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key } }, (res) => {
-          res.resume().on('end', () => resolve({ status: res.statusCode!, names: res.rawHeaders.filter((_, i) => i % 2 === 0) }));
-        });
+        const req = httpRequest(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-api-key': key },
+          },
+          (res) => {
+            res.resume().on('end', () => resolve({ status: res.statusCode!, names: res.rawHeaders.filter((_, i) => i % 2 === 0) }));
+          },
+        );
         req.on('error', reject).end(body);
       });
     const body = JSON.stringify({ query: 'query Lines { viewer { id } }' });
@@ -210,9 +244,14 @@ describe('GraphQL repeated documents: a document already run answers like its fi
     // 3 points a minute: two answered, a 2-point query refused whole, one more answered, then refusals, then the ban.
     const codes = (answers: TestResponse[]) => answers.map((a) => a.body.errors?.[0]?.extensions?.code ?? a.status);
     assert.deepEqual(codes(await same({ who: 'limited', body: VIEWER }, 2)), [200, 200]);
-    assert.deepEqual(codes(await same({ who: 'limited', body: { query: 'query W { a: viewer { id } b: viewer { id } }' } }, 1)), ['RATE_LIMITED']);
+    assert.deepEqual(codes(await same({ who: 'limited', body: { query: 'query W { a: viewer { id } b: viewer { id } }' } }, 1)), [
+      'RATE_LIMITED',
+    ]);
     assert.deepEqual(codes(await same({ who: 'limited', body: VIEWER }, 4)), [200, 'RATE_LIMITED', 'API_KEY_BANNED', 'API_KEY_BANNED']);
-    assert.deepEqual(codes(await same({ who: 'limited', body: { query: 'query { pet(id: "1") { id } }' } }, 2)), ['API_KEY_BANNED', 'API_KEY_BANNED']);
+    assert.deepEqual(codes(await same({ who: 'limited', body: { query: 'query { pet(id: "1") { id } }' } }, 2)), [
+      'API_KEY_BANNED',
+      'API_KEY_BANNED',
+    ]);
     assert.deepEqual(codes(await same({ who: 'customer', body: VIEWER }, 1)), [200]);
   });
 });

@@ -10,16 +10,20 @@ import { dataOf, gql } from './support.js';
 describe('GraphQL schema: schema/schema.graphql is what the code builds', () => {
   it('when the schema is built from the code, then it equals the committed schema/schema.graphql (run `npm run schema:graphql`)', async () => {
     const committed = readFileSync(projectPath(SCHEMA_FILE), 'utf8');
-    assert.equal(printGraphQLSchema(await buildGraphQLSchema()), committed, `${SCHEMA_FILE} is stale: run npm run schema:graphql and commit it`);
+    assert.equal(
+      printGraphQLSchema(await buildGraphQLSchema()),
+      committed,
+      `${SCHEMA_FILE} is stale: run npm run schema:graphql and commit it`,
+    );
   });
 
   it('when the committed schema is read, then it declares @stability and marks the fields docs/API.md marks, and deprecates pet(id)', () => {
     const sdl = readFileSync(projectPath(SCHEMA_FILE), 'utf8');
     assert.match(sdl, /^directive @stability\(level: StabilityLevel!\) on FIELD_DEFINITION$/m);
-    assert.match(sdl, /^  cancelOrder\(id: ID!\): ID @stability\(level: EXPERIMENTAL\)$/m);
-    assert.match(sdl, /^  setInventory\(petId: ID!, quantity: Int!\): InventoryItem @stability\(level: BETA\)$/m);
-    assert.match(sdl, /^  \): InventoryItemConnection! @stability\(level: BETA\)$/m, 'inventory is BETA');
-    assert.match(sdl, /^  pet\(id: ID!\): Pet @deprecated\(reason: "Use pets\(filter: \{ids: \[\.\.\.\]\}\)"\)$/m);
+    assert.match(sdl, /^ {2}cancelOrder\(id: ID!\): ID @stability\(level: EXPERIMENTAL\)$/m);
+    assert.match(sdl, /^ {2}setInventory\(petId: ID!, quantity: Int!\): InventoryItem @stability\(level: BETA\)$/m);
+    assert.match(sdl, /^ {2}\): InventoryItemConnection! @stability\(level: BETA\)$/m, 'inventory is BETA');
+    assert.match(sdl, /^ {2}pet\(id: ID!\): Pet @deprecated\(reason: "Use pets\(filter: \{ids: \[\.\.\.\]\}\)"\)$/m);
     assert.equal(sdl.match(/ @stability\(level: [A-Z]+\)$/gm)?.length, 3, 'exactly three fields carry @stability');
   });
 });
@@ -99,7 +103,9 @@ describe('GraphQL schema: introspection', () => {
   after(() => Promise.all([dev.close(), prod.close()]));
 
   it('when a client introspects outside production, then pet(id) reads as deprecated with its successor', async () => {
-    const data = dataOf(await gql(dev.admin, '{ __type(name: "Query") { fields(includeDeprecated: true) { name isDeprecated deprecationReason } } }'));
+    const data = dataOf(
+      await gql(dev.admin, '{ __type(name: "Query") { fields(includeDeprecated: true) { name isDeprecated deprecationReason } } }'),
+    );
     const pet = data.__type.fields.find((f: any) => f.name === 'pet');
     assert.deepEqual(pet, { name: 'pet', isDeprecated: true, deprecationReason: 'Use pets(filter: {ids: [...]})' });
     assert.ok(data.__type.fields.filter((f: any) => !f.isDeprecated).some((f: any) => f.name === 'pets'));

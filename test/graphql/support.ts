@@ -30,7 +30,11 @@ export function dataOf<T = any>(res: TestResponse<GraphQLBody<T>>): T {
  * GraphQL-over-HTTP rule: a request error (no `data`) answers with the error's status, a field error
  * (with `data`) answers 200.
  */
-export function assertGraphQLError(res: TestResponse<GraphQLBody>, code: string, status: number): NonNullable<GraphQLBody['errors']>[number] {
+export function assertGraphQLError(
+  res: TestResponse<GraphQLBody>,
+  code: string,
+  status: number,
+): NonNullable<GraphQLBody['errors']>[number] {
   const errors = res.body.errors;
   assert.ok(errors?.length, `expected ${code}, got no errors (${res.status}): ${res.text.slice(0, 300)}`);
   assert.equal(errors.length, 1, `expected one error: ${JSON.stringify(errors)}`);

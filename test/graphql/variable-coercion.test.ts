@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import {
-  buildSchema,
   getVariableValues,
   isEnumType,
   isInputObjectType,
@@ -25,7 +24,12 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { buildGraphQLSchema } from '../../src/graphql/schema/schema.builder.js';
-import { coerceVariables, compiledCoercion, compileVariableParsing, failToParseVariables } from '../../src/graphql/server/operation-shape.js';
+import {
+  coerceVariables,
+  compiledCoercion,
+  compileVariableParsing,
+  failToParseVariables,
+} from '../../src/graphql/server/operation-shape.js';
 
 const RUNS = 300;
 
@@ -33,14 +37,20 @@ const RUNS = 300;
 const noise = fc.jsonValue({ maxDepth: 2 });
 
 /** Values shaped like `type` (now and then wrong: a wrong scalar, a missing or unknown field, a null), or noise. */
-function valueOf(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
-  if (isNonNullType(type)) return fc.oneof({ weight: 9, arbitrary: valueOf(type.ofType, depth) }, { weight: 1, arbitrary: fc.constant(null) });
+function arbitraryFor(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
+  if (isNonNullType(type))
+    return fc.oneof({ weight: 9, arbitrary: arbitraryFor(type.ofType, depth) }, { weight: 1, arbitrary: fc.constant(null) });
   const shaped = ((): fc.Arbitrary<unknown> => {
-    if (isListType(type)) return fc.oneof(fc.array(valueOf(type.ofType, depth + 1), { maxLength: 4 }), valueOf(type.ofType, depth + 1));
-    if (isEnumType(type)) return fc.oneof(fc.constantFrom(...type.getValues().map((v) => v.name)), fc.constantFrom('available', 'AVAILABLE', 'constructor', ''));
+    if (isListType(type))
+      return fc.oneof(fc.array(arbitraryFor(type.ofType, depth + 1), { maxLength: 4 }), arbitraryFor(type.ofType, depth + 1));
+    if (isEnumType(type))
+      return fc.oneof(
+        fc.constantFrom(...type.getValues().map((v) => v.name)),
+        fc.constantFrom('available', 'AVAILABLE', 'constructor', ''),
+      );
     if (isInputObjectType(type)) {
       if (depth > 3) return fc.constant({});
-      const fields = Object.fromEntries(Object.values(type.getFields()).map((f) => [f.name, valueOf(f.type, depth + 1)]));
+      const fields = Object.fromEntries(Object.values(type.getFields()).map((f) => [f.name, arbitraryFor(f.type, depth + 1)]));
       return fc.oneof(
         { weight: 8, arbitrary: fc.record(fields, { requiredKeys: [] }) },
         { weight: 1, arbitrary: fc.record({ ...fields, unknownField: fc.integer() }, { requiredKeys: ['unknownField'] }) },
@@ -60,7 +70,10 @@ function valueOf(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
         case 'String':
           return fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom(5, false));
         case 'DateTime':
-          return fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.constantFrom('2026-13-01T00:00:00Z', 'yesterday', '', 0, 1_700_000_000_000));
+          return fc.oneof(
+            fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+            fc.constantFrom('2026-13-01T00:00:00Z', 'yesterday', '', 0, 1_700_000_000_000),
+          );
         default:
           return noise;
       }
@@ -77,7 +90,12 @@ function wrappings(name: string): string[] {
 
 describe('GraphQL variables: the compiled coercion answers exactly as graphql-js', () => {
   let schema: GraphQLSchema;
-  const cases: Array<{ title: string; operation: OperationDefinitionNode; type: GraphQLInputType; compiled: ReturnType<typeof compiledCoercion> }> = [];
+  const cases: Array<{
+    title: string;
+    operation: OperationDefinitionNode;
+    type: GraphQLInputType;
+    compiled: ReturnType<typeof compiledCoercion>;
+  }> = [];
   before(async () => {
     schema = await buildGraphQLSchema();
     const named = Object.values(schema.getTypeMap()).filter(
@@ -97,27 +115,37 @@ describe('GraphQL variables: the compiled coercion answers exactly as graphql-js
     let refused = 0;
     for (const { title, operation, type, compiled } of cases) {
       fc.assert(
-        fc.property(fc.record({ v: valueOf(type), w: fc.oneof(fc.integer({ min: -3, max: 3 }), fc.constant(null), fc.constant('x')) }, { requiredKeys: [] }), (inputs) => {
-          const js = getVariableValues(schema, operation.variableDefinitions!, inputs, { maxErrors: 50 });
-          const jit = compiled?.(inputs);
-          if (jit && !failToParseVariables(jit)) {
-            acceptedByJit++;
-            assert.equal(js.errors, undefined, `${title}: jit accepted ${JSON.stringify(inputs)}, graphql-js refused: ${js.errors?.map((e) => e.message).join('; ')}`);
-            assert.deepStrictEqual({ ...jit.coerced }, { ...js.coerced }, `${title}: ${JSON.stringify(inputs)}`);
-          }
-          const ours = coerceVariables(schema, operation, inputs);
-          if (js.errors) {
-            refused++;
-            assert.ok('errors' in ours, `${title}: ${JSON.stringify(inputs)} was accepted`);
-            assert.deepEqual(
-              ours.errors.map((e) => e.message),
-              js.errors.map((e) => e.message),
-            );
-          } else {
-            assert.ok('variables' in ours, `${title}: ${JSON.stringify(inputs)} was refused`);
-            assert.deepStrictEqual({ ...ours.variables }, { ...js.coerced });
-          }
-        }),
+        fc.property(
+          fc.record(
+            { v: arbitraryFor(type), w: fc.oneof(fc.integer({ min: -3, max: 3 }), fc.constant(null), fc.constant('x')) },
+            { requiredKeys: [] },
+          ),
+          (inputs) => {
+            const js = getVariableValues(schema, operation.variableDefinitions!, inputs, { maxErrors: 50 });
+            const jit = compiled?.(inputs);
+            if (jit && !failToParseVariables(jit)) {
+              acceptedByJit++;
+              assert.equal(
+                js.errors,
+                undefined,
+                `${title}: jit accepted ${JSON.stringify(inputs)}, graphql-js refused: ${js.errors?.map((e) => e.message).join('; ')}`,
+              );
+              assert.deepStrictEqual({ ...jit.coerced }, { ...js.coerced }, `${title}: ${JSON.stringify(inputs)}`);
+            }
+            const ours = coerceVariables(schema, operation, inputs);
+            if (js.errors) {
+              refused++;
+              assert.ok('errors' in ours, `${title}: ${JSON.stringify(inputs)} was accepted`);
+              assert.deepEqual(
+                ours.errors.map((e) => e.message),
+                js.errors.map((e) => e.message),
+              );
+            } else {
+              assert.ok('variables' in ours, `${title}: ${JSON.stringify(inputs)} was refused`);
+              assert.deepStrictEqual({ ...ours.variables }, { ...js.coerced });
+            }
+          },
+        ),
         { numRuns: RUNS, seed: 20261129 },
       );
     }
@@ -128,12 +156,39 @@ describe('GraphQL variables: the compiled coercion answers exactly as graphql-js
     assert.ok(refused > cases.length * RUNS * 0.1, `graphql-js refused ${refused} of ${cases.length * RUNS}`);
   });
 
-  it('when variables are named after Object.prototype\'s properties or have defaults of every kind, then coerceVariables still answers as graphql-js', () => {
+  it("when variables are named after Object.prototype's properties or have defaults of every kind, then coerceVariables still answers as graphql-js", () => {
     const special: Array<[string, fc.Arbitrary<Record<string, unknown>>]> = [
       // JSON.parse keeps "__proto__" as a key (an object literal would set the prototype instead).
-      ['query ($__proto__: Int, $constructor: String, $toString: ID) { __typename }', fc.tuple(fc.oneof(fc.integer({ min: 0, max: 200 }), fc.constant(null)), fc.string({ maxLength: 5 }), fc.integer()).map(([a, b, c]) => JSON.parse(JSON.stringify({ proto: a, constructor: b, toString: c }).replace('"proto"', '"__proto__"')) as Record<string, unknown>)],
-      ['query ($d: DateTime = "2026-01-01T00:00:00Z", $f: Float = 1.5, $n: Int = -0, $e: PetStatus = available, $l: [ID!] = ["1", 2], $b: Boolean = false) { __typename }', fc.record({ n: fc.integer({ min: -3, max: 3 }), e: fc.constantFrom('sold', 'lost'), l: fc.array(fc.integer({ min: 1, max: 9 }).map(String)) }, { requiredKeys: [] })],
-      ['query ($n: Int = 20, $e: PetStatus = available, $s: String = "x", $l: [ID!] = ["1", "2"]) { __typename }', fc.record({ n: fc.oneof(fc.integer({ min: -3, max: 300 }), fc.constant('5')), s: fc.string({ maxLength: 3 }) }, { requiredKeys: [] })],
+      [
+        'query ($__proto__: Int, $constructor: String, $toString: ID) { __typename }',
+        fc
+          .tuple(fc.oneof(fc.integer({ min: 0, max: 200 }), fc.constant(null)), fc.string({ maxLength: 5 }), fc.integer())
+          .map(
+            ([a, b, c]) =>
+              JSON.parse(JSON.stringify({ proto: a, constructor: b, toString: c }).replace('"proto"', '"__proto__"')) as Record<
+                string,
+                unknown
+              >,
+          ),
+      ],
+      [
+        'query ($d: DateTime = "2026-01-01T00:00:00Z", $f: Float = 1.5, $n: Int = -0, $e: PetStatus = available, $l: [ID!] = ["1", 2], $b: Boolean = false) { __typename }',
+        fc.record(
+          {
+            n: fc.integer({ min: -3, max: 3 }),
+            e: fc.constantFrom('sold', 'lost'),
+            l: fc.array(fc.integer({ min: 1, max: 9 }).map(String)),
+          },
+          { requiredKeys: [] },
+        ),
+      ],
+      [
+        'query ($n: Int = 20, $e: PetStatus = available, $s: String = "x", $l: [ID!] = ["1", "2"]) { __typename }',
+        fc.record(
+          { n: fc.oneof(fc.integer({ min: -3, max: 300 }), fc.constant('5')), s: fc.string({ maxLength: 3 }) },
+          { requiredKeys: [] },
+        ),
+      ],
     ];
     const compiled: boolean[] = [];
     for (const [query, inputs] of special) {
@@ -143,8 +198,16 @@ describe('GraphQL variables: the compiled coercion answers exactly as graphql-js
         fc.property(inputs, (values) => {
           const js = getVariableValues(schema, operation.variableDefinitions!, values, { maxErrors: 50 });
           const ours = coerceVariables(schema, operation, values);
-          if (js.errors) assert.deepEqual('errors' in ours && ours.errors.map((e) => e.message), js.errors.map((e) => e.message));
-          else assert.ok('variables' in ours && isDeepStrictEqual({ ...ours.variables }, { ...js.coerced }), `${query}: ${JSON.stringify(values)}`);
+          if (js.errors)
+            assert.deepEqual(
+              'errors' in ours && ours.errors.map((e) => e.message),
+              js.errors.map((e) => e.message),
+            );
+          else
+            assert.ok(
+              'variables' in ours && isDeepStrictEqual({ ...ours.variables }, { ...js.coerced }),
+              `${query}: ${JSON.stringify(values)}`,
+            );
         }),
         { numRuns: RUNS, seed: 20261129 },
       );
@@ -156,7 +219,10 @@ describe('GraphQL variables: the compiled coercion answers exactly as graphql-js
 
   it('when a variable is an input object, then graphql-js alone coerces it (graphql-jit 0.8 takes an array for an object)', () => {
     const operation = parse('query ($f: PetFilter) { __typename }').definitions[0] as OperationDefinitionNode;
-    assert.ok(!failToParseVariables(compileVariableParsing(schema, operation.variableDefinitions!)({ f: [] })), 'graphql-jit accepts it: if it no longer does, this case proves nothing');
+    assert.ok(
+      !failToParseVariables(compileVariableParsing(schema, operation.variableDefinitions!)({ f: [] })),
+      'graphql-jit accepts it: if it no longer does, this case proves nothing',
+    );
     assert.equal(compiledCoercion(schema, operation), null);
     const coerced = coerceVariables(schema, operation, { f: [] });
     assert.ok('errors' in coerced);

@@ -27,7 +27,8 @@ describe('subscriptions: one preparation with HTTP (validation, limits, shape)',
     await t.close();
   });
 
-  const used = async () => (await gql(customer.client, '{ rateLimit { resources { minute { used } } } }')).body.data.rateLimit.resources.minute.used as number;
+  const used = async () =>
+    (await gql(customer.client, '{ rateLimit { resources { minute { used } } } }')).body.data.rateLimit.resources.minute.used as number;
   const stillOpen = () => Promise.race([ws.closed.then((c) => `closed ${c.code}`), new Promise((r) => setTimeout(() => r('open'), 100))]);
 
   /** Subscribes with `query` and returns the one error answer it gets (never data, never completion). */
@@ -47,11 +48,24 @@ describe('subscriptions: one preparation with HTTP (validation, limits, shape)',
       ['an unknown nested field', 'subscription { orderUpdated { id nope } }'],
       ['a fragment cycle', 'subscription { orderUpdated { ...A } } fragment A on Event { id ...B } fragment B on Event { id ...A }'],
       ['several root fields', 'subscription { a: orderUpdated { id } b: inventoryChanged { petId } }'],
-      ['a string page size', `subscription { inventoryChanged(petId: "${petId}") { pet { category { pets(first: "x") { edges { node { id } } } } } } }`],
-      ['a page size of 5000', `subscription { inventoryChanged(petId: "${petId}") { pet { category { pets(first: 5000) { edges { node { id } } } } } } }`],
-      ['a page size of 5000 in a variable', 'subscription ($n: Int) { inventoryChanged { pet { category { pets(first: $n) { edges { node { id } } } } } } }', { n: 5000 }],
+      [
+        'a string page size',
+        `subscription { inventoryChanged(petId: "${petId}") { pet { category { pets(first: "x") { edges { node { id } } } } } } }`,
+      ],
+      [
+        'a page size of 5000',
+        `subscription { inventoryChanged(petId: "${petId}") { pet { category { pets(first: 5000) { edges { node { id } } } } } } }`,
+      ],
+      [
+        'a page size of 5000 in a variable',
+        'subscription ($n: Int) { inventoryChanged { pet { category { pets(first: $n) { edges { node { id } } } } } } }',
+        { n: 5000 },
+      ],
       ['a variable of the wrong type', 'subscription ($id: ID) { inventoryChanged(petId: $id) { petId } }', { id: { not: 'an id' } }],
-      ['too deep', 'subscription { inventoryChanged { pet { category { pets { edges { node { category { pets { edges { node { id } } } } } } } } } } }'],
+      [
+        'too deep',
+        'subscription { inventoryChanged { pet { category { pets { edges { node { category { pets { edges { node { id } } } } } } } } } } }',
+      ],
       ['a query', '{ viewer { id } }'],
       ['a syntax error', 'subscription { inventoryChanged { petId }'],
     ];
@@ -81,7 +95,10 @@ describe('subscriptions: one preparation with HTTP (validation, limits, shape)',
   it('when a page size HTTP refuses is asked over WebSocket, then both transports answer the same code', async () => {
     const http = await gql(customer.client, 'query ($n: Int) { pets(first: $n) { edges { node { id } } } }', { n: 5000 });
     assert.equal(http.status, 400);
-    const wsErrors = await refused('subscription ($n: Int) { inventoryChanged { pet { category { pets(first: $n) { edges { node { id } } } } } } }', { n: 5000 });
+    const wsErrors = await refused(
+      'subscription ($n: Int) { inventoryChanged { pet { category { pets(first: $n) { edges { node { id } } } } } } }',
+      { n: 5000 },
+    );
     assert.equal(wsErrors[0]!.extensions.code, http.body.errors![0]!.extensions?.code);
     assert.equal(wsErrors[0]!.message, http.body.errors![0]!.message);
   });

@@ -133,7 +133,12 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   });
   const announced: string[] = [];
   Object.assign(config, options.config);
-  const app = await createApp(config, { logStream: options.logStream, announce: (line) => announced.push(line), windows: options.windows, graphqlPlugins: options.graphqlPlugins });
+  const app = await createApp(config, {
+    logStream: options.logStream,
+    announce: (line) => announced.push(line),
+    windows: options.windows,
+    graphqlPlugins: options.graphqlPlugins,
+  });
   const { url } = await app.listen(0, '127.0.0.1');
   let closed = false;
   return {

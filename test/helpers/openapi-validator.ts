@@ -46,14 +46,22 @@ function compile(): Route[] {
       if (!op) continue;
       const responses = new Map<string, ResponseSpec>();
       for (const [status, raw] of Object.entries(op.responses)) {
-        const response = deref(doc, raw) as { content?: Record<string, { schema: unknown }>; headers?: Record<string, { required?: boolean }> };
+        const response = deref(doc, raw) as {
+          content?: Record<string, { schema: unknown }>;
+          headers?: Record<string, { required?: boolean }>;
+        };
         const schema = response.content?.['application/json']?.schema;
         const requiredHeaders = Object.entries(response.headers ?? {})
           .filter(([, h]) => deref(doc, h).required)
           .map(([name]) => name.toLowerCase());
         responses.set(status, { validateBody: schema ? ajv.compile(rebase(schema) as object) : undefined, requiredHeaders });
       }
-      out.push({ method: method.toUpperCase(), template: path, pattern: new RegExp(`^/v1${path.replace(/\{\w+\}/g, '[^/]+')}$`), responses });
+      out.push({
+        method: method.toUpperCase(),
+        template: path,
+        pattern: new RegExp(`^/v1${path.replace(/\{\w+\}/g, '[^/]+')}$`),
+        responses,
+      });
     }
   }
   return out;
@@ -80,7 +88,10 @@ export function assertMatchesOpenApi(method: string, url: string, status: number
   assert.ok(spec, `${where}: status ${status} is not documented for ${route.method} ${route.template}`);
   if (spec.validateBody) {
     const ok = spec.validateBody(body);
-    assert.ok(ok, `${where}: body does not match the document: ${JSON.stringify(spec.validateBody.errors)}\nbody: ${JSON.stringify(body)?.slice(0, 500)}`);
+    assert.ok(
+      ok,
+      `${where}: body does not match the document: ${JSON.stringify(spec.validateBody.errors)}\nbody: ${JSON.stringify(body)?.slice(0, 500)}`,
+    );
   }
   for (const name of spec.requiredHeaders) {
     assert.ok(headers.has(name), `${where}: required header ${name} is missing`);

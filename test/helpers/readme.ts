@@ -18,7 +18,12 @@ export const doc = (page: string) => readFileSync(projectPath(`docs/${page}`), '
 
 /** The README's `# → ` lines: `…` stands for anything. */
 export const pattern = (expected: string) =>
-  new RegExp(`^${expected.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  new RegExp(
+    `^${expected
+      .split('…')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 
 function between(text: string, start: string, end: string): string {
   const block = text.split(start)[1]?.split(end)[0];
@@ -48,7 +53,7 @@ export async function runRestWalkthrough(env: { BASE: string; STAFF: string; CUS
   const { stdout } = await run('bash', ['-c', script.join('\n')], { env: { ...process.env, ...env }, encoding: 'utf8' });
   const outputs = stdout.split(`${marker}\n`);
   assert.equal(outputs.length - 1, expected.length, `every step printed something:\n${stdout}`);
-  expected.forEach((want, i) => assert.match(outputs[i]!.trim(), pattern(want), `README REST step ${i + 1}:\n${outputs[i]}`));
+  for (const [i, want] of expected.entries()) assert.match(outputs[i]!.trim(), pattern(want), `README REST step ${i + 1}:\n${outputs[i]}`);
   return expected.length;
 }
 

@@ -52,7 +52,9 @@ export async function untilBackend(
   select = 'pid',
 ): Promise<unknown[]> {
   for (let i = 0; i < 500; i++) {
-    const { rows } = await db.query(`select ${select} from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and ${where}`);
+    const { rows } = await db.query(
+      `select ${select} from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and ${where}`,
+    );
     if (rows.length) return rows;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

@@ -18,7 +18,8 @@ describe('authentication cache follows account changes at once, on both facades'
 
   const promote = {
     REST: (id: number) => t.admin.patch(`/v1/accounts/${id}`, { role: 'staff' }),
-    GraphQL: (id: number) => t.admin.graphql('mutation($id: ID!) { updateAccount(id: $id, input: { role: staff }) { role } }', { id: String(id) }),
+    GraphQL: (id: number) =>
+      t.admin.graphql('mutation($id: ID!) { updateAccount(id: $id, input: { role: staff }) { role } }', { id: String(id) }),
   };
   const revoke = {
     REST: (keyId: number) => t.admin.delete(`/v1/api-keys/${keyId}`),
@@ -111,7 +112,10 @@ describe('authentication: the requests that miss the cache together share one lo
     auth.forget();
     // Answered while the earlier lookup is still held: it must not wait for (or share) that lookup.
     let timer: NodeJS.Timeout | undefined;
-    const later = await Promise.race([auth.authenticate(customer.key), new Promise((r) => (timer = setTimeout(() => r('still waiting'), 2000)))]);
+    const later = await Promise.race([
+      auth.authenticate(customer.key),
+      new Promise((r) => (timer = setTimeout(() => r('still waiting'), 2000))),
+    ]);
     clearTimeout(timer);
     assert.equal(later, null, 'a request after the revocation looks the key up afresh');
     release();

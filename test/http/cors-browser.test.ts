@@ -7,7 +7,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { createPet, startApp, type TestApp } from '../helpers/app.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const skip = !existsSync(CHROMIUM) && process.env.REQUIRE_SERVICES !== '1' ? `no Chromium at ${CHROMIUM} (apt-get install -y chromium)` : false;
+const skip =
+  !existsSync(CHROMIUM) && process.env.REQUIRE_SERVICES !== '1' ? `no Chromium at ${CHROMIUM} (apt-get install -y chromium)` : false;
 const ORIGIN = 'http://example.test';
 
 /**
@@ -29,7 +30,10 @@ describe('CORS: a browser app on another origin, in headless Chromium', { skip }
     site = createServer((_req, res) => res.setHeader('content-type', 'text/html').end('<!doctype html><title>app</title>'));
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     const rules = `--host-resolver-rules=MAP example.test 127.0.0.1:${(site.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', rules] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', rules],
+    });
     page = await browser.newPage();
     await page.goto(`${ORIGIN}/`);
   });

@@ -6,7 +6,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Socket, connect } from 'node:net';
+import { type Socket, connect } from 'node:net';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 /** Writes `pieces` to `socket` with `pauseMs` between them. */
@@ -23,7 +23,7 @@ function answers(socket: Socket): () => Promise<{ status: number; body: string }
   const waiting: Array<() => void> = [];
   socket.on('data', (chunk: Buffer) => {
     buffer = Buffer.concat([buffer, chunk]);
-    waiting.splice(0).forEach((wake) => wake());
+    for (const wake of waiting.splice(0)) wake();
   });
   return async () => {
     for (;;) {
@@ -66,9 +66,14 @@ describe('HTTP request bodies: read whole however they arrive', () => {
         const split = body.indexOf(Buffer.from('🐶')) + 2; // inside the emoji's four bytes
         const parts = [body.subarray(0, split), body.subarray(split)];
         // The headers come with the first part of the body, so the request starts with part of its body unread.
-        const framed = chunked ? parts.map((p) => Buffer.concat([Buffer.from(`${p.length.toString(16)}\r\n`), p, Buffer.from('\r\n')])) : parts;
+        const framed = chunked
+          ? parts.map((p) => Buffer.concat([Buffer.from(`${p.length.toString(16)}\r\n`), p, Buffer.from('\r\n')]))
+          : parts;
         const pieces = [
-          Buffer.concat([head('/v1/categories', chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${body.length}\r\n`), framed[0]!]),
+          Buffer.concat([
+            head('/v1/categories', chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${body.length}\r\n`),
+            framed[0]!,
+          ]),
           chunked ? Buffer.concat([framed[1]!, Buffer.from('0\r\n\r\n')]) : framed[1]!,
         ];
         await writeSlowly(socket, pieces, 40);
@@ -90,7 +95,12 @@ describe('HTTP request bodies: read whole however they arrive', () => {
         const created = await next();
         assert.equal(created.status, 201, created.body);
         assert.equal(JSON.parse(created.body).name, `Whole ${i} é`);
-        const graphql = Buffer.from(JSON.stringify({ query: 'query ($id: ID!) { category(id: $id) { name } }', variables: { id: String(JSON.parse(created.body).id) } }));
+        const graphql = Buffer.from(
+          JSON.stringify({
+            query: 'query ($id: ID!) { category(id: $id) { name } }',
+            variables: { id: String(JSON.parse(created.body).id) },
+          }),
+        );
         socket.write(Buffer.concat([head('/graphql', `Content-Length: ${graphql.length}\r\n`), graphql]));
         const read = await next();
         assert.equal(read.status, 200, read.body);
@@ -99,9 +109,19 @@ describe('HTTP request bodies: read whole however they arrive', () => {
       // Two requests in one write (pipelined): the first body must not swallow the second request.
       const a = Buffer.from(JSON.stringify({ name: 'Piped A' }));
       const b = Buffer.from(JSON.stringify({ name: 'Piped B' }));
-      socket.write(Buffer.concat([head('/v1/categories', `Content-Length: ${a.length}\r\n`), a, head('/v1/categories', `Content-Length: ${b.length}\r\n`), b]));
+      socket.write(
+        Buffer.concat([
+          head('/v1/categories', `Content-Length: ${a.length}\r\n`),
+          a,
+          head('/v1/categories', `Content-Length: ${b.length}\r\n`),
+          b,
+        ]),
+      );
       const [first, second] = [await next(), await next()];
-      assert.deepEqual([first.status, JSON.parse(first.body).name, second.status, JSON.parse(second.body).name], [201, 'Piped A', 201, 'Piped B']);
+      assert.deepEqual(
+        [first.status, JSON.parse(first.body).name, second.status, JSON.parse(second.body).name],
+        [201, 'Piped A', 201, 'Piped B'],
+      );
     } finally {
       socket.destroy();
     }

@@ -53,9 +53,16 @@ describe('architecture: the request walk and the lifecycle are the ones the page
     const order = t.app.shutdownOrder();
     assert.deepEqual(new Set(order.intake), new Set(['the HTTP drain', 'the GraphQL subscriptions', 'the event workers']));
     for (const name of order.intake) assert.ok(first.includes(name), `step 1 of the lifecycle does not name ${name}`);
-    const positions = order.then.map((name) => then.indexOf(name.replace(/^the /, '')));
-    assert.ok(positions.every((p) => p >= 0), `step 2 of the lifecycle should name ${order.then.join(', ')}`);
-    assert.deepEqual(positions, [...positions].sort((a, b) => a - b), `step 2 should list ${order.then.join(', ')} in this order`);
+    const positions = order.rest.map((name) => then.indexOf(name.replace(/^the /, '')));
+    assert.ok(
+      positions.every((p) => p >= 0),
+      `step 2 of the lifecycle should name ${order.rest.join(', ')}`,
+    );
+    assert.deepEqual(
+      positions,
+      [...positions].sort((a, b) => a - b),
+      `step 2 should list ${order.rest.join(', ')} in this order`,
+    );
   });
 
   it('when a path is under no route, under /graphql or under /v1, then the one 404 answers, naming method and path', async () => {

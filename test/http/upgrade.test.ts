@@ -4,7 +4,12 @@ import { request } from 'node:http';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 /** Sends a request with `Upgrade` headers and reads the plain answer (status, headers, body). */
-function upgradeRequest(url: string, path: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function upgradeRequest(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(`${url}${path}`, { method, headers: { Connection: 'Upgrade', ...headers } }, (res) => {
       let body = '';
@@ -37,7 +42,11 @@ describe('requests that ask for a protocol upgrade', () => {
   });
 
   it('when a WebSocket upgrade targets another path, then it is the plain 404 in the error shape, not a bare 400', async () => {
-    const res = await upgradeRequest(t.url, '/v1/nowhere', { Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' });
+    const res = await upgradeRequest(t.url, '/v1/nowhere', {
+      Upgrade: 'websocket',
+      'Sec-WebSocket-Version': '13',
+      'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
+    });
     assert.equal(res.status, 404);
     const body = JSON.parse(res.body);
     assert.equal(body.code, 'NOT_FOUND');

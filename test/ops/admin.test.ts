@@ -13,7 +13,9 @@ interface Run {
 
 /** `npm run admin -- …` (or the compiled script directly) as a process of its own on the service's database. */
 function admin(t: TestApp, args: string[], { viaNpm = false, databaseUrl = t.config.database.url } = {}): Promise<Run> {
-  const [file, argv] = viaNpm ? ['npm', ['run', '--silent', 'admin', '--', ...args]] : [process.execPath, [projectPath('dist/src/cli/admin.js'), ...args]];
+  const [file, argv] = viaNpm
+    ? ['npm', ['run', '--silent', 'admin', '--', ...args]]
+    : [process.execPath, [projectPath('dist/src/cli/admin.js'), ...args]];
   return new Promise((resolve) => {
     execFile(
       file as string,
@@ -98,6 +100,9 @@ describe('npm run admin: staff work on the configured database without the API (
       assert.equal(existsSync(typo), false);
     }
     const after = (await admin(t, ['accounts'])).stdout;
-    assert.equal(after, `${before}account ${customer.body.id}  customer  free  Shopper\n  key ${customer.body.apiKey.id}  ${customer.body.apiKey.prefix}…  active\n`);
+    assert.equal(
+      after,
+      `${before}account ${customer.body.id}  customer  free  Shopper\n  key ${customer.body.apiKey.id}  ${customer.body.apiKey.prefix}…  active\n`,
+    );
   });
 });

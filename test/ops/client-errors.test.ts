@@ -43,7 +43,7 @@ describe('ops: refusals by the HTTP parser answer the Error shape', () => {
     assert.deepEqual([status, body.code], [431, 'HEADERS_TOO_LARGE']);
   });
 
-  it('when a GraphQL GET has a query too long for the request line, then the 431 is in GraphQL\'s error shape (errors[0].extensions)', async () => {
+  it("when a GraphQL GET has a query too long for the request line, then the 431 is in GraphQL's error shape (errors[0].extensions)", async () => {
     const conn = await RawConnection.open(t.url);
     conn.send(`GET /graphql?query=${encodeURIComponent(`{ ${'pets { edges { cursor } } '.repeat(800)}}`)} HTTP/1.1\r\nHost: x\r\n\r\n`);
     const { status, body } = await refusal(conn, 'graphql');
@@ -91,15 +91,20 @@ describe('ops: refusals by the HTTP parser answer the Error shape', () => {
     const before = (await t.admin.get('/v1/categories')).body.length;
     const body = JSON.stringify({ name: 'No host' });
     const conn = await RawConnection.open(t.url);
-    conn.send(`POST /v1/categories HTTP/1.1\r\nX-API-Key: ${t.adminKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    conn.send(
+      `POST /v1/categories HTTP/1.1\r\nX-API-Key: ${t.adminKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
     const { status, body: error } = await refusal(conn);
     assert.deepEqual([status, error.code], [400, 'VALIDATION_FAILED']);
     assert.match(error.message, /Host header/);
     assert.equal((await t.admin.get('/v1/categories')).body.length, before);
   });
 
-  it('when a request has two Host headers, then the answer is 400 VALIDATION_FAILED in the facade\'s Error shape', async () => {
-    for (const [path, shape] of [['/v1/pets', 'rest'], ['/graphql?query=%7B__typename%7D', 'graphql']] as const) {
+  it("when a request has two Host headers, then the answer is 400 VALIDATION_FAILED in the facade's Error shape", async () => {
+    for (const [path, shape] of [
+      ['/v1/pets', 'rest'],
+      ['/graphql?query=%7B__typename%7D', 'graphql'],
+    ] as const) {
       const conn = await RawConnection.open(t.url);
       conn.send(`GET ${path} HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\napollo-require-preflight: true\r\n\r\n`);
       const { status, body } = await refusal(conn, shape);

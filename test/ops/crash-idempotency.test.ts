@@ -137,7 +137,9 @@ describe('ops: idempotency keys across a crash (SIGKILL) or a cut-off shutdown o
     // Every key answered 201 exactly once in effect: one order per key, no other orders.
     const orders: Array<{ id: number; quantity: number }> = [];
     for (let cursor: string | undefined, page = 0; page < 100; page++) {
-      const res = await fetch(`${second.url}/v1/store/orders?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { 'x-api-key': second.key } });
+      const res = await fetch(`${second.url}/v1/store/orders?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
+        headers: { 'x-api-key': second.key },
+      });
       assert.equal(res.status, 200);
       orders.push(...((await res.json()) as typeof orders));
       const next = /<[^>]*[?&]cursor=([^&>]+)[^>]*>;\s*rel="next"/.exec(res.headers.get('link') ?? '');

@@ -32,7 +32,11 @@ async function send(agent: Agent, s: Service, method: string, path: string, body
   });
   const text = await res.body.text();
   const connection = res.headers.connection;
-  return { status: res.statusCode, connection: Array.isArray(connection) ? connection.join(',') : connection, body: text ? JSON.parse(text) : undefined };
+  return {
+    status: res.statusCode,
+    connection: Array.isArray(connection) ? connection.join(',') : connection,
+    body: text ? JSON.parse(text) : undefined,
+  };
 }
 
 async function ok(agent: Agent, s: Service, method: string, path: string, body?: unknown) {
@@ -112,7 +116,10 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
       const drained = s.logLine('shutdown: readiness 503');
       for (let i = 0; i < 10; i++) {
         await new Promise((r) => setTimeout(r, 250));
-        assert.ok(!conn.socket.destroyed && !conn.error, `the socket was closed while its request was arriving (after ${(i + 1) * 250} ms)`);
+        assert.ok(
+          !conn.socket.destroyed && !conn.error,
+          `the socket was closed while its request was arriving (after ${(i + 1) * 250} ms)`,
+        );
         conn.send(`X-Slow-${i}: ${i}\r\n`);
       }
       await drained;
@@ -141,7 +148,13 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
       // A masked text frame with connection_init; then the client goes silent (it reads, never answers).
       const payload = Buffer.from(JSON.stringify({ type: 'connection_init', payload: { 'X-API-Key': s.key } }));
       const mask = randomBytes(4);
-      socket.write(Buffer.concat([Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]), mask, payload.map((b, i) => b ^ mask[i % 4]!)]));
+      socket.write(
+        Buffer.concat([
+          Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]),
+          mask,
+          payload.map((b, i) => b ^ mask[i % 4]!),
+        ]),
+      );
       await new Promise((r) => setTimeout(r, 300));
       const signalled = Date.now();
       s.child.kill('SIGTERM');
@@ -193,9 +206,17 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
       assert.equal(await s.exited, 0, s.output());
 
       assert.ok(answers.length > 0);
-      assert.deepEqual(answers.filter((a) => a.status >= 500), [], 'a request was answered 5xx');
+      assert.deepEqual(
+        answers.filter((a) => a.status >= 500),
+        [],
+        'a request was answered 5xx',
+      );
       const late = answers.filter((a) => a.sentAfterShutdown);
-      assert.deepEqual(late.filter((a) => a.connection !== 'close'), [], 'an answer during the drain kept the connection alive');
+      assert.deepEqual(
+        late.filter((a) => a.connection !== 'close'),
+        [],
+        'an answer during the drain kept the connection alive',
+      );
       assert.equal(refused!.status, 503, refused!.body);
       const body = JSON.parse(refused!.body);
       assert.deepEqual([body.code, body.status], ['UNAVAILABLE', 503]);
@@ -206,13 +227,19 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
       restarted = await startService({}, { databaseUrl, key: s.key });
       const orders: Array<{ id: number; quantity: number }> = [];
       for (let after = 0, page = 0; page < 200; page++) {
-        const batch = (await ok(agent, restarted, 'GET', `/v1/store/orders?limit=100${after ? `&cursor=${encodeURIComponent(encodeCursor(after))}` : ''}`)) as typeof orders;
+        const batch = (await ok(
+          agent,
+          restarted,
+          'GET',
+          `/v1/store/orders?limit=100${after ? `&cursor=${encodeURIComponent(encodeCursor(after))}` : ''}`,
+        )) as typeof orders;
         orders.push(...batch);
         if (batch.length < 100) break;
         after = batch[batch.length - 1]!.id;
       }
       const ids = new Set(orders.map((o) => o.id));
-      for (const a of answers.filter((x) => x.status === 201)) assert.ok(ids.has(a.body.id), `order ${a.body.id} was answered 201 but is not stored`);
+      for (const a of answers.filter((x) => x.status === 201))
+        assert.ok(ids.has(a.body.id), `order ${a.body.id} was answered 201 but is not stored`);
       const stock = await ok(agent, restarted, 'GET', `/v1/store/inventory/${pet.id}`);
       assert.equal(stock.quantity, 100_000 - orders.reduce((sum, o) => sum + o.quantity, 0));
     } finally {
@@ -233,7 +260,15 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
       const { pet, shopKey } = await shop(agent, s, { label: 'Keep-alive', petName: 'Steady', stock: 1_000_000 });
       const { origin } = new URL(s.url);
 
-      const answers: Array<{ kind: string; status: number; connection?: string; sentAt: number; receivedAt: number; body: any; idempotencyKey?: string }> = [];
+      const answers: Array<{
+        kind: string;
+        status: number;
+        connection?: string;
+        sentAt: number;
+        receivedAt: number;
+        body: any;
+        idempotencyKey?: string;
+      }> = [];
       const failures: Array<{ kind: string; code: string; idempotencyKey?: string; client: number; request: number }> = [];
       const warm = new Set<number>();
       const client = async (c: number) => {
@@ -252,13 +287,25 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
               origin,
               ...request,
               method: request.method as 'GET',
-              headers: { 'x-api-key': shopKey, 'content-type': 'application/json', ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
+              headers: {
+                'x-api-key': shopKey,
+                'content-type': 'application/json',
+                ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+              },
             });
             const text = await res.body.text();
             const connection = res.headers.connection;
             const receivedAt = performance.now();
             warm.add(c);
-            answers.push({ kind, status: res.statusCode, connection: Array.isArray(connection) ? connection.join(',') : connection, sentAt, receivedAt, body: text ? JSON.parse(text) : undefined, idempotencyKey });
+            answers.push({
+              kind,
+              status: res.statusCode,
+              connection: Array.isArray(connection) ? connection.join(',') : connection,
+              sentAt,
+              receivedAt,
+              body: text ? JSON.parse(text) : undefined,
+              idempotencyKey,
+            });
           } catch (error) {
             const e = error as { code?: string; cause?: { code?: string } };
             failures.push({ kind, code: e.cause?.code ?? e.code ?? String(error), idempotencyKey, client: c, request: i });
@@ -283,14 +330,28 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
       assert.ok(closing.length > 0, 'no answer carried Connection: close: the load did not reach the drain');
       const drainSeenAt = Math.min(...closing.map((a) => a.receivedAt));
       // Only a refused new connection may fail: never a reset or a closed socket on a request sent on a kept-alive one.
-      assert.deepEqual(failures.filter((f) => f.code !== 'ECONNREFUSED'), [], 'a request lost its answer to a closed connection');
-      assert.deepEqual(answers.filter((a) => a.status >= 500), [], 'a request was answered 5xx');
+      assert.deepEqual(
+        failures.filter((f) => f.code !== 'ECONNREFUSED'),
+        [],
+        'a request lost its answer to a closed connection',
+      );
+      assert.deepEqual(
+        answers.filter((a) => a.status >= 500),
+        [],
+        'a request was answered 5xx',
+      );
       const late = answers.filter((a) => a.sentAt > drainSeenAt);
-      assert.deepEqual(late.filter((a) => a.connection !== 'close'), [], 'an answer after the signal kept the connection alive');
+      assert.deepEqual(
+        late.filter((a) => a.connection !== 'close'),
+        [],
+        'an answer after the signal kept the connection alive',
+      );
 
       // Every order answered 201 is stored; every stored order was answered, or replays with its key.
       restarted = await startService({}, { databaseUrl, key: s.key });
-      const answered = new Map(answers.filter((a) => a.kind === 'order' && a.status === 201).map((a) => [a.body.id as number, a.idempotencyKey]));
+      const answered = new Map(
+        answers.filter((a) => a.kind === 'order' && a.status === 201).map((a) => [a.body.id as number, a.idempotencyKey]),
+      );
       const replayed = new Set<number>();
       const unanswered = [...failures.filter((f) => f.kind === 'order'), ...answers.filter((a) => a.kind === 'order' && a.status !== 201)];
       for (const { idempotencyKey } of unanswered) {
@@ -307,7 +368,16 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
       }
       const stored: number[] = [];
       for (let after = 0, page = 0; page < 500; page++) {
-        const batch = (await send(agent, restarted, 'GET', `/v1/store/orders?limit=100${after ? `&cursor=${encodeURIComponent(encodeCursor(after))}` : ''}`, undefined, shopKey)).body as Array<{ id: number }>;
+        const batch = (
+          await send(
+            agent,
+            restarted,
+            'GET',
+            `/v1/store/orders?limit=100${after ? `&cursor=${encodeURIComponent(encodeCursor(after))}` : ''}`,
+            undefined,
+            shopKey,
+          )
+        ).body as Array<{ id: number }>;
         stored.push(...batch.map((o) => o.id));
         if (batch.length < 100) break;
         after = batch[batch.length - 1]!.id;

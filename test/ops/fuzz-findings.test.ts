@@ -12,7 +12,9 @@ describe('ops: fuzz findings stay fixed', () => {
 
   it('when a mutation is POSTed with an Accept that takes no JSON, then it is answered in JSON with its result (never run and then refused 406)', async () => {
     for (const accept of ['image/png', 'text/html']) {
-      const res = await t.admin.graphql(`mutation { createCategory(input: {name: "Accept ${accept}"}) { name } }`, undefined, { headers: { accept } });
+      const res = await t.admin.graphql(`mutation { createCategory(input: {name: "Accept ${accept}"}) { name } }`, undefined, {
+        headers: { accept },
+      });
       assert.equal(res.status, 200, res.text);
       assert.match(res.headers.get('content-type') ?? '', /application\/json/);
       assert.equal(res.body.data.createCategory.name, `Accept ${accept}`);

@@ -57,22 +57,62 @@ const anyText = fc.oneof(
   fc.string({ maxLength: 30 }),
   fc.string({ unit: 'grapheme', maxLength: 30 }),
   fc.string({ unit: 'binary', maxLength: 30 }),
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, literal on purpose
   fc.constantFrom('', ' ', '\u0000', '𝕏', 'é', '%', '..', '../..', "'; drop table pets; --", '<script>', '{{7*7}}', '${x}'),
   fc.nat({ max: 5000 }).map((n) => 'x'.repeat(n)),
 );
 const idLike = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: 1, max: 40 }).map(String) },
-  { weight: 1, arbitrary: fc.constantFrom('0', '-1', '1.5', '1e3', '0x10', '9007199254740993', '99999999999999999999', 'abc', '', 'null', '%00', '%2F', '🐶') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '0',
+      '-1',
+      '1.5',
+      '1e3',
+      '0x10',
+      '9007199254740993',
+      '99999999999999999999',
+      'abc',
+      '',
+      'null',
+      '%00',
+      '%2F',
+      '🐶',
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 12 }).map(encodeURIComponent) },
 );
-const jsonScalar = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true }), anyText, fc.constantFrom(-1, 0, 1, 100, 101, 1e308, -0, 2 ** 53 + 1));
+const jsonScalar = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.double({ noNaN: true }),
+  anyText,
+  fc.constantFrom(-1, 0, 1, 100, 101, 1e308, -0, 2 ** 53 + 1),
+);
 const jsonValue = fc.letrec((tie) => ({
   value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, jsonScalar, tie('array'), tie('object')),
   array: fc.array(tie('value'), { maxLength: 4 }),
   object: fc.dictionary(fc.oneof(anyText, fc.constantFrom('name', 'id', '__proto__', 'constructor')), tie('value'), { maxKeys: 4 }),
 })).value;
 
-const FIELDS = ['name', 'categoryId', 'status', 'description', 'quantity', 'petId', 'shipDate', 'complete', 'role', 'plan', 'limits', 'perMinute', 'perDay', 'id'];
+const FIELDS = [
+  'name',
+  'categoryId',
+  'status',
+  'description',
+  'quantity',
+  'petId',
+  'shipDate',
+  'complete',
+  'role',
+  'plan',
+  'limits',
+  'perMinute',
+  'perDay',
+  'id',
+];
 const fieldValue = fc.oneof(
   jsonScalar,
   idLike.map(Number),
@@ -80,9 +120,13 @@ const fieldValue = fc.oneof(
   jsonValue,
 );
 const plausibleBody = fc.dictionary(fc.constantFrom(...FIELDS, 'extra'), fieldValue, { maxKeys: 5 });
-const deepNesting = fc.integer({ min: 10, max: 20_000 }).chain((depth) =>
-  fc.constantFrom('[', '{"a":').map((open) => (open === '[' ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + 'null' + '}'.repeat(depth))),
-);
+const deepNesting = fc
+  .integer({ min: 10, max: 20_000 })
+  .chain((depth) =>
+    fc
+      .constantFrom('[', '{"a":')
+      .map((open) => (open === '[' ? '['.repeat(depth) + ']'.repeat(depth) : `${'{"a":'.repeat(depth)}null${'}'.repeat(depth)}`)),
+  );
 const restBody = fc.oneof(
   { weight: 5, arbitrary: plausibleBody.map((b) => JSON.stringify(b)) },
   { weight: 2, arbitrary: jsonValue.map((v) => JSON.stringify(v) ?? 'null') },
@@ -115,15 +159,46 @@ const TEMPLATES = [
 ];
 const restPath = fc.oneof(
   { weight: 8, arbitrary: fc.tuple(fc.constantFrom(...TEMPLATES), idLike).map(([t, id]) => t.replace('{id}', id)) },
-  { weight: 1, arbitrary: fc.array(fc.string({ maxLength: 10 }).map(encodeURIComponent), { maxLength: 5 }).map((s) => `/v1/${s.join('/')}`) },
-  { weight: 1, arbitrary: fc.constantFrom('/v1//pets', '/v1/pets/', '/v1/./pets', '/v1/pets/1/2', '/V1/pets', '/v1/pets%2F1', '/v1/%ZZ', '/v1/pets?', '/v1/pets#x') },
+  {
+    weight: 1,
+    arbitrary: fc.array(fc.string({ maxLength: 10 }).map(encodeURIComponent), { maxLength: 5 }).map((s) => `/v1/${s.join('/')}`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '/v1//pets',
+      '/v1/pets/',
+      '/v1/./pets',
+      '/v1/pets/1/2',
+      '/V1/pets',
+      '/v1/pets%2F1',
+      '/v1/%ZZ',
+      '/v1/pets?',
+      '/v1/pets#x',
+    ),
+  },
 );
 const QUERY_KEYS = ['limit', 'cursor', 'status', 'categoryId', 'name', 'ids', 'complete', 'petId'];
 const queryString = fc
-  .array(fc.tuple(fc.oneof(fc.constantFrom(...QUERY_KEYS), printable), fc.oneof(idLike, anyText, fc.constantFrom('101', '0', 'true', '1,2,3', ',,,', 'available'))), { maxLength: 4 })
+  .array(
+    fc.tuple(
+      fc.oneof(fc.constantFrom(...QUERY_KEYS), printable),
+      fc.oneof(idLike, anyText, fc.constantFrom('101', '0', 'true', '1,2,3', ',,,', 'available')),
+    ),
+    { maxLength: 4 },
+  )
   .map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}` : ''));
 
-const contentType = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/problem+json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', '', 'multipart/form-data; boundary=x');
+const contentType = fc.constantFrom(
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/problem+json',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'application/json; charset=latin1',
+  '',
+  'multipart/form-data; boundary=x',
+);
 
 function headerArb(keys: { staff: string; customer: string }) {
   return fc.record(
@@ -189,7 +264,8 @@ const WEIRD_STRINGS = ['', ' ', 'x'.repeat(300), '\\u0000', '🐶 dog', 'é', "'
 
 function literal(type: GraphQLInputType, rng: Rng, depth = 0): string {
   // Wrong-typed or null on purpose, now and then.
-  if (rng.chance(0.06)) return rng.pick(['null', '"wrong"', '4242424', '[1, 2]', '{ nope: 1 }', 'true', '-1', '1.5', 'sold', '99999999999']);
+  if (rng.chance(0.06))
+    return rng.pick(['null', '"wrong"', '4242424', '[1, 2]', '{ nope: 1 }', 'true', '-1', '1.5', 'sold', '99999999999']);
   if (isNonNullType(type)) return literal(type.ofType, rng, depth);
   if (isListType(type)) return `[${Array.from({ length: rng.int(4) }, () => literal(type.ofType, rng, depth + 1)).join(', ')}]`;
   if (isEnumType(type)) return rng.chance(0.9) ? rng.pick(type.getValues()).name : 'NOT_A_VALUE';
@@ -217,18 +293,23 @@ function literal(type: GraphQLInputType, rng: Rng, depth = 0): string {
 }
 
 function args(field: GraphQLField<unknown, unknown>, rng: Rng): string {
-  const chosen = field.args.filter((a: GraphQLArgument) => isNonNullType(a.type) ? !rng.chance(0.03) : rng.chance(0.4));
+  const chosen = field.args.filter((a: GraphQLArgument) => (isNonNullType(a.type) ? !rng.chance(0.03) : rng.chance(0.4)));
   if (rng.chance(0.03)) return '(bogus: 1)';
   return chosen.length ? `(${chosen.map((a) => `${a.name}: ${literal(a.type, rng)}`).join(', ')})` : '';
 }
 
 function selection(type: GraphQLNamedType, rng: Rng, depth: number, maxDepth: number): string {
   if (isUnionType(type)) {
-    return `{ __typename ${type.getTypes().map((t) => `... on ${t.name} ${selection(t, rng, depth + 1, maxDepth)}`).join(' ')} }`;
+    return `{ __typename ${type
+      .getTypes()
+      .map((t) => `... on ${t.name} ${selection(t, rng, depth + 1, maxDepth)}`)
+      .join(' ')} }`;
   }
   if (!isObjectType(type) && !isInterfaceType(type)) return '';
   const fields = Object.values(type.getFields());
-  const leaves = fields.filter((f) => !isObjectType(getNamedType(f.type)) && !isInterfaceType(getNamedType(f.type)) && !isUnionType(getNamedType(f.type)));
+  const leaves = fields.filter(
+    (f) => !isObjectType(getNamedType(f.type)) && !isInterfaceType(getNamedType(f.type)) && !isUnionType(getNamedType(f.type)),
+  );
   const pool = depth >= maxDepth ? leaves : fields;
   const count = 1 + rng.int(4);
   const parts: string[] = [];
@@ -265,11 +346,34 @@ function graphqlDocument(schema: GraphQLSchema, seed: number): { query: string; 
 function graphqlRequest(schema: GraphQLSchema, keys: { staff: string; customer: string }): fc.Arbitrary<FuzzRequest> {
   const doc = fc.integer().map((seed) => graphqlDocument(schema, seed));
   const envelope = fc.oneof(
-    { weight: 12, arbitrary: fc.tuple(doc, fc.option(jsonValue, { freq: 5 })).map(([d, variables]) => ({ body: JSON.stringify(variables === null ? { query: d.query } : { query: d.query, variables }), mutation: d.mutation })) },
+    {
+      weight: 12,
+      arbitrary: fc.tuple(doc, fc.option(jsonValue, { freq: 5 })).map(([d, variables]) => ({
+        body: JSON.stringify(variables === null ? { query: d.query } : { query: d.query, variables }),
+        mutation: d.mutation,
+      })),
+    },
     { weight: 1, arbitrary: anyText.map((q) => ({ body: JSON.stringify({ query: q }), mutation: true })) },
     { weight: 1, arbitrary: jsonValue.map((v) => ({ body: JSON.stringify(v) ?? 'null', mutation: true })) },
-    { weight: 1, arbitrary: fc.tuple(doc, jsonValue).map(([d, name]) => ({ body: JSON.stringify({ query: d.query, operationName: name }), mutation: d.mutation })) },
-    { weight: 1, arbitrary: fc.oneof(deepNesting, fc.constantFrom('{"query":', '[{"query":"{ viewer { name } }"}]', '{"query":"{ viewer { name } }","extensions":{"persistedQuery":{"version":1,"sha256Hash":"x"}}}')).map((b) => ({ body: b, mutation: true })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(doc, jsonValue)
+        .map(([d, name]) => ({ body: JSON.stringify({ query: d.query, operationName: name }), mutation: d.mutation })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .oneof(
+          deepNesting,
+          fc.constantFrom(
+            '{"query":',
+            '[{"query":"{ viewer { name } }"}]',
+            '{"query":"{ viewer { name } }","extensions":{"persistedQuery":{"version":1,"sha256Hash":"x"}}}',
+          ),
+        )
+        .map((b) => ({ body: b, mutation: true })),
+    },
   );
   return fc.record({ envelope, headers: headerArb(keys), get: fc.boolean() }).map(({ envelope: e, headers, get }) => {
     if (get && !e.mutation) {
@@ -305,12 +409,19 @@ describe('ops: fuzzing both facades (fast-check)', () => {
   const logs = new LogCapture();
 
   before(async () => {
-    t = await startApp({ env: { NODE_ENV: 'production', LOG_LEVEL: 'error', AUTH_FAILURES_PER_MINUTE: '1000000', BAN_THRESHOLD: '1000000' }, logStream: logs });
+    t = await startApp({
+      env: { NODE_ENV: 'production', LOG_LEVEL: 'error', AUTH_FAILURES_PER_MINUTE: '1000000', BAN_THRESHOLD: '1000000' },
+      logStream: logs,
+    });
     agent = new Agent({ connections: 8, keepAliveTimeout: 30_000 });
     // Accounts the generator's small ids (1..40) can reach, so the fuzzing account (id > 40) is never revoked or demoted.
     for (let i = 0; i < 40; i++) await createAccount(t, { role: i % 2 ? 'staff' : 'customer', plan: 'pro' });
     const staff = await createAccount(t, { role: 'staff', plan: 'enterprise', limits: { perMinute: 1_000_000, perDay: 100_000_000 } });
-    const customer = await createAccount(t, { role: 'customer', plan: 'enterprise', limits: { perMinute: 1_000_000, perDay: 100_000_000 } });
+    const customer = await createAccount(t, {
+      role: 'customer',
+      plan: 'enterprise',
+      limits: { perMinute: 1_000_000, perDay: 100_000_000 },
+    });
     assert.ok(staff.accountId > 40 && staff.keyId > 40);
     keys = { staff: staff.key, customer: customer.key };
     for (let i = 0; i < 10; i++) await createPet(t, { stock: 50, name: `Fuzz ${i}` });
@@ -398,12 +509,19 @@ describe('ops: fuzzing both facades (fast-check)', () => {
           refusedBatches++;
           const after = await snapshot();
           if (after.join() !== before.join()) {
-            const sentRequests = batch.map((r, i) => `${r.method} ${r.path.slice(0, 80)} ${r.body?.slice(0, 200) ?? ''} → ${answers[i]!.status} ${answers[i]!.text.slice(0, 200)}`);
+            const sentRequests = batch.map(
+              (r, i) =>
+                `${r.method} ${r.path.slice(0, 80)} ${r.body?.slice(0, 200) ?? ''} → ${answers[i]!.status} ${answers[i]!.text.slice(0, 200)}`,
+            );
             assert.fail(`a batch without a successful change changed data: ${changes(before, after)}\n${sentRequests.join('\n')}`);
           }
         }
       }),
-      { numRuns: Math.ceil(REQUESTS / BATCH), includeErrorInReport: true, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+      {
+        numRuns: Math.ceil(REQUESTS / BATCH),
+        includeErrorInReport: true,
+        seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined,
+      },
     );
     assert.ok(sent >= REQUESTS, `only ${sent} requests sent`);
     // The "nothing changed" property must actually have been exercised.

@@ -15,7 +15,11 @@ function assertGraphQLRefused(res: TestResponse, code: string, status: number, m
     assert.equal(e.extensions.status, status);
     assert.equal(e.extensions.requestId, res.headers.get('x-request-id'));
   }
-  if (message) assert.ok(res.body.errors.some((e: { message: string }) => message.test(e.message)), res.text);
+  if (message)
+    assert.ok(
+      res.body.errors.some((e: { message: string }) => message.test(e.message)),
+      res.text,
+    );
 }
 
 describe('ops: GraphQL document limits (defaults: depth 8, aliases 15, result size 20000), refused before any resolver runs', () => {
@@ -25,7 +29,8 @@ describe('ops: GraphQL document limits (defaults: depth 8, aliases 15, result si
   });
   after(() => t.close());
 
-  const categoryNames = async (): Promise<string[]> => (await t.admin.get('/v1/categories?limit=100')).body.map((c: { name: string }) => c.name);
+  const categoryNames = async (): Promise<string[]> =>
+    (await t.admin.get('/v1/categories?limit=100')).body.map((c: { name: string }) => c.name);
   const used = async (): Promise<number> => (await t.admin.get('/v1/rate_limit')).body.resources.minute.used;
 
   /** Sends the mutation and checks that it was refused without creating anything or being charged. */
@@ -40,7 +45,9 @@ describe('ops: GraphQL document limits (defaults: depth 8, aliases 15, result si
   }
 
   it('when a mutation selects 8 levels deep, then it runs; 9 levels, then 400 naming the depth limit and nothing is created', async () => {
-    const ok = await t.admin.graphql('mutation { createCategory(input: {name: "Depth 8"}) { pets { edges { node { category { pets { pageInfo { hasNextPage } } } } } } } }');
+    const ok = await t.admin.graphql(
+      'mutation { createCategory(input: {name: "Depth 8"}) { pets { edges { node { category { pets { pageInfo { hasNextPage } } } } } } } }',
+    );
     assert.equal(ok.status, 200, ok.text);
     assert.equal(ok.body.data.createCategory.pets.edges.length, 0);
     await refusedWithoutEffect(
@@ -84,7 +91,8 @@ describe('ops: GraphQL token limit (GRAPHQL_MAX_TOKENS=100 here; default 1000), 
 
   it('when a document has 100 tokens, then it runs; 101, then 400 naming the token limit and nothing is created or charged', async () => {
     // 15 tokens around the selection, one per `id` (graphql-js itself refuses a selection of ~1000 identical fields).
-    const doc = (ids: number, name: string) => `mutation { createCategory(input: {name: "${name}"}) { ${Array(ids).fill('id').join(' ')} } }`;
+    const doc = (ids: number, name: string) =>
+      `mutation { createCategory(input: {name: "${name}"}) { ${Array(ids).fill('id').join(' ')} } }`;
     const ok = await t.admin.graphql(doc(85, 'Tokens ok'));
     assert.equal(ok.status, 200, ok.text);
     const before = (await t.admin.get('/v1/rate_limit')).body.resources.minute.used;
@@ -110,7 +118,9 @@ describe('ops: request size, page size and quantity bounds on both facades', () 
     const rest = await t.admin.post('/v1/categories', { name: 'Huge', description: 'x'.repeat(MiB) });
     assert.equal(rest.status, 413);
     assert.deepEqual([rest.body.code, rest.body.status], ['PAYLOAD_TOO_LARGE', 413]);
-    const gql = await t.admin.graphql('mutation($d: String) { createCategory(input: {name: "Huge", description: $d}) { id } }', { d: 'x'.repeat(MiB) });
+    const gql = await t.admin.graphql('mutation($d: String) { createCategory(input: {name: "Huge", description: $d}) { id } }', {
+      d: 'x'.repeat(MiB),
+    });
     assertGraphQLRefused(gql, 'PAYLOAD_TOO_LARGE', 413);
     assert.equal(await categoryCount(), before);
   });
@@ -178,7 +188,12 @@ describe('ops: security headers', () => {
   after(() => t.close());
 
   it('when any API response is sent (REST, GraphQL, errors), then it forbids framing, sniffing and active content', async () => {
-    const responses = [await t.admin.get('/v1/pets'), await t.anonymous.get('/v1/pets'), await t.admin.graphql('{ viewer { name } }'), await t.anonymous.get('/nowhere', { skipContract: true })];
+    const responses = [
+      await t.admin.get('/v1/pets'),
+      await t.anonymous.get('/v1/pets'),
+      await t.admin.graphql('{ viewer { name } }'),
+      await t.anonymous.get('/nowhere', { skipContract: true }),
+    ];
     for (const res of responses) {
       assert.equal(res.headers.get('content-security-policy'), "default-src 'none';frame-ancestors 'none'");
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
@@ -188,7 +203,14 @@ describe('ops: security headers', () => {
   });
 
   it('when an API answer is sent, then it carries none of the headers meant only for HTML pages; a page still does', async () => {
-    const pageOnly = ['cross-origin-opener-policy', 'origin-agent-cluster', 'x-dns-prefetch-control', 'x-download-options', 'x-permitted-cross-domain-policies', 'x-xss-protection'];
+    const pageOnly = [
+      'cross-origin-opener-policy',
+      'origin-agent-cluster',
+      'x-dns-prefetch-control',
+      'x-download-options',
+      'x-permitted-cross-domain-policies',
+      'x-xss-protection',
+    ];
     for (const res of [await t.admin.get('/v1/pets'), await t.admin.graphql('{ viewer { name } }')]) {
       for (const name of pageOnly) assert.equal(res.headers.get(name), null, name);
       assert.match(res.headers.get('strict-transport-security') ?? '', /max-age=/);

@@ -80,7 +80,15 @@ describe('ops: request logs', () => {
     const written: string[] = [];
     const root = pino(loggerOptions({ logLevel: 'info' }), { write: (line: string) => void written.push(line) });
     // Quotes, a backslash, a control character, non-ASCII, an absent field, a number that JSON has no word for.
-    const fields = { requestId: 'a"b\\c\u0001é😀', method: 'GET', route: undefined, status: 200, durationMs: 1.25, accountId: 3, odd: Number.NaN };
+    const fields = {
+      requestId: 'a"b\\c\u0001é😀',
+      method: 'GET',
+      route: undefined,
+      status: 200,
+      durationMs: 1.25,
+      accountId: 3,
+      odd: Number.NaN,
+    };
     const before = Date.now();
     root.child({}, { redact: { paths: [] } }).info(fields, 'request');
     flatLineLogger(root).info(fields, 'request');
@@ -88,7 +96,18 @@ describe('ops: request logs', () => {
     const after = Date.now();
     const [byPino, byFlat, empty] = written.map((line) => ({ line, time: /"time":"([^"]*)"/.exec(line)![1]!, record: JSON.parse(line) }));
     assert.equal(byFlat!.line.replace(byFlat!.time, ''), byPino!.line.replace(byPino!.time, ''));
-    assert.deepEqual(Object.keys(byFlat!.record), ['level', 'time', 'service', 'requestId', 'method', 'status', 'durationMs', 'accountId', 'odd', 'msg']);
+    assert.deepEqual(Object.keys(byFlat!.record), [
+      'level',
+      'time',
+      'service',
+      'requestId',
+      'method',
+      'status',
+      'durationMs',
+      'accountId',
+      'odd',
+      'msg',
+    ]);
     assert.equal(empty!.line, `{"level":30,"time":"${empty!.time}","service":"petstore","msg":"request"}\n`);
     for (const { time } of [byPino!, byFlat!, empty!]) {
       assert.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -100,7 +119,13 @@ describe('ops: request logs', () => {
   it('when lines are written a few milliseconds into a second and across a second, then the time keeps its three digits of milliseconds', () => {
     const written: string[] = [];
     const logger = flatLineLogger(pino(loggerOptions({ logLevel: 'info' }), { write: (line: string) => void written.push(line) }));
-    const moments = ['2026-11-27T20:10:43.007Z', '2026-11-27T20:10:43.042Z', '2026-11-27T20:10:43.999Z', '2026-11-27T20:10:44.000Z', '2026-11-27T20:10:44.120Z'];
+    const moments = [
+      '2026-11-27T20:10:43.007Z',
+      '2026-11-27T20:10:43.042Z',
+      '2026-11-27T20:10:43.999Z',
+      '2026-11-27T20:10:44.000Z',
+      '2026-11-27T20:10:44.120Z',
+    ];
     mock.timers.enable({ apis: ['Date'], now: Date.parse(moments[0]!) });
     try {
       for (const moment of moments) {
@@ -129,7 +154,11 @@ describe('ops: request log lines on stdout, in batches', () => {
       s.cleanup();
     }
   });
-  const linesOf = (s: Service, requestId: string) => s.stdout().split('\n').filter((l) => l.includes(`"requestId":"${requestId}"`));
+  const linesOf = (s: Service, requestId: string) =>
+    s
+      .stdout()
+      .split('\n')
+      .filter((l) => l.includes(`"requestId":"${requestId}"`));
 
   it('when one request is answered and nothing follows, then its line is held back, and written within LOG_FLUSH_MS', async () => {
     const s = await startService({ LOG_FLUSH_MS: '1500' });
@@ -152,7 +181,10 @@ describe('ops: request log lines on stdout, in batches', () => {
     const s = await startService({ LOG_FLUSH_MS: '10000' });
     services.push(s);
     const started = await s.logLine('petstore listening');
-    assert.ok(Date.now() - Date.parse(started.time) < 5000, `the start line reached stdout ${Date.now() - Date.parse(started.time)} ms after it was logged`);
+    assert.ok(
+      Date.now() - Date.parse(started.time) < 5000,
+      `the start line reached stdout ${Date.now() - Date.parse(started.time)} ms after it was logged`,
+    );
     for (let i = 0; i < 40; i++) {
       const res = await fetch(`${s.url}/v1/categories`, { headers: { 'x-api-key': s.key, 'x-request-id': `batched-exit-${i}` } });
       assert.equal(res.status, 200);
@@ -175,9 +207,16 @@ describe('ops: request log lines on stdout, in batches', () => {
       `setTimeout(() => process.kill(process.pid, 'SIGKILL'), 1000);`,
     ].join('\n');
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
-    const lines = run.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { n: number });
+    const lines = run.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { n: number });
     assert.equal(run.signal, 'SIGKILL', run.stderr);
-    assert.deepEqual(lines.map((l) => l.n), [0, 1], `the warning and the line before it, not the one after: ${run.stdout}${run.stderr}`);
+    assert.deepEqual(
+      lines.map((l) => l.n),
+      [0, 1],
+      `the warning and the line before it, not the one after: ${run.stdout}${run.stderr}`,
+    );
   });
 
   it('when the process ends (process.exit, or an uncaught error) with request lines still waiting in their batch, then they are written', () => {
@@ -194,10 +233,17 @@ describe('ops: request log lines on stdout, in batches', () => {
         end,
       ].join('\n');
       const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
-      const lines = run.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; n: number });
+      const lines = run.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { msg: string; n: number });
       assert.equal(run.status, status, `${end} did not end the process as it should: ${run.stderr}`);
       if (status === 1) assert.match(run.stderr, /crash/);
-      assert.deepEqual(lines.filter((l) => l.msg === 'request').map((l) => l.n), [0, 1, 2], `${end}: ${run.stdout}${run.stderr}`);
+      assert.deepEqual(
+        lines.filter((l) => l.msg === 'request').map((l) => l.n),
+        [0, 1, 2],
+        `${end}: ${run.stdout}${run.stderr}`,
+      );
     }
   });
 });

@@ -55,7 +55,10 @@ describe('ops: /metrics', () => {
     for (const state of ['used', 'free', 'pending']) {
       assert.equal(typeof sample(text, 'petstore_db_pool_connections', { state }), 'number', state);
     }
-    assert.equal(sample(text, 'petstore_limiter_store_up', { store: 'memory' }) ?? sample(text, 'petstore_limiter_store_up', { store: 'redis' }), 1);
+    assert.equal(
+      sample(text, 'petstore_limiter_store_up', { store: 'memory' }) ?? sample(text, 'petstore_limiter_store_up', { store: 'redis' }),
+      1,
+    );
     assert.equal(sample(text, 'petstore_shutting_down'), 0);
     assert.match(text, /^process_cpu_user_seconds_total /m);
     assert.match(text, /^nodejs_heap_size_used_bytes /m);

@@ -4,7 +4,17 @@ import { startApp, createPet, type TestApp, type TestResponse } from '../helpers
 import { LogCapture } from './support.js';
 
 /** What must never reach a client: stack frames, SQL, file paths, table names, driver names, suggestions. */
-const INTERNALS = [/\bat\s+\S+\s+\(/, /\.(ts|js|mjs):\d+/, /\/(work|tmp|home|usr|app)\//, /\bselect\b.*\bfrom\b/i, /\bno such table\b/i, /\bpets_hidden\b/, /sqlite|libsql|knex|mikro/i, /did you mean/i, /stacktrace/i];
+const INTERNALS = [
+  /\bat\s+\S+\s+\(/,
+  /\.(ts|js|mjs):\d+/,
+  /\/(work|tmp|home|usr|app)\//,
+  /\bselect\b.*\bfrom\b/i,
+  /\bno such table\b/i,
+  /\bpets_hidden\b/,
+  /sqlite|libsql|knex|mikro/i,
+  /did you mean/i,
+  /stacktrace/i,
+];
 
 function assertNoInternals(res: TestResponse) {
   for (const pattern of INTERNALS) assert.doesNotMatch(res.text, pattern, `response leaks ${pattern}: ${res.text.slice(0, 300)}`);
@@ -29,7 +39,9 @@ describe('ops: nothing internal leaks in production', () => {
       assert.deepEqual([rest.body.code, rest.body.status, rest.body.requestId], ['INTERNAL', 500, 'leak-rest-1']);
       assertNoInternals(rest);
 
-      const gql = await t.admin.graphql('{ pets { edges { node { id name } } } }', undefined, { headers: { 'x-request-id': 'leak-gql-1' } });
+      const gql = await t.admin.graphql('{ pets { edges { node { id name } } } }', undefined, {
+        headers: { 'x-request-id': 'leak-gql-1' },
+      });
       assert.equal(gql.body.errors.length, 1);
       assert.deepEqual(gql.body.errors[0].extensions, { code: 'INTERNAL', status: 500, requestId: 'leak-gql-1' });
       assertNoInternals(gql);
@@ -48,7 +60,10 @@ describe('ops: nothing internal leaks in production', () => {
   it('when clients send malformed input to either facade, then the errors carry no internals', async () => {
     const responses = [
       await t.admin.request('POST', '/v1/categories', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }),
-      await t.admin.request('POST', '/v1/categories', { rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      await t.admin.request('POST', '/v1/categories', {
+        rawBody: 'name=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
       await t.admin.get('/v1/pets/abc', { skipContract: true }),
       await t.admin.get('/v1/pets?limit=%FF', { skipContract: true }),
       await t.admin.request('POST', '/graphql', { rawBody: '{"query": "{ pets {', headers: { 'content-type': 'application/json' } }),

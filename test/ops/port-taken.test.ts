@@ -16,7 +16,10 @@ describe('ops: a start on a port already taken', () => {
     try {
       const code = await s.exited;
       assert.notEqual(code, 0, 'the exit code');
-      assert.equal(s.stderr().trim(), `Petstore could not start: port ${port} on 127.0.0.1 is already in use; set PORT to a free port (or stop what listens on it).`);
+      assert.equal(
+        s.stderr().trim(),
+        `Petstore could not start: port ${port} on 127.0.0.1 is already in use; set PORT to a free port (or stop what listens on it).`,
+      );
       assert.doesNotMatch(s.stdout() + s.stderr(), /shutdown|readiness|draining/i, 'nothing about a shutdown that never began');
     } finally {
       s.child.kill('SIGKILL');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
-import { Client, createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
+import { type Client, createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
 import { onOwnPostgres, postgresUrl, skipUnless, untilBackend } from '../helpers/services.js';
 
 /**
@@ -47,7 +47,9 @@ describe('PostgreSQL refusals: out of connections', async () => {
     await sql(`drop role if exists "${role}"`);
   });
 
-  it('when requests need more connections than the server allows, then the refused ones get 503 with Retry-After, none a 500', { skip }, async () => {
+  it('when requests need more connections than the server allows, then the refused ones get 503 with Retry-After, none a 500', {
+    skip,
+  }, async () => {
     // Whatever the pool already holds, more concurrent requests than one connection can serve at once.
     await sql(`select pg_terminate_backend(pid) from pg_stat_activity where usename = '${role}'`);
     const responses = await Promise.all(
@@ -61,7 +63,10 @@ describe('PostgreSQL refusals: out of connections', async () => {
     );
     const statuses = responses.map((r) => `${r.status}${r.body?.errors ? ' with errors' : ''}`);
     assert.ok(!responses.some((r) => r.status === 500), `no 500: ${statuses.join(', ')}`);
-    assert.ok(responses.some((r) => r.status === 503), `some were refused for want of a connection: ${statuses.join(', ')}`);
+    assert.ok(
+      responses.some((r) => r.status === 503),
+      `some were refused for want of a connection: ${statuses.join(', ')}`,
+    );
     // A refusal (503) or a GraphQL field that failed (200 with errors) says UNAVAILABLE, never INTERNAL.
     for (const r of responses.filter((x) => x.status === 503 || x.body?.errors)) {
       const codes = r.body.errors ? r.body.errors.map((e: { extensions?: { code?: string } }) => e.extensions?.code) : [r.body.code];
@@ -91,7 +96,7 @@ describe('PostgreSQL: a connection that dies mid-transaction', async () => {
 
   type Conn = { query: (...args: unknown[]) => unknown; processID: number; once(event: 'end', listener: () => void): void };
   /** The next statement whose text matches `when` runs `then` first, with the connection about to send it. */
-  let trap: { when: RegExp; then: (conn: Conn, text: string) => Promise<string> } | null = null;
+  let trap: { when: RegExp; rewrite: (conn: Conn, text: string) => Promise<string> } | null = null;
   const watched = new WeakSet<object>();
 
   const skip = await onOwnPostgres('dying', {
@@ -112,9 +117,11 @@ describe('PostgreSQL: a connection that dies mid-transaction', async () => {
             const config = args[0] as string | { text: string };
             const text = typeof config === 'string' ? config : config.text;
             const armed = trap;
-            if (!armed || !armed.when.test(text)) return query(...args);
+            if (!armed?.when.test(text)) return query(...args);
             trap = null;
-            const changed = armed.then(conn, text).then((newText) => (typeof config === 'string' ? newText : { ...config, text: newText }));
+            const changed = armed
+              .rewrite(conn, text)
+              .then((newText) => (typeof config === 'string' ? newText : { ...config, text: newText }));
             if (typeof args[1] === 'function') {
               void changed.then((c) => query(c, ...args.slice(1)));
               return undefined;
@@ -168,19 +175,24 @@ describe('PostgreSQL: a connection that dies mid-transaction', async () => {
     assert.equal(await stock(), stockBefore - 1, 'the stock went down once');
   }
 
-  it('when it dies before the transaction begins (an idle pooled connection), then 503 with Retry-After, and the retry places the order once', { skip }, async () => {
-    await dies('before begin', () => (trap = { when: /^\s*begin/i, then: killNow }), false);
+  it('when it dies before the transaction begins (an idle pooled connection), then 503 with Retry-After, and the retry places the order once', {
+    skip,
+  }, async () => {
+    await dies('before begin', () => (trap = { when: /^\s*begin/i, rewrite: killNow }), false);
   });
 
-  it("when it dies between the transaction's statements, then 503 with Retry-After, and the retry places the order once", { skip }, async () => {
-    await dies('between statements', () => (trap = { when: /update idempotency_records set outcome/, then: killNow }), false);
+  it("when it dies between the transaction's statements, then 503 with Retry-After, and the retry places the order once", {
+    skip,
+  }, async () => {
+    await dies('between statements', () => (trap = { when: /update idempotency_records set outcome/, rewrite: killNow }), false);
   });
 
   it('when it dies during the COMMIT, then 503 with Retry-After, and the retry places the order once', { skip }, async () => {
     // A deferred trigger runs at COMMIT: it sleeps there until the backend is terminated.
     await db.query(`create function sleep_at_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(30); return null; end $$;
       create constraint trigger sleep_at_commit after insert on orders deferrable initially deferred for each row execute function sleep_at_commit()`);
-    const calm = () => db.query('drop trigger if exists sleep_at_commit on orders; drop function if exists sleep_at_commit()').then(() => undefined);
+    const calm = () =>
+      db.query('drop trigger if exists sleep_at_commit on orders; drop function if exists sleep_at_commit()').then(() => undefined);
     try {
       const killing = killTheSleeper();
       await dies('during commit', () => undefined, false, calm);
@@ -190,12 +202,25 @@ describe('PostgreSQL: a connection that dies mid-transaction', async () => {
     }
   });
 
-  it('when it dies after the COMMIT took effect, before its answer, then 503 with Retry-After, and the retry replays the order', { skip }, async () => {
+  it('when it dies after the COMMIT took effect, before its answer, then 503 with Retry-After, and the retry replays the order', {
+    skip,
+  }, async () => {
     const killing = killTheSleeper();
     // The order's transaction ends with its key's outcome, then its COMMIT (a message of its own, after the claim's
     // transaction has committed): the server sleeps after that COMMIT, before answering, and is terminated.
-    const afterCommit = { when: /^commit$/, then: async (_conn: Conn, text: string) => `${text};\nselect pg_sleep(30)` };
-    await dies('after commit', () => (trap = { when: /update idempotency_records set outcome/, then: async (_conn, text) => ((trap = afterCommit), text) }), true);
+    const afterCommit = { when: /^commit$/, rewrite: async (_conn: Conn, text: string) => `${text};\nselect pg_sleep(30)` };
+    await dies(
+      'after commit',
+      () =>
+        (trap = {
+          when: /update idempotency_records set outcome/,
+          rewrite: async (_conn, text) => {
+            trap = afterCommit;
+            return text;
+          },
+        }),
+      true,
+    );
     await killing;
   });
 });

@@ -67,7 +67,11 @@ describe('ops: graceful shutdown of the real process', () => {
       gql.conn.send(gql.rest);
       const [placed] = await gql.conn.responses(1);
       assert.equal(placed!.status, 200, placed!.body);
-      assert.deepEqual(JSON.parse(placed!.body).data.placeOrder, { id: JSON.parse(placed!.body).data.placeOrder.id, quantity: 1, complete: false });
+      assert.deepEqual(JSON.parse(placed!.body).data.placeOrder, {
+        id: JSON.parse(placed!.body).data.placeOrder.id,
+        quantity: 1,
+        complete: false,
+      });
 
       assert.equal(await s.exited, 0, s.output());
       assert.ok(!s.output().includes(s.key), 'the API key reached the output');

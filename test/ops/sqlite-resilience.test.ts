@@ -6,7 +6,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { startApp, type TestApp, type TestResponse } from '../helpers/app.js';
 import { assertError } from '../rest/support.js';
 
 interface SqliteDatabase {
@@ -80,14 +80,15 @@ describe('ops: the SQLite file cannot grow (disk full)', { skip }, () => {
   const capAt = async (pages: number) => {
     await t.app.orm.em.getConnection().execute(`pragma max_page_count = ${pages}`);
   };
-  const pageCount = async () => Number((await t.app.orm.em.getConnection().execute<Array<{ page_count: number }>>('pragma page_count'))[0]!.page_count);
+  const pageCount = async () =>
+    Number((await t.app.orm.em.getConnection().execute<Array<{ page_count: number }>>('pragma page_count'))[0]!.page_count);
 
   it('when the file cannot grow, then writes answer 503 UNAVAILABLE with Retry-After (never 500), /readyz turns 503, and both recover once there is room', async () => {
     // No free page inside the file either (a migration that drops an index leaves one): only growth could make room.
     await t.app.orm.em.getConnection().execute('vacuum');
     const cap = await pageCount();
     const statuses: number[] = [];
-    let full;
+    let full: TestResponse | undefined;
     for (let i = 0; i < 200 && !full; i++) {
       await capAt(cap);
       const res = await t.admin.post('/v1/categories', { name: `Filler ${i}`, description: 'x'.repeat(1000) });
@@ -97,7 +98,10 @@ describe('ops: the SQLite file cannot grow (disk full)', { skip }, () => {
     assert.ok(full, 'the file never filled up');
     assertError(full, 503, 'UNAVAILABLE');
     assert.ok(Number(full.headers.get('retry-after')) >= 1);
-    assert.deepEqual(statuses.filter((s) => s !== 201 && s !== 503), []);
+    assert.deepEqual(
+      statuses.filter((s) => s !== 201 && s !== 503),
+      [],
+    );
 
     await capAt(cap);
     const ready = await t.anonymous.get('/readyz');

@@ -16,7 +16,10 @@ export class LogCapture {
     return this.lines.join('');
   }
   records(): Array<Record<string, any>> {
-    return this.lines.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l));
+    return this.lines
+      .flatMap((l) => l.split('\n'))
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
   }
   /** The request log line of one request id. */
   requestLine(requestId: string): Record<string, any> | undefined {
@@ -32,7 +35,8 @@ export function sample(text: string, name: string, labels: Record<string, string
     if (!m || m[1] !== name) continue;
     const found: Record<string, string> = {};
     for (const pair of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) found[pair[1]!] = pair[2]!;
-    if (Object.entries(labels).every(([k, v]) => found[k] === v) && Object.keys(found).length === Object.keys(labels).length) return Number(m[3]);
+    if (Object.entries(labels).every(([k, v]) => found[k] === v) && Object.keys(found).length === Object.keys(labels).length)
+      return Number(m[3]);
   }
   return undefined;
 }
@@ -88,7 +92,8 @@ export class RawConnection {
   /** Resolves once the server has sent `text` (e.g. `100 Continue`). */
   async until(text: string): Promise<void> {
     while (!this.data.includes(text)) {
-      if (this.socket.destroyed) throw new Error(`connection closed before ${JSON.stringify(text)}: ${JSON.stringify(this.data.slice(0, 200))}`);
+      if (this.socket.destroyed)
+        throw new Error(`connection closed before ${JSON.stringify(text)}: ${JSON.stringify(this.data.slice(0, 200))}`);
       await new Promise((r) => setTimeout(r, 10));
     }
   }
@@ -98,7 +103,8 @@ export class RawConnection {
     for (;;) {
       const all = parseAll(this.data.replace(/HTTP\/1\.1 1\d\d [^\r]*\r\n\r\n/g, ''));
       if (all.length >= n) return all.slice(0, n);
-      if (this.socket.destroyed) throw new Error(`connection closed after ${all.length} of ${n} responses: ${JSON.stringify(this.data.slice(0, 300))}`);
+      if (this.socket.destroyed)
+        throw new Error(`connection closed after ${all.length} of ${n} responses: ${JSON.stringify(this.data.slice(0, 300))}`);
       await new Promise((r) => setTimeout(r, 10));
     }
   }
@@ -205,8 +211,14 @@ export async function startService(env: Record<string, string>, options: Service
   let out = '';
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d) => ((out += d), (stdout += d)));
-  child.stderr!.on('data', (d) => ((out += d), (stderr += d)));
+  child.stdout!.on('data', (d) => {
+    out += d;
+    stdout += d;
+  });
+  child.stderr!.on('data', (d) => {
+    out += d;
+    stderr += d;
+  });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const logLine = async (msg: string, where: (record: Record<string, any>) => boolean = () => true) => {
     const deadline = Date.now() + 30_000;
@@ -236,7 +248,11 @@ export async function startService(env: Record<string, string>, options: Service
 }
 
 /** Headers sent, body held back: the server has the request (it answered 100 Continue) and waits for the rest. */
-export async function heldRequest(s: Pick<Service, 'url' | 'key'>, path: string, body: string): Promise<{ conn: RawConnection; rest: string }> {
+export async function heldRequest(
+  s: Pick<Service, 'url' | 'key'>,
+  path: string,
+  body: string,
+): Promise<{ conn: RawConnection; rest: string }> {
   const conn = await RawConnection.open(s.url);
   const split = Math.floor(body.length / 2);
   conn.send(

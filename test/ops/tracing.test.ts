@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { startService, type Service } from './support.js';
 import { subscribe, wsClient } from '../events/support.js';
@@ -23,9 +23,20 @@ interface ExportedSpan {
   scope: string;
 }
 
-const valueOf = (v: Record<string, any>): unknown =>
-  'stringValue' in v ? v.stringValue : 'intValue' in v ? Number(v.intValue) : 'boolValue' in v ? v.boolValue : 'doubleValue' in v ? v.doubleValue : 'arrayValue' in v ? (v.arrayValue.values ?? []).map(valueOf) : JSON.stringify(v);
-const attributesOf = (list: Array<{ key: string; value: Record<string, any> }> = []) => Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
+const attributeValue = (v: Record<string, any>): unknown =>
+  'stringValue' in v
+    ? v.stringValue
+    : 'intValue' in v
+      ? Number(v.intValue)
+      : 'boolValue' in v
+        ? v.boolValue
+        : 'doubleValue' in v
+          ? v.doubleValue
+          : 'arrayValue' in v
+            ? (v.arrayValue.values ?? []).map(attributeValue)
+            : JSON.stringify(v);
+const attributesOf = (list: Array<{ key: string; value: Record<string, any> }> = []) =>
+  Object.fromEntries(list.map((a) => [a.key, attributeValue(a.value)]));
 
 /** An OTLP/HTTP receiver (JSON encoding), keeping every span and the raw bodies. */
 async function otlpReceiver() {
@@ -66,7 +77,11 @@ async function webhookReceiver() {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks/tok-${randomBytes(6).toString('hex')}`, got };
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks/tok-${randomBytes(6).toString('hex')}`,
+    got,
+  };
 }
 
 async function until<T>(what: string, probe: () => T | undefined, ms = 20_000): Promise<T> {
@@ -101,14 +116,17 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
     otlp = await otlpReceiver();
     hooks = await webhookReceiver();
     const databaseUrl = PG ? await createDatabase(PG, PG_NAME) : undefined;
-    s = await startService({
-      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-      OTEL_TRACES_SAMPLER: 'always_on',
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      WEBHOOK_POLL_MS: '20',
-    }, { databaseUrl });
+    s = await startService(
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+        OTEL_TRACES_SAMPLER: 'always_on',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        WEBHOOK_POLL_MS: '20',
+      },
+      { databaseUrl },
+    );
     const account = await call(s, s.key, 'POST', '/v1/accounts', { name: 'Traced', role: 'customer', plan: 'pro' });
     assert.equal(account.status, 201);
     customerKey = account.body.apiKey.key;
@@ -134,16 +152,27 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
   const descendantsOf = (span: ExportedSpan): ExportedSpan[] => childrenOf(span).flatMap((c) => [c, ...descendantsOf(c)]);
 
   it('when a REST order is placed, then one trace holds the HTTP span named by its route template, the rate-limit decision and each SQL statement, and the log line carries its ids', async () => {
-    const placed = await call(s, customerKey, 'POST', '/v1/store/orders', { petId: Number(petId), quantity: 1 }, { 'idempotency-key': idempotencyKey });
+    const placed = await call(
+      s,
+      customerKey,
+      'POST',
+      '/v1/store/orders',
+      { petId: Number(petId), quantity: 1 },
+      { 'idempotency-key': idempotencyKey },
+    );
     assert.equal(placed.status, 201, JSON.stringify(placed.body));
     const requestId = placed.headers.get('x-request-id');
 
     const server = await until('the REST server span', () =>
-      otlp.spans.find((sp) => sp.kind === 2 && sp.attributes['http.route'] === '/v1/store/orders' && sp.attributes['http.request.method'] === 'POST'),
+      otlp.spans.find(
+        (sp) => sp.kind === 2 && sp.attributes['http.route'] === '/v1/store/orders' && sp.attributes['http.request.method'] === 'POST',
+      ),
     );
     assert.equal(server.name, 'POST /v1/store/orders');
     assert.equal(server.parentSpanId ?? '', '', 'a request without traceparent starts a trace');
-    await until('the SQL spans', () => (descendantsOf(server).some((sp) => String(sp.attributes['db.query.text'] ?? '').includes('insert into events')) ? true : undefined));
+    await until('the SQL spans', () =>
+      descendantsOf(server).some((sp) => String(sp.attributes['db.query.text'] ?? '').includes('insert into events')) ? true : undefined,
+    );
     const inside = descendantsOf(server);
     assert.ok(inside.every((sp) => sp.traceId === server.traceId));
 
@@ -154,10 +183,24 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
     assert.equal(limit.attributes['petstore.rate_limit.outcome'], 'admitted');
 
     const sql = inside.filter((sp) => SQL_SYSTEMS.includes(String(sp.attributes['db.system.name'])));
-    console.log('DEBUGSQL', JSON.stringify(inside.map((sp) => [sp.scope, sp.name, sp.parentSpanId === server.spanId, String(sp.attributes['db.query.text'] ?? '').slice(0, 60)])));
+    console.log(
+      'DEBUGSQL',
+      JSON.stringify(
+        inside.map((sp) => [
+          sp.scope,
+          sp.name,
+          sp.parentSpanId === server.spanId,
+          String(sp.attributes['db.query.text'] ?? '').slice(0, 60),
+        ]),
+      ),
+    );
     assert.ok(sql.length >= 3, `SQL spans: ${sql.map((sp) => sp.name)}`);
     for (const sp of sql) assert.match(String(sp.attributes['db.query.text']), /^\s*[a-zA-Z]/);
-    assert.deepEqual(sql.filter((sp) => sql.some((outer) => outer.spanId === sp.parentSpanId)).map((sp) => sp.name), [], 'one span per statement (none inside another)');
+    assert.deepEqual(
+      sql.filter((sp) => sql.some((outer) => outer.spanId === sp.parentSpanId)).map((sp) => sp.name),
+      [],
+      'one span per statement (none inside another)',
+    );
     // On PostgreSQL the order's insert is part of one statement with the stock decrement (a CTE).
     const insert = sql.find((sp) => /\binsert into orders\b/.test(String(sp.attributes['db.query.text'])));
     assert.ok(insert, `no insert into orders among ${sql.map((sp) => sp.attributes['db.query.text'])}`);
@@ -173,7 +216,9 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
     const created = await call(s, s.key, 'POST', '/v1/categories', { name: `Traced ${randomBytes(3).toString('hex')}` });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const server = await until('the REST server span', () =>
-      otlp.spans.find((sp) => sp.kind === 2 && sp.attributes['http.route'] === '/v1/categories' && sp.attributes['http.request.method'] === 'POST'),
+      otlp.spans.find(
+        (sp) => sp.kind === 2 && sp.attributes['http.route'] === '/v1/categories' && sp.attributes['http.request.method'] === 'POST',
+      ),
     );
     const sql = await until('the insert span', () => {
       const all = descendantsOf(server).filter((sp) => SQL_SYSTEMS.includes(String(sp.attributes['db.system.name'])));
@@ -181,7 +226,11 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
     });
     const texts = sql.map((sp) => String(sp.attributes['db.query.text']));
     assert.equal(texts.filter((t) => /\binsert into .?categories\b/i.test(t)).length, 1, `the insert once: ${texts.join(' | ')}`);
-    assert.deepEqual(sql.filter((sp) => sql.some((outer) => outer.spanId === sp.parentSpanId)).map((sp) => sp.name), [], 'no statement span inside another');
+    assert.deepEqual(
+      sql.filter((sp) => sql.some((outer) => outer.spanId === sp.parentSpanId)).map((sp) => sp.name),
+      [],
+      'no statement span inside another',
+    );
   });
 
   it('when a GraphQL placeOrder comes with a traceparent, then its spans continue that trace, the operation is named and typed, and the webhook delivery and the subscription push it causes link to it', async () => {
@@ -199,14 +248,19 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
       customerKey,
       'POST',
       '/graphql',
-      { query: 'mutation Buy($input: NewOrderInput!) { placeOrder(input: $input) { id quantity } }', variables: { input: { petId, quantity: 2 } } },
+      {
+        query: 'mutation Buy($input: NewOrderInput!) { placeOrder(input: $input) { id quantity } }',
+        variables: { input: { petId, quantity: 2 } },
+      },
       { traceparent: `00-${traceId}-${parentId}-01` },
     );
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.errors, undefined, JSON.stringify(res.body));
     const orderId = res.body.data.placeOrder.id;
 
-    const server = await until('the GraphQL server span', () => otlp.spans.find((sp) => sp.kind === 2 && sp.traceId === traceId && sp.attributes['http.route'] === '/graphql'));
+    const server = await until('the GraphQL server span', () =>
+      otlp.spans.find((sp) => sp.kind === 2 && sp.traceId === traceId && sp.attributes['http.route'] === '/graphql'),
+    );
     assert.equal(server.parentSpanId, parentId, 'the incoming traceparent is the parent');
     assert.equal(server.name, 'POST /graphql');
     assert.equal(server.attributes['graphql.operation.type'], 'mutation');
@@ -215,7 +269,10 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
 
     const inside = await until('the operation and SQL spans', () => {
       const all = descendantsOf(server);
-      return all.some((sp) => String(sp.attributes['db.query.text'] ?? '').includes('insert into events')) && all.some((sp) => sp.scope.includes('graphql')) ? all : undefined;
+      return all.some((sp) => String(sp.attributes['db.query.text'] ?? '').includes('insert into events')) &&
+        all.some((sp) => sp.scope.includes('graphql'))
+        ? all
+        : undefined;
     });
     const execute = inside.find((sp) => sp.attributes['graphql.operation.type'] === 'mutation' && sp.scope.includes('graphql'));
     assert.ok(execute, `no graphql operation span among ${inside.map((sp) => `${sp.scope}:${sp.name}`)}`);
@@ -226,11 +283,15 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
     assert.ok(inside.some((sp) => SQL_SYSTEMS.includes(String(sp.attributes['db.system.name']))));
 
     // The webhook for this order: its request carries a traceparent; its span links to the order's trace.
-    const delivered = await until('the webhook delivery', () => hooks.got.find((r) => JSON.parse(r.body).data?.id === Number(orderId) || String(JSON.parse(r.body).data?.id) === String(orderId)));
+    const delivered = await until('the webhook delivery', () =>
+      hooks.got.find((r) => JSON.parse(r.body).data?.id === Number(orderId) || String(JSON.parse(r.body).data?.id) === String(orderId)),
+    );
     const header = String(delivered.headers.traceparent ?? '');
     assert.match(header, /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
     const [, deliveryTrace] = header.split('-');
-    const delivery = await until('the delivery span', () => otlp.spans.find((sp) => sp.name === 'webhook delivery' && sp.traceId === deliveryTrace));
+    const delivery = await until('the delivery span', () =>
+      otlp.spans.find((sp) => sp.name === 'webhook delivery' && sp.traceId === deliveryTrace),
+    );
     assert.notEqual(delivery.traceId, traceId, 'the delivery is a trace of its own');
     assert.equal(delivery.parentSpanId ?? '', '');
     assert.ok(
@@ -241,12 +302,19 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
 
     // The subscriber got the order; the push is a span of its own linked to the order's trace.
     try {
-      await until('the subscription event', () => (sub.results.some((r) => r.data?.orderUpdated?.type === 'order.placed') ? true : undefined)).catch((error) => {
+      await until('the subscription event', () =>
+        sub.results.some((r) => r.data?.orderUpdated?.type === 'order.placed') ? true : undefined,
+      ).catch((error) => {
         throw new Error(`${error.message}: ${JSON.stringify({ results: sub.results, errors: sub.errors })}`);
       });
-      const push = await until('the subscription push span', () => otlp.spans.find((sp) => sp.name === 'subscription push' && sp.links.some((l) => l.traceId === traceId)));
+      const push = await until('the subscription push span', () =>
+        otlp.spans.find((sp) => sp.name === 'subscription push' && sp.links.some((l) => l.traceId === traceId)),
+      );
       assert.notEqual(push.traceId, traceId);
-      assert.ok(inside.some((sp) => push.links.some((l) => l.spanId === sp.spanId)), 'the push links to a span of the order');
+      assert.ok(
+        inside.some((sp) => push.links.some((l) => l.spanId === sp.spanId)),
+        'the push links to a span of the order',
+      );
     } finally {
       sub.dispose();
       await ws.client.dispose();
@@ -258,11 +326,19 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
     await new Promise((r) => setTimeout(r, 300));
     const exported = otlp.bodies.join('\n');
     assert.ok(exported.length > 1000);
-    for (const secret of [s.key, customerKey, idempotencyKey, webhookSecret, webhookSecret.replace(/^whsec_/, ''), hooks.url.split('/').at(-1)!]) {
+    for (const secret of [
+      s.key,
+      customerKey,
+      idempotencyKey,
+      webhookSecret,
+      webhookSecret.replace(/^whsec_/, ''),
+      hooks.url.split('/').at(-1)!,
+    ]) {
       assert.equal(exported.includes(secret), false, `${secret.slice(0, 12)}… appears in an exported span`);
     }
     for (const sp of otlp.spans) {
-      for (const name of Object.keys(sp.attributes)) assert.doesNotMatch(name, /header\.(x_api_key|authorization|idempotency_key|cookie)|request\.body|variables/i, name);
+      for (const name of Object.keys(sp.attributes))
+        assert.doesNotMatch(name, /header\.(x_api_key|authorization|idempotency_key|cookie)|request\.body|variables/i, name);
     }
   });
 });

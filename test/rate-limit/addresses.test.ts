@@ -111,7 +111,10 @@ describe('failed authentication per address: a key made a moment ago is never re
 
     const keys: Array<{ made: string; key: string }> = [];
     // A new account (POST /v1/accounts) and a new key on it, on this instance; the same on the other one.
-    for (const [made, instance] of [['here', t], ['on another instance', other]] as const) {
+    for (const [made, instance] of [
+      ['here', t],
+      ['on another instance', other],
+    ] as const) {
       const account = await createAccount(instance, { plan: 'pro' });
       keys.push({ made: `${made}: the account's first key`, key: account.key });
       const created = await instance.admin.post(`/v1/accounts/${account.accountId}/api-keys`);

@@ -13,7 +13,8 @@ import { assertKeyed } from './support.js';
  */
 
 /** The query of the report: 100 categories × 100 pets through one variable. */
-const ISSUE_QUERY = 'query($n:Int){categories(first:$n){edges{node{pets(first:$n){edges{node{id name category{name} inventory{quantity}}}}}}}}';
+const ISSUE_QUERY =
+  'query($n:Int){categories(first:$n){edges{node{pets(first:$n){edges{node{id name category{name} inventory{quantity}}}}}}}}';
 const PET_FIELDS = 'edges { node { id name category { name } inventory { quantity } } }';
 const SIZE_LIMIT = /^Query size limit of 20000 exceeded/;
 
@@ -124,11 +125,17 @@ describe('GraphQL limits in development mode: anonymous introspection, aliases, 
   });
 
   it('when a document is too deep or too long, then the message says which limit was exceeded, without "Syntax Error"', async () => {
-    const deep = await gql(t.admin, '{ categories { edges { node { pets { edges { node { category { pets { edges { node { id } } } } } } } } } } }');
+    const deep = await gql(
+      t.admin,
+      '{ categories { edges { node { pets { edges { node { category { pets { edges { node { id } } } } } } } } } } }',
+    );
     assert.equal(assertGraphQLError(deep, 'VALIDATION_FAILED', 400).message, 'Query depth limit of 8 exceeded, found 11.');
     const long = await gql(t.admin, `{ ${Array(120).fill('__typename').join(' ')} }`);
     // graphql-js's own wording ("more that"), without the "Syntax Error: " it puts first.
-    assert.match(assertGraphQLError(long, 'VALIDATION_FAILED', 400).message, /^Document contains more th\w+ 100 tokens\. Parsing aborted\.$/);
+    assert.match(
+      assertGraphQLError(long, 'VALIDATION_FAILED', 400).message,
+      /^Document contains more th\w+ 100 tokens\. Parsing aborted\.$/,
+    );
   });
 
   it('when an address introspects without a key, then each request (the last test here: its address ends up refused) takes a point from its per-address limiter, and past it 429', async () => {

@@ -27,7 +27,9 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
 
     it('when a free key sends 70 requests at once, half REST and half GraphQL, then exactly 60 pass', async () => {
       const { client } = await createAccount(t, { plan: 'free' });
-      const responses = await Promise.all(Array.from({ length: 70 }, (_, i) => (i % 2 ? client.graphql(VIEWER) : client.get('/v1/account'))));
+      const responses = await Promise.all(
+        Array.from({ length: 70 }, (_, i) => (i % 2 ? client.graphql(VIEWER) : client.get('/v1/account'))),
+      );
       assert.deepEqual(statusCounts(responses), { 200: 60, 429: 10 });
       for (const res of responses.filter((r) => r.status === 200 && r.body.data)) assert.ok(res.body.data.viewer.id);
       const status = await client.get('/v1/rate_limit');
@@ -45,7 +47,8 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       assert.equal(gqlCode(graphql), 'RATE_LIMITED');
       assert.equal(graphql.body.errors[0].extensions.status, 429);
       assert.equal(graphql.body.data, undefined, 'nothing was executed');
-      for (const res of [rest, graphql]) assertKeyed(res, { resource: 'minute', limit: 60, remaining: 0, policy: '"minute";q=60;w=60, "day";q=1000;w=86400' });
+      for (const res of [rest, graphql])
+        assertKeyed(res, { resource: 'minute', limit: 60, remaining: 0, policy: '"minute";q=60;w=60, "day";q=1000;w=86400' });
       const [r, g] = [rateHeaders(rest), rateHeaders(graphql)];
       // Milliseconds apart: a second boundary may fall between the two, nothing more.
       assert.ok(Math.abs(r.reset - g.reset) <= 1, `X-RateLimit-Reset ${r.reset} vs ${g.reset}`);
@@ -66,7 +69,7 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       assert.equal(rest.body.resources.minute.used, 3);
     });
 
-    it('when the remaining budget is smaller than a query\'s cost, then the query is refused whole and consumes nothing', async () => {
+    it("when the remaining budget is smaller than a query's cost, then the query is refused whole and consumes nothing", async () => {
       const { client } = await createAccount(t, { plan: 'enterprise', limits: { perMinute: 4, perDay: 100 } });
       assert.equal((await client.get('/v1/account')).status, 200);
       assert.equal((await client.get('/v1/account')).status, 200);

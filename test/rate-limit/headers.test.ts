@@ -3,8 +3,20 @@ import assert from 'node:assert/strict';
 import { keyedHeaders, nearestExhaustion, secondsUntil, type WindowState } from '../../src/rate-limit/headers.js';
 
 const NOW = 1_800_000_000_000;
-const minute = (used: number, resetIn = 42_000): WindowState => ({ resource: 'minute', limit: 60, used, resetAt: NOW + resetIn, windowSeconds: 60 });
-const day = (used: number, resetIn = 3_600_000): WindowState => ({ resource: 'day', limit: 1000, used, resetAt: NOW + resetIn, windowSeconds: 86_400 });
+const minute = (used: number, resetIn = 42_000): WindowState => ({
+  resource: 'minute',
+  limit: 60,
+  used,
+  resetAt: NOW + resetIn,
+  windowSeconds: 60,
+});
+const day = (used: number, resetIn = 3_600_000): WindowState => ({
+  resource: 'day',
+  limit: 1000,
+  used,
+  resetAt: NOW + resetIn,
+  windowSeconds: 86_400,
+});
 
 describe('rate-limit headers', () => {
   it('when the minute has fewer requests left than the day, then the minute is nearest exhaustion', () => {

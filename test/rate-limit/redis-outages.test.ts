@@ -26,7 +26,9 @@ describe('a hung Redis (SIGSTOP): the circuit breaker serves on the insurance li
     const port = await freePort();
     server = await startRedis(port);
     // The short default, set here so the test keeps measuring it whatever the default becomes.
-    t = await startApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_KEY_PREFIX: freshPrefix(), REDIS_COMMAND_TIMEOUT_MS: '500' } });
+    t = await startApp({
+      env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_KEY_PREFIX: freshPrefix(), REDIS_COMMAND_TIMEOUT_MS: '500' },
+    });
   });
   after(async () => {
     if (server && server.exitCode === null) {
@@ -112,7 +114,11 @@ describe('bans outlive a Redis restart and hold on the insurance limiter', { ski
     assert.ok(Date.parse(listed.body[0].bannedUntil) > Date.now() + 800_000, `bannedUntil ${listed.body[0].bannedUntil}`);
 
     assert.equal((await b.admin.delete(`/v1/api-keys/${acct.keyId}/ban`)).status, 204);
-    assert.equal((await new Client(b.url, acct.client.key).get('/v1/account')).status, 200, 'lifted on the instance that lifted it at once');
+    assert.equal(
+      (await new Client(b.url, acct.client.key).get('/v1/account')).status,
+      200,
+      'lifted on the instance that lifted it at once',
+    );
     await sleep(1100); // the other instance's key cache
     const onA = await acct.client.get('/v1/account');
     assert.notEqual(onA.body?.code, 'API_KEY_BANNED', onA.text);

@@ -17,7 +17,9 @@ export function freePort(): Promise<number> {
 
 /** A private redis-server on `port` (never the shared one), ready when this resolves. */
 export async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   await waitFor(
     () =>
       new Promise<boolean>((resolve) => {

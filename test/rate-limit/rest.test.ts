@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client, createAccount, type TestApp } from '../helpers/app.js';
+import { Client, createAccount, type TestApp, type TestResponse } from '../helpers/app.js';
 import { redisUrl, skipUnless } from '../helpers/services.js';
 import { assert429, assertKeyed, rateHeaders, sleep, startOn, statusCounts, type StoreKind } from './support.js';
 
@@ -31,7 +31,10 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       }
       // The successes saw every count from 59 down to 0 exactly once.
       const remaining = responses.filter((r) => r.status === 200).map((r) => rateHeaders(r).remaining);
-      assert.deepEqual(remaining.sort((a, b) => a - b), Array.from({ length: 60 }, (_, i) => i));
+      assert.deepEqual(
+        remaining.sort((a, b) => a - b),
+        Array.from({ length: 60 }, (_, i) => i),
+      );
     });
 
     it('when requests are refused, then they leave both windows unchanged, and GET /rate_limit costs nothing', async () => {
@@ -42,8 +45,7 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       const second = await client.get('/v1/rate_limit');
       assert.equal(first.status, 200);
       // Reset is a whole second computed from the store's time-to-live: two reads may straddle a second.
-      const withoutReset = (body: typeof first.body) =>
-        JSON.parse(JSON.stringify(body, (k, v) => (k === 'reset' ? undefined : v)));
+      const withoutReset = (body: typeof first.body) => JSON.parse(JSON.stringify(body, (k, v) => (k === 'reset' ? undefined : v)));
       assert.deepEqual(withoutReset(second.body), withoutReset(first.body));
       for (const w of ['minute', 'day'] as const) {
         assert.ok(Math.abs(second.body.resources[w].reset - first.body.resources[w].reset) <= 1, `${w} reset moved`);
@@ -100,7 +102,7 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       assert.deepEqual(statusCounts(responses), { 200: 4, 429: 2 });
     });
 
-    it('when staff changes an enterprise account\'s limits, then its very next request is judged by them', async () => {
+    it("when staff changes an enterprise account's limits, then its very next request is judged by them", async () => {
       const acct = await createAccount(t, { plan: 'enterprise', limits: { perMinute: 10, perDay: 100 } });
       for (let i = 0; i < 3; i++) assert.equal((await acct.client.get('/v1/account')).status, 200);
       const lowered = await t.admin.patch(`/v1/accounts/${acct.accountId}`, { limits: { perMinute: 3, perDay: 100 } });
@@ -116,12 +118,21 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
     it('when a browser calls from an allowed origin, then it may read the rate-limit headers and Retry-After', async () => {
       const res = await t.admin.get('/v1/account', { headers: { Origin: 'https://studio.apollographql.com' } });
       const exposed = (res.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/\s*,\s*/);
-      for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-resource', 'ratelimit-policy', 'ratelimit', 'retry-after', 'x-request-id']) {
+      for (const name of [
+        'x-ratelimit-limit',
+        'x-ratelimit-remaining',
+        'x-ratelimit-reset',
+        'x-ratelimit-resource',
+        'ratelimit-policy',
+        'ratelimit',
+        'retry-after',
+        'x-request-id',
+      ]) {
         assert.ok(exposed.includes(name), `${name} is not exposed: ${exposed.join(', ')}`);
       }
     });
 
-    it('when a request has no valid key, then it carries the per-address limiter\'s headers', async () => {
+    it("when a request has no valid key, then it carries the per-address limiter's headers", async () => {
       const res = await t.anonymous.get('/v1/account');
       assert.equal(res.status, 401);
       const h = rateHeaders(res);
@@ -142,7 +153,7 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       for (let round = 0; round < 3; round++) {
         // Refused up to the ban threshold in each window, then waiting as told.
         const statuses: number[] = [];
-        let last;
+        let last: TestResponse | undefined;
         for (let i = 0; i < 6; i++) {
           last = await client.get('/v1/account');
           statuses.push(last.status);
@@ -204,8 +215,14 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
     it('when an address sends too many invalid keys, then it gets 429 RATE_LIMITED for unknown keys, its valid key is still served, and public documents stay open', async () => {
       const guesses = [];
       for (let i = 0; i < 3; i++) guesses.push(await t.anonymous.get('/v1/account', { key: `psk_guess${i}xxxxxxxxxxxxxxxxxxxxxxx` }));
-      assert.deepEqual(guesses.map((r) => r.status), [401, 401, 401]);
-      assert.deepEqual(guesses.map((r) => rateHeaders(r).remaining), [2, 1, 0]);
+      assert.deepEqual(
+        guesses.map((r) => r.status),
+        [401, 401, 401],
+      );
+      assert.deepEqual(
+        guesses.map((r) => rateHeaders(r).remaining),
+        [2, 1, 0],
+      );
       for (const r of guesses) assert.equal(rateHeaders(r).limit, 3);
       const refused = await t.anonymous.get('/v1/account', { key: 'psk_guess3xxxxxxxxxxxxxxxxxxxxxxx' });
       assert429(refused, 'RATE_LIMITED');

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startApp, type StartOptions, type TestApp, type TestResponse } from '../helpers/app.js';
-import type { Config } from '../../src/config.js';
 
 export type StoreKind = 'memory' | 'redis';
 
@@ -26,7 +25,8 @@ export function startOn(
   redis: string | undefined,
   options: { env?: Record<string, string>; windows?: { minute: number; day: number }; prefix?: string; databaseUrl?: string } = {},
 ): Promise<TestApp> {
-  const storeEnv: Record<string, string> = store === 'redis' ? { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: options.prefix ?? freshPrefix(), ...PATIENT_REDIS } : { REDIS_URL: '' };
+  const storeEnv: Record<string, string> =
+    store === 'redis' ? { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: options.prefix ?? freshPrefix(), ...PATIENT_REDIS } : { REDIS_URL: '' };
   const start: StartOptions = { env: { ...storeEnv, ...options.env }, databaseUrl: options.databaseUrl };
   if (options.windows) start.windows = options.windows;
   return startApp(start);
@@ -74,7 +74,10 @@ export function rateHeaders(res: TestResponse): RateHeaders {
 }
 
 /** Asserts a keyed response's headers: the window shown, what is left, and the IETF fields agreeing with them. */
-export function assertKeyed(res: TestResponse, expected: { resource: 'minute' | 'day'; limit: number; remaining: number; policy?: string }) {
+export function assertKeyed(
+  res: TestResponse,
+  expected: { resource: 'minute' | 'day'; limit: number; remaining: number; policy?: string },
+) {
   const h = rateHeaders(res);
   assert.equal(h.resource, expected.resource, `X-RateLimit-Resource (status ${res.status})`);
   assert.equal(h.limit, expected.limit, 'X-RateLimit-Limit');

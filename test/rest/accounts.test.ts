@@ -40,7 +40,12 @@ describe('REST accounts, API keys and authentication', () => {
     });
 
     it('when staff creates an enterprise account with limits, then it has them; without limits, or limits on another plan, it is 400', async () => {
-      const res = await t.admin.post('/v1/accounts', { name: 'Big', role: 'customer', plan: 'enterprise', limits: { perMinute: 5000, perDay: 2000000 } });
+      const res = await t.admin.post('/v1/accounts', {
+        name: 'Big',
+        role: 'customer',
+        plan: 'enterprise',
+        limits: { perMinute: 5000, perDay: 2000000 },
+      });
       assert.equal(res.status, 201);
       assert.deepEqual(res.body.limits, { perMinute: 5000, perDay: 2000000, webhookEndpoints: 20, subscriptions: 50 });
 
@@ -148,7 +153,7 @@ describe('REST accounts, API keys and authentication', () => {
     });
 
     it('when an unknown, malformed or empty-looking key is sent, then it is 401 INVALID_API_KEY', async () => {
-      for (const key of ['psk_thisKeyDoesNotExistAnywhere123456', 'not-a-psk-key', 'psk_', `psk_${'x'.repeat(300)}`, t.adminKey + 'x']) {
+      for (const key of ['psk_thisKeyDoesNotExistAnywhere123456', 'not-a-psk-key', 'psk_', `psk_${'x'.repeat(300)}`, `${t.adminKey}x`]) {
         assertError(await t.admin.withKey(key).get('/v1/pets'), 401, 'INVALID_API_KEY');
       }
     });

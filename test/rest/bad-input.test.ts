@@ -66,7 +66,10 @@ describe('REST bad inputs: documented code, nothing changed', () => {
         ['inventory string', () => a.put(`/v1/store/inventory/${petId}`, { quantity: '5' })],
         ['account plan unknown', () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'platinum' })],
         ['account role unknown', () => a.patch(`/v1/accounts/${accountId}`, { role: 'admin' })],
-        ['account limits string', () => a.patch(`/v1/accounts/${accountId}`, { plan: 'enterprise', limits: { perMinute: '5', perDay: 5 } })],
+        [
+          'account limits string',
+          () => a.patch(`/v1/accounts/${accountId}`, { plan: 'enterprise', limits: { perMinute: '5', perDay: 5 } }),
+        ],
         ['null name', () => a.post('/v1/categories', { name: null })],
       ],
       400,
@@ -78,7 +81,10 @@ describe('REST bad inputs: documented code, nothing changed', () => {
     const a = t.admin;
     const res = await a.post('/v1/pets', { name: 'Rex' });
     assertError(res, 400, 'VALIDATION_FAILED');
-    assert.ok(res.body.details.some((d: { path: string }) => d.path.includes('categoryId')), res.text);
+    assert.ok(
+      res.body.details.some((d: { path: string }) => d.path.includes('categoryId')),
+      res.text,
+    );
     await expectRefusedAndUnchanged(
       [
         ['pet without name', () => a.post('/v1/pets', { categoryId })],
@@ -90,7 +96,10 @@ describe('REST bad inputs: documented code, nothing changed', () => {
         ['inventory without quantity', () => a.put(`/v1/store/inventory/${petId}`, {})],
         ['account without plan', () => a.post('/v1/accounts', { name: 'X', role: 'customer' })],
         ['empty account update', () => a.patch(`/v1/accounts/${accountId}`, {})],
-        ['limits without perDay', () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'enterprise', limits: { perMinute: 5 } })],
+        [
+          'limits without perDay',
+          () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'enterprise', limits: { perMinute: 5 } }),
+        ],
       ],
       400,
       'VALIDATION_FAILED',
@@ -101,7 +110,10 @@ describe('REST bad inputs: documented code, nothing changed', () => {
     const a = t.admin;
     const res = await a.post('/v1/pets', { name: 'Rex', categoryId, colour: 'brown' });
     assertError(res, 400, 'VALIDATION_FAILED');
-    assert.ok(res.body.details.some((d: { path: string }) => d.path.includes('colour')), res.text);
+    assert.ok(
+      res.body.details.some((d: { path: string }) => d.path.includes('colour')),
+      res.text,
+    );
     await expectRefusedAndUnchanged(
       [
         ['pet with id', () => a.post('/v1/pets', { id: 999, name: 'Rex', categoryId })],
@@ -112,7 +124,10 @@ describe('REST bad inputs: documented code, nothing changed', () => {
         ['completion with quantity', () => a.patch(`/v1/store/orders/${orderId}`, { complete: true, quantity: 50 })],
         ['inventory with status', () => a.put(`/v1/store/inventory/${petId}`, { quantity: 3, status: 'sold' })],
         ['account with apiKey', () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'free', apiKey: 'psk_mine' })],
-        ['limits with extra', () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'enterprise', limits: { perMinute: 5, perDay: 5, burst: 1 } })],
+        [
+          'limits with extra',
+          () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'enterprise', limits: { perMinute: 5, perDay: 5, burst: 1 } }),
+        ],
       ],
       400,
       'VALIDATION_FAILED',
@@ -133,7 +148,10 @@ describe('REST bad inputs: documented code, nothing changed', () => {
         ['negative quantity', () => customer.post('/v1/store/orders', { petId, quantity: -1 })],
         ['stock -1', () => a.put(`/v1/store/inventory/${petId}`, { quantity: -1 })],
         ['stock 1000001', () => a.put(`/v1/store/inventory/${petId}`, { quantity: 1_000_001 })],
-        ['limits 0', () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'enterprise', limits: { perMinute: 0, perDay: 5 } })],
+        [
+          'limits 0',
+          () => a.post('/v1/accounts', { name: 'X', role: 'customer', plan: 'enterprise', limits: { perMinute: 0, perDay: 5 } }),
+        ],
         ['categoryId 0', () => a.post('/v1/pets', { name: 'Rex', categoryId: 0 })],
         ['categoryId beyond int range', () => a.post('/v1/pets', { name: 'Rex', categoryId: 9007199254740992 })],
         ['petId 1e20', () => customer.post('/v1/store/orders', { petId: 1e20, quantity: 1 })],
@@ -240,7 +258,11 @@ describe('REST bad inputs: documented code, nothing changed', () => {
   it('when the body is larger than 1 MiB, then it is 413 PAYLOAD_TOO_LARGE, with or without Content-Length', async () => {
     const before = await snapshot(t);
     const big = JSON.stringify({ name: 'Rex', categoryId, pad: 'x'.repeat(1024 * 1024) });
-    for (const [path, key] of [['/v1/pets', t.adminKey], ['/v1/store/orders', customer.key!], ['/v1/categories', t.adminKey]] as const) {
+    for (const [path, key] of [
+      ['/v1/pets', t.adminKey],
+      ['/v1/store/orders', customer.key!],
+      ['/v1/categories', t.adminKey],
+    ] as const) {
       for (const chunked of [false, true]) {
         const res = await rawPost(`${t.url}${path}`, key, big, chunked);
         assertMatchesOpenApi('POST', path, res.status, res.headers, res.body);
@@ -451,7 +473,8 @@ function mutations(example: unknown): string[] {
     if (typeof value === 'string') return onString(value);
     if (typeof value === 'number') return onNumber(value);
     if (Array.isArray(value)) return value.map((v) => map(v, onString, onNumber));
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, map(v, onString, onNumber)]));
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, map(v, onString, onNumber)]));
     return value;
   };
   const same = <T>(v: T) => v;
@@ -460,7 +483,7 @@ function mutations(example: unknown): string[] {
     map(example, () => '\u{1F436}'.repeat(100), same),
     map(example, () => ' \u00A0\u200B ', same),
     map(example, () => "x'); drop table pets; --", same),
-    map(example, (s) => s + '\u0000', same),
+    map(example, (s) => `${s}\u0000`, same),
     map(example, same, () => 9007199254740991),
     map(example, same, () => -1),
     map(example, same, () => 0.5),
@@ -500,10 +523,9 @@ describe('REST hostile input sweep: never a 500', () => {
       for (const method of ['get', 'put', 'post', 'patch', 'delete']) {
         if (!item[method]) continue;
         for (const id of template.includes('{') ? ids : ['']) {
-          const path = '/v1' + template.replace(/\{\w+\}/g, id);
-          const example = (item[method] as { requestBody?: { content: { 'application/json': { example?: unknown } } } }).requestBody?.content[
-            'application/json'
-          ].example;
+          const path = `/v1${template.replace(/\{\w+\}/g, id)}`;
+          const example = (item[method] as { requestBody?: { content: { 'application/json': { example?: unknown } } } }).requestBody
+            ?.content['application/json'].example;
           for (const body of method === 'get' ? [undefined] : [...bodies, ...mutations(example)]) {
             sent++;
             const res = await staff.request(method.toUpperCase(), path, {
@@ -511,7 +533,8 @@ describe('REST hostile input sweep: never a 500', () => {
               // A request for a path the validator cannot map (e.g. an encoded slash) is still checked below.
               skipContract: true,
             });
-            if (res.status >= 500 || res.status === 429) problems.push(`${method.toUpperCase()} ${path} ${body ?? ''} → ${res.status} ${res.text.slice(0, 200)}`);
+            if (res.status >= 500 || res.status === 429)
+              problems.push(`${method.toUpperCase()} ${path} ${body ?? ''} → ${res.status} ${res.text.slice(0, 200)}`);
             else if (res.status >= 400) {
               try {
                 assertError(res, res.status, res.body?.code);

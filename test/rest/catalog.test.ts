@@ -108,7 +108,11 @@ describe('REST catalogue: categories and pets', () => {
 
     it('when staff replaces a pet without a status, then name and category change and the status stays', async () => {
       const { petId } = await createPet(t, { stock: 3 });
-      await t.admin.put(`/v1/pets/${petId}`, { name: 'Rex', categoryId: (await t.admin.get(`/v1/pets/${petId}`)).body.categoryId, status: 'pending' });
+      await t.admin.put(`/v1/pets/${petId}`, {
+        name: 'Rex',
+        categoryId: (await t.admin.get(`/v1/pets/${petId}`)).body.categoryId,
+        status: 'pending',
+      });
       const cat = await t.admin.post('/v1/categories', { name: 'Working dogs' });
       const res = await t.admin.put(`/v1/pets/${petId}`, { name: 'Max', categoryId: cat.body.id });
       assert.equal(res.status, 200);
@@ -143,7 +147,7 @@ describe('REST catalogue: categories and pets', () => {
       assert.equal((await t.admin.get(`/v1/pets?ids=${res.body.id}`)).body[0].name, name);
       const cat = await t.admin.post('/v1/categories', { name: '\u{1F431}'.repeat(100), description: '\u{1F431}'.repeat(1000) });
       assert.equal(cat.status, 201, cat.text);
-      assertError(await t.admin.post('/v1/pets', { name: name + '\u{1F436}', categoryId }), 400, 'VALIDATION_FAILED');
+      assertError(await t.admin.post('/v1/pets', { name: `${name}\u{1F436}`, categoryId }), 400, 'VALIDATION_FAILED');
     });
 
     it('when staff deletes a pet without orders, then it is 204 and the pet and its inventory entry are gone', async () => {

@@ -47,7 +47,10 @@ describe('REST conditional requests (ETag, If-None-Match, 304)', () => {
     assert.equal(second.status, 201);
     const paged = await t.admin.get(`/v1/pets?categoryId=${categoryId}&limit=1`);
     assert.equal(paged.status, 200);
-    assert.deepEqual(paged.body.map((p: { id: number }) => p.id), [first]);
+    assert.deepEqual(
+      paged.body.map((p: { id: number }) => p.id),
+      [first],
+    );
     assert.match(paged.headers.get('link') ?? '', /rel="next"/);
     const etag = paged.headers.get('etag')!;
 
@@ -80,7 +83,10 @@ describe('REST conditional requests (ETag, If-None-Match, 304)', () => {
     const { petId: quokka } = await createPet(t, { name: 'Quokka' });
     const after = await t.admin.get('/v1/pets?name=Quokka', { headers: { 'if-none-match': etag } });
     assert.equal(after.status, 200);
-    assert.deepEqual(after.body.map((p: { id: number }) => p.id), [quokka]);
+    assert.deepEqual(
+      after.body.map((p: { id: number }) => p.id),
+      [quokka],
+    );
     assert.notEqual(after.headers.get('etag'), etag);
   });
 
@@ -180,7 +186,11 @@ describe('REST conditional requests (ETag, If-None-Match, 304)', () => {
     for (let remaining = Number(account.headers.get('x-ratelimit-remaining')); remaining > 0; remaining--) {
       assert.equal((await free.client.get('/v1/account')).status, 200);
     }
-    assert.equal((await free.client.get('/v1/account', { headers: { 'if-none-match': etag } })).status, 429, 'a matching tag over the limit');
+    assert.equal(
+      (await free.client.get('/v1/account', { headers: { 'if-none-match': etag } })).status,
+      429,
+      'a matching tag over the limit',
+    );
     const answers: TestResponse[] = [];
     for (let i = 0; i < 13; i++) answers.push(await free.client.get('/v1/account', { headers: { 'if-none-match': etag } }));
     for (let i = 0; i < 13; i++) answers.push(await free.client.get('/v1/store/orders/999999', { headers: { 'if-none-match': '*' } }));

@@ -58,7 +58,10 @@ describe('REST edge: text is valid Unicode, and responses never echo a client-ch
 
   it('when a name holds a lone surrogate escape, then it is 400 on both facades and nothing is stored', async () => {
     const before = await countCategories();
-    const rest = await t.admin.request('POST', '/v1/categories', { rawBody: '{"name": "\\ud800x"}', headers: { 'content-type': 'application/json' } });
+    const rest = await t.admin.request('POST', '/v1/categories', {
+      rawBody: '{"name": "\\ud800x"}',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(rest.status, 400);
     assert.equal(rest.body.code, 'VALIDATION_FAILED');
     const gql = await t.admin.request('POST', '/graphql', {
@@ -74,7 +77,9 @@ describe('REST edge: text is valid Unicode, and responses never echo a client-ch
     const rest = await t.admin.post('/v1/categories', { name: padded });
     assert.equal(rest.status, 201, rest.text);
     assert.equal(rest.body.name, 'a'.repeat(100));
-    const gql = await t.admin.graphql('mutation ($name: String!) { createCategory(input: { name: $name }) { name } }', { name: ` ${'b'.repeat(100)} ` });
+    const gql = await t.admin.graphql('mutation ($name: String!) { createCategory(input: { name: $name }) { name } }', {
+      name: ` ${'b'.repeat(100)} `,
+    });
     assert.equal(gql.body.data?.createCategory?.name, 'b'.repeat(100), gql.text);
     const blank = await t.admin.post('/v1/categories', { name: '   ' });
     assert.equal(blank.status, 400);
@@ -118,10 +123,16 @@ describe('REST edge: text is valid Unicode, and responses never echo a client-ch
   it("when staff asks GraphQL for an account's keys, then apiKeys answers the same list as REST", async () => {
     const created = await t.admin.post('/v1/accounts', { name: 'Twin', role: 'customer', plan: 'pro' });
     const rest = await t.admin.get(`/v1/accounts/${created.body.id}/api-keys`);
-    const gql = await t.admin.graphql('query ($id: ID!) { apiKeys(accountId: $id) { id prefix revokedAt } }', { id: String(created.body.id) });
+    const gql = await t.admin.graphql('query ($id: ID!) { apiKeys(accountId: $id) { id prefix revokedAt } }', {
+      id: String(created.body.id),
+    });
     assert.deepEqual(
       gql.body.data.apiKeys,
-      rest.body.map((k: { id: number; prefix: string; revokedAt: string | null }) => ({ id: String(k.id), prefix: k.prefix, revokedAt: k.revokedAt })),
+      rest.body.map((k: { id: number; prefix: string; revokedAt: string | null }) => ({
+        id: String(k.id),
+        prefix: k.prefix,
+        revokedAt: k.revokedAt,
+      })),
     );
     const missing = await t.admin.graphql('{ apiKeys(accountId: "987654") { id } }');
     assert.equal(missing.body.errors[0].extensions.code, 'NOT_FOUND');

@@ -91,7 +91,10 @@ describe('REST first start on an empty database', () => {
     const databaseUrl = `sqlite:${join(dir, 'petstore.db')}`;
     const first = await startService({ NODE_ENV: 'development', ADMIN_API_KEY: '', SEED_DEMO: 'true' }, { databaseUrl });
     try {
-      const [, base, staffKey, customerKey] = await printed(first.output, /^  export BASE=(\S+) STAFF=(psk_[\w-]+) CUSTOMER=(psk_[\w-]+)$/m);
+      const [, base, staffKey, customerKey] = await printed(
+        first.output,
+        /^ {2}export BASE=(\S+) STAFF=(psk_[\w-]+) CUSTOMER=(psk_[\w-]+)$/m,
+      );
       assert.equal(base, first.url);
       // The same keys as the lines that announce them, and they work with their roles.
       assert.deepEqual(first.output().match(/X-API-Key: (psk_[\w-]+)/g), [`X-API-Key: ${staffKey}`, `X-API-Key: ${customerKey}`]);
@@ -103,7 +106,7 @@ describe('REST first start on an empty database', () => {
 
       const later = await startService({ NODE_ENV: 'development', ADMIN_API_KEY: '', SEED_DEMO: 'true' }, { databaseUrl });
       try {
-        await printed(later.output, /^  export BASE=http:\/\/127\.0\.0\.1:\d+$/m);
+        await printed(later.output, /^ {2}export BASE=http:\/\/127\.0\.0\.1:\d+$/m);
         await printed(later.output, /printed only on the first start\. A new staff key: npm run admin -- issue-staff-key/);
         assert.doesNotMatch(later.output(), /psk_/, 'no key is printed again');
       } finally {

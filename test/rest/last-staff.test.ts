@@ -27,7 +27,11 @@ describe('the last staff key cannot be given up', () => {
 
   it('when the only staff account demotes itself, then it is 409 LAST_STAFF_KEY on both facades and nothing changes', async () => {
     assertLastStaff(await t.admin.patch(`/v1/accounts/${admin.accountId}`, { role: 'customer', name: 'Renamed' }));
-    assertLastStaffGql(await t.admin.graphql('mutation ($id: ID!) { updateAccount(id: $id, input: {role: customer}) { role } }', { id: String(admin.accountId) }));
+    assertLastStaffGql(
+      await t.admin.graphql('mutation ($id: ID!) { updateAccount(id: $id, input: {role: customer}) { role } }', {
+        id: String(admin.accountId),
+      }),
+    );
     const me = await t.admin.get('/v1/account');
     assert.equal(me.body.role, 'staff');
     assert.equal(me.body.name, 'Administrator', 'a refused update changes nothing, not even the other fields');
@@ -35,7 +39,9 @@ describe('the last staff key cannot be given up', () => {
 
   it('when the last active staff key is revoked, then it is 409 LAST_STAFF_KEY on both facades and the key still works', async () => {
     assertLastStaff(await t.admin.delete(`/v1/api-keys/${admin.keyId}`));
-    assertLastStaffGql(await t.admin.graphql('mutation ($id: ID!) { revokeApiKey(keyId: $id) { revokedAt } }', { id: String(admin.keyId) }));
+    assertLastStaffGql(
+      await t.admin.graphql('mutation ($id: ID!) { revokeApiKey(keyId: $id) { revokedAt } }', { id: String(admin.keyId) }),
+    );
     assert.equal((await t.admin.get('/v1/account')).status, 200);
   });
 
@@ -50,7 +56,6 @@ describe('the last staff key cannot be given up', () => {
     assert.equal(extra.status, 201, extra.text);
     assert.equal((await second.client.delete(`/v1/api-keys/${second.keyId}`)).status, 204);
   });
-
 });
 
 describe('shown key prefixes', () => {

@@ -33,7 +33,9 @@ describe('REST orders racing a status change (PostgreSQL)', async () => {
   const someoneWaits = () => untilBackend(db, "wait_event_type = 'Lock'", 'no order waited for the inventory row');
 
   for (const withKey of [false, true]) {
-    it(`when the pet is marked sold while an order${withKey ? ' with an idempotency key' : ''} waits for it, then the order is refused (409 PET_NOT_AVAILABLE) and the stock stays`, { skip }, async () => {
+    it(`when the pet is marked sold while an order${withKey ? ' with an idempotency key' : ''} waits for it, then the order is refused (409 PET_NOT_AVAILABLE) and the stock stays`, {
+      skip,
+    }, async () => {
       const { petId } = await createPet(t, { stock: 5 });
       await db.query('begin');
       await db.query('update inventory set quantity = quantity where pet_id = $1', [petId]);

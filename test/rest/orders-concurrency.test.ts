@@ -34,13 +34,18 @@ describe('REST orders under concurrency, and idempotency keys', () => {
     assert.equal(orders.length, 5);
     assert.deepEqual(
       orders.map((o: { id: number }) => o.id).sort(),
-      results.filter((r) => r.status === 201).map((r) => r.body.id).sort(),
+      results
+        .filter((r) => r.status === 201)
+        .map((r) => r.body.id)
+        .sort(),
     );
   });
 
   it('when orders of several units race, then stock never goes below zero and placed quantities add up', async () => {
     const { petId } = await createPet(t, { stock: 10 });
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => alice.post('/v1/store/orders', { petId, quantity: (i % 3) + 1 })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => alice.post('/v1/store/orders', { petId, quantity: (i % 3) + 1 })),
+    );
     const placed = results.filter((r) => r.status === 201).reduce((sum, r) => sum + r.body.quantity, 0);
     for (const r of results) assert.ok(r.status === 201 || r.status === 409, r.text);
     const stock = await stockOf(t, petId);
@@ -143,20 +148,34 @@ describe('REST orders under concurrency, and idempotency keys', () => {
     it('when the key is longer than 255 characters or not visible ASCII, then it is 400 and nothing is ordered', async () => {
       const { petId } = await createPet(t, { stock: 5 });
       for (const key of ['k'.repeat(256), 'has space', 'tab\there']) {
-        assertError(await alice.post('/v1/store/orders', { petId, quantity: 1 }, { headers: { 'idempotency-key': key } }), 400, 'VALIDATION_FAILED');
+        assertError(
+          await alice.post('/v1/store/orders', { petId, quantity: 1 }, { headers: { 'idempotency-key': key } }),
+          400,
+          'VALIDATION_FAILED',
+        );
       }
-      assert.equal((await alice.post('/v1/store/orders', { petId, quantity: 1 }, { headers: { 'idempotency-key': 'k'.repeat(255) } })).status, 201);
+      assert.equal(
+        (await alice.post('/v1/store/orders', { petId, quantity: 1 }, { headers: { 'idempotency-key': 'k'.repeat(255) } })).status,
+        201,
+      );
       assert.deepEqual(await stockOf(t, petId), { quantity: 4, status: 'available' });
     });
 
     it('when a key is older than 24 hours, then the next claim by its account drops it and the key can be used afresh', async () => {
       const { petId } = await createPet(t, { stock: 5 });
       const { client, accountId } = await createAccount(t, { name: 'Expiring' });
-      const send = (quantity: number, key: string) => client.post('/v1/store/orders', { petId, quantity }, { headers: { 'idempotency-key': key } });
+      const send = (quantity: number, key: string) =>
+        client.post('/v1/store/orders', { petId, quantity }, { headers: { 'idempotency-key': key } });
       assert.equal((await send(1, 'old-key')).status, 201);
       const connection = t.app.orm.em.getConnection();
       const records = async () =>
-        Number((await connection.execute<{ n: number | string }[]>('select count(*) as n from idempotency_records where account_id = ?', [accountId]))[0]!.n);
+        Number(
+          (
+            await connection.execute<{ n: number | string }[]>('select count(*) as n from idempotency_records where account_id = ?', [
+              accountId,
+            ])
+          )[0]!.n,
+        );
       assert.equal(await records(), 1);
       // Age the record past its 24 hours, as the clock would.
       await t.app.orm.em.fork().nativeUpdate('IdempotencyRecord', { account: accountId }, { expiresAt: new Date(Date.now() - 1000) });

@@ -28,10 +28,18 @@ describe('REST: a pet and an inventory entry are sent as their views, exactly th
     answers.push(['PUT /pets/{id}', (await t.admin.put(`/v1/pets/${created.body.id}`, { name: 'Shaped', categoryId })).body, petKeys]);
     answers.push(['GET /store/inventory/{id}', (await t.admin.get(`/v1/store/inventory/${petId}`)).body, inventoryKeys]);
     answers.push(['PUT /store/inventory/{id}', (await t.admin.put(`/v1/store/inventory/${petId}`, { quantity: 2 })).body, inventoryKeys]);
-    answers.push(['GET /store/inventory', (await t.admin.get('/v1/store/inventory?limit=100')).body.find((i: any) => i.petId === petId), inventoryKeys]);
+    answers.push([
+      'GET /store/inventory',
+      (await t.admin.get('/v1/store/inventory?limit=100')).body.find((i: any) => i.petId === petId),
+      inventoryKeys,
+    ]);
     const events = (await t.admin.get('/v1/events?types=pet.*,inventory.changed&limit=100')).body as any[];
     answers.push(['pet.created data', events.find((e) => e.type === 'pet.created' && e.data.id === created.body.id)?.data, petKeys]);
-    answers.push(['inventory.changed data', events.find((e) => e.type === 'inventory.changed' && e.data.petId === petId)?.data, inventoryKeys]);
+    answers.push([
+      'inventory.changed data',
+      events.find((e) => e.type === 'inventory.changed' && e.data.petId === petId)?.data,
+      inventoryKeys,
+    ]);
     for (const [where, body, keys] of answers) assert.deepEqual(Object.keys(body as object), keys, where);
   });
 });

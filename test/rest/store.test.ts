@@ -78,7 +78,10 @@ describe('REST store: orders and inventory (state transitions)', () => {
       const before = await snapshot(t);
       const res = await order(alice, 987654321, 1);
       assertError(res, 400, 'VALIDATION_FAILED');
-      assert.ok(res.body.details?.some((d: { path: string }) => d.path === 'petId'), res.text);
+      assert.ok(
+        res.body.details?.some((d: { path: string }) => d.path === 'petId'),
+        res.text,
+      );
       assert.deepEqual(await snapshot(t), before);
     });
   });
@@ -162,7 +165,11 @@ describe('REST store: orders and inventory (state transitions)', () => {
       const placed = await order(alice, petId, 1);
       await t.admin.patch(`/v1/store/orders/${placed.body.id}`, { complete: true, shipDate: '2026-12-24T08:00:00Z' });
       const before = await snapshot(t);
-      assertError(await t.admin.patch(`/v1/store/orders/${placed.body.id}`, { complete: true, shipDate: '2027-01-01T00:00:00Z' }), 409, 'ORDER_NOT_OPEN');
+      assertError(
+        await t.admin.patch(`/v1/store/orders/${placed.body.id}`, { complete: true, shipDate: '2027-01-01T00:00:00Z' }),
+        409,
+        'ORDER_NOT_OPEN',
+      );
       assert.deepEqual(await snapshot(t), before);
     });
 
@@ -247,19 +254,37 @@ describe('REST store: orders and inventory (state transitions)', () => {
       await t.admin.patch(`/v1/store/orders/${carols[0]}`, { complete: true });
 
       const mine = await walk(carol.client, '/v1/store/orders?limit=1');
-      assert.deepEqual(mine.items.map((o: { id: number }) => o.id), carols);
+      assert.deepEqual(
+        mine.items.map((o: { id: number }) => o.id),
+        carols,
+      );
       assert.equal(mine.pages, 2);
-      assert.deepEqual((await walk(dave.client, '/v1/store/orders')).items.map((o: { id: number }) => o.id), daves);
+      assert.deepEqual(
+        (await walk(dave.client, '/v1/store/orders')).items.map((o: { id: number }) => o.id),
+        daves,
+      );
 
       const open = await carol.client.get('/v1/store/orders?complete=false');
-      assert.deepEqual(open.body.map((o: { id: number }) => o.id), [carols[1]]);
+      assert.deepEqual(
+        open.body.map((o: { id: number }) => o.id),
+        [carols[1]],
+      );
       const done = await carol.client.get('/v1/store/orders?complete=true');
-      assert.deepEqual(done.body.map((o: { id: number }) => o.id), [carols[0]]);
+      assert.deepEqual(
+        done.body.map((o: { id: number }) => o.id),
+        [carols[0]],
+      );
 
       const all = await walk(t.admin, `/v1/store/orders?petId=${petId}&limit=2`);
-      assert.deepEqual(all.items.map((o: { id: number }) => o.id).sort((a: number, b: number) => a - b), [...carols, ...daves].sort((a, b) => a - b));
+      assert.deepEqual(
+        all.items.map((o: { id: number }) => o.id).sort((a: number, b: number) => a - b),
+        [...carols, ...daves].sort((a, b) => a - b),
+      );
       const staffOpen = await t.admin.get(`/v1/store/orders?petId=${petId}&complete=false`);
-      assert.deepEqual(staffOpen.body.map((o: { id: number }) => o.id), [carols[1], daves[0]]);
+      assert.deepEqual(
+        staffOpen.body.map((o: { id: number }) => o.id),
+        [carols[1], daves[0]],
+      );
     });
   });
 });

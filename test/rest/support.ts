@@ -2,7 +2,18 @@ import assert from 'node:assert/strict';
 import type { Client, TestApp, TestResponse } from '../helpers/app.js';
 
 /** Text that must never reach a client: stack frames, SQL, file paths, driver names. */
-const LEAKS = [/\bat .+\(.*:\d+:\d+\)/, /\.(js|ts):\d+/, /node_modules/, /\/work\//, /\bselect\s+\S.*\s+from\s+\S/i, /\binsert\s+into\b/i, /\bupdate\s+\S+\s+set\b/i, /sqlite_|SQLITE_/, /\bknex\b/i, /\bpg\b/];
+const LEAKS = [
+  /\bat .+\(.*:\d+:\d+\)/,
+  /\.(js|ts):\d+/,
+  /node_modules/,
+  /\/work\//,
+  /\bselect\s+\S.*\s+from\s+\S/i,
+  /\binsert\s+into\b/i,
+  /\bupdate\s+\S+\s+set\b/i,
+  /sqlite_|SQLITE_/,
+  /\bknex\b/i,
+  /\bpg\b/,
+];
 
 /** Asserts that a response body carries nothing internal. */
 export function assertNoLeak(res: TestResponse): void {

@@ -7,7 +7,11 @@ import { COLLIDING_KEY_PREFIX, nameKey } from '../../domain/validate.js';
  * row and gets `COLLIDING_KEY_PREFIX` + its id; the migration never fails on them. Returns how many collided.
  */
 export async function refoldCategoryNameKeys(migration: Migration, dropUnique: string, addUnique: string): Promise<number> {
-  const rows = (await migration.execute('select id, name, name_key from categories order by id')) as Array<{ id: number | string; name: string; name_key: string }>;
+  const rows = (await migration.execute('select id, name, name_key from categories order by id')) as Array<{
+    id: number | string;
+    name: string;
+    name_key: string;
+  }>;
   await migration.execute(dropUnique);
   const taken = new Set<string>();
   let collisions = 0;

@@ -2,7 +2,7 @@
 // Plain browser JavaScript (no build step), served from /docs/assets/ next to swagger-ui-dist's files,
 // so the page needs no inline script and works under a strict Content-Security-Policy.
 /* global SwaggerUIBundle */
-(function () {
+(() => {
   'use strict';
 
   var STABILITY_LABELS = { beta: 'Beta', experimental: 'Experimental' };
@@ -29,7 +29,7 @@
     function tryItHidden(path, method) {
       var op = operationJson(path, method);
       var root = system.specSelectors.specJson().get('x-hideTryItPanel');
-      var own = op && op.get('x-hideTryItPanel');
+      var own = op?.get('x-hideTryItPanel');
       return own === true || (own === undefined && root === true);
     }
 
@@ -37,7 +37,7 @@
       var out = [];
       if (!op) return out;
       if (op.get('deprecated') === true) {
-        var sunset = op.get('x-sunset');
+        const sunset = op.get('x-sunset');
         out.push(
           h(
             'span',
@@ -45,9 +45,9 @@
               key: 'deprecated',
               className: 'petstore-badge petstore-badge--deprecated',
               'data-badge': 'deprecated',
-              title: sunset ? 'Deprecated: stops working on ' + sunset + ' (answers 410 after that).' : 'Deprecated.',
+              title: sunset ? `Deprecated: stops working on ${sunset} (answers 410 after that).` : 'Deprecated.',
             },
-            sunset ? 'Deprecated · sunset ' + sunset : 'Deprecated',
+            sunset ? `Deprecated · sunset ${sunset}` : 'Deprecated',
           ),
         );
       }
@@ -58,7 +58,7 @@
             'span',
             {
               key: 'stability',
-              className: 'petstore-badge petstore-badge--' + stability,
+              className: `petstore-badge petstore-badge--${stability}`,
               'data-badge': 'stability',
               'data-stability': stability,
               title: STABILITY_HINTS[stability] || stability,
@@ -71,7 +71,12 @@
         out.push(
           h(
             'span',
-            { key: 'no-try', className: 'petstore-badge petstore-badge--no-try', 'data-badge': 'no-try-it', title: 'Try it out is turned off for this operation.' },
+            {
+              key: 'no-try',
+              className: 'petstore-badge petstore-badge--no-try',
+              'data-badge': 'no-try-it',
+              title: 'Try it out is turned off for this operation.',
+            },
             'No try-it',
           ),
         );
@@ -83,43 +88,35 @@
       statePlugins: {
         spec: {
           wrapSelectors: {
-            allowTryItOutFor: function (original) {
-              return function (state, path, method) {
-                return original(state, path, method) && !tryItHidden(path, method);
-              };
-            },
+            allowTryItOutFor: (original) => (state, path, method) => original(state, path, method) && !tryItHidden(path, method),
           },
         },
       },
       wrapComponents: {
-        OperationSummaryPath: function (Original) {
-          return function (props) {
-            // The raw operation from the document: `op` in operationProps may be a resolved copy or absent.
-            var op = operationJson(props.operationProps.get('path'), props.operationProps.get('method'));
-            return h('span', { className: 'petstore-summary-path' }, h(Original, props), badges(op));
-          };
+        OperationSummaryPath: (Original) => (props) => {
+          // The raw operation from the document: `op` in operationProps may be a resolved copy or absent.
+          var op = operationJson(props.operationProps.get('path'), props.operationProps.get('method'));
+          return h('span', { className: 'petstore-summary-path' }, h(Original, props), badges(op));
         },
-        parameters: function (Original) {
-          return function (props) {
-            var pathMethod = props.pathMethod || [];
-            if (!tryItHidden(pathMethod[0], pathMethod[1])) return h(Original, props);
-            return h(
-              'div',
-              null,
-              h(
-                'p',
-                { className: 'petstore-tryit-note', 'data-note': 'no-try-it' },
-                'Try it out is turned off for this operation. Call it from your own client with your API key in X-API-Key.',
-              ),
-              h(Original, props),
-            );
-          };
+        parameters: (Original) => (props) => {
+          var pathMethod = props.pathMethod || [];
+          if (!tryItHidden(pathMethod[0], pathMethod[1])) return h(Original, props);
+          return h(
+            'div',
+            null,
+            h(
+              'p',
+              { className: 'petstore-tryit-note', 'data-note': 'no-try-it' },
+              'Try it out is turned off for this operation. Call it from your own client with your API key in X-API-Key.',
+            ),
+            h(Original, props),
+          );
         },
       },
     };
   }
 
-  window.addEventListener('DOMContentLoaded', function () {
+  window.addEventListener('DOMContentLoaded', () => {
     var root = document.getElementById('swagger-ui');
     window.ui = SwaggerUIBundle({
       url: root.getAttribute('data-spec-url'),

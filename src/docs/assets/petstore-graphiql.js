@@ -9,7 +9,7 @@
 // the server closed with 4403 (no or an unknown key) five times with growing waits (1 s, 2 s, 4 s, …):
 // the refusal reached the result pane only after minutes (125 s in one headless Chromium run). Here
 // nothing is retried: any close shows at once, and running again opens a new socket.
-(function () {
+(() => {
   var root = document.getElementById('graphiql');
   var endpoint = root.getAttribute('data-endpoint') || '/graphql';
   var url = new URL(endpoint, window.location.href);
@@ -18,13 +18,9 @@
 
   /** Whether the operation about to run (named, or the document's only one) is a subscription. */
   function isSubscription(operationName, documentAST) {
-    var operations = ((documentAST && documentAST.definitions) || []).filter(function (d) {
-      return d.kind === 'OperationDefinition';
-    });
+    var operations = (documentAST?.definitions || []).filter((d) => d.kind === 'OperationDefinition');
     var operation = operationName
-      ? operations.find(function (d) {
-          return d.name && d.name.value === operationName;
-        })
+      ? operations.find((d) => d.name && d.name.value === operationName)
       : operations.length === 1 && operations[0];
     return Boolean(operation) && operation.operation === 'subscription';
   }
@@ -35,48 +31,49 @@
     if (Array.isArray(error)) return error;
     // The socket closed: a CloseEvent (or any error with a close code).
     if (error && typeof error.code === 'number') {
-      var message = 'Socket closed with event ' + error.code + (error.reason ? ' ' + error.reason : '') + '.';
-      if (error.code === 4403) message += ' The X-API-Key is missing or unknown: put {"X-API-Key": "psk_…"} in the Headers pane, then run again.';
+      let message = `Socket closed with event ${error.code}${error.reason ? ` ${error.reason}` : ''}.`;
+      if (error.code === 4403)
+        message += ' The X-API-Key is missing or unknown: put {"X-API-Key": "psk_…"} in the Headers pane, then run again.';
       return { message: message, extensions: { closeCode: error.code, closeReason: error.reason || '' } };
     }
     // The socket could not be opened (the browser passes a bare Event and says why in its console).
     if (typeof Event !== 'undefined' && error instanceof Event) {
-      return { message: 'Could not open a WebSocket to ' + socketUrl + ' (the browser console says why).' };
+      return { message: `Could not open a WebSocket to ${socketUrl} (the browser console says why).` };
     }
-    return { message: (error && error.message) || 'The subscription failed: ' + String(error) };
+    return { message: error?.message || `The subscription failed: ${String(error)}` };
   }
 
   /** One subscription on its own graphql-ws client, as an observable GraphiQL runs and stops. */
   function subscription(params, headers) {
     return {
-      subscribe: function (observer) {
+      subscribe: (observer) => {
         var done = false;
         var client = graphqlWs.createClient({
           url: socketUrl,
           connectionParams: headers || {},
           retryAttempts: 0,
         });
-        var finish = function () {
+        var finish = () => {
           done = true;
           client.dispose();
         };
         var unsubscribe = client.subscribe(params, {
-          next: function (result) {
+          next: (result) => {
             if (!done) observer.next(result);
           },
-          error: function (error) {
+          error: (error) => {
             if (done) return;
             finish();
             observer.error(describe(error));
           },
-          complete: function () {
+          complete: () => {
             if (done) return;
             finish();
             observer.complete();
           },
         });
         return {
-          unsubscribe: function () {
+          unsubscribe: () => {
             if (done) return;
             unsubscribe();
             finish();
@@ -87,8 +84,8 @@
   }
 
   function fetcher(params, options) {
-    if (isSubscription(params.operationName, options && options.documentAST)) {
-      return subscription(params, options && options.headers);
+    if (isSubscription(params.operationName, options?.documentAST)) {
+      return subscription(params, options?.headers);
     }
     return httpFetcher(params, options);
   }

@@ -22,4 +22,16 @@ import { EventRelay } from './event-relay.entity.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 import { WebhookDelivery } from './webhook-delivery.entity.js';
 
-export const ENTITIES = [Category, Pet, InventoryItem, Account, ApiKey, Order, IdempotencyRecord, Event, EventRelay, WebhookEndpoint, WebhookDelivery];
+export const ENTITIES = [
+  Category,
+  Pet,
+  InventoryItem,
+  Account,
+  ApiKey,
+  Order,
+  IdempotencyRecord,
+  Event,
+  EventRelay,
+  WebhookEndpoint,
+  WebhookDelivery,
+];

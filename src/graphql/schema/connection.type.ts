@@ -107,7 +107,12 @@ class PageConnection<T> implements Connection<T> {
  * A domain page as a Relay connection; cursors are the same keyset cursors REST puts in `Link`. Edges and
  * `pageInfo` are read as properties (resolvers' parents), never spread: their cursors are getters.
  */
-export function toConnection<T>(page: Page<T>, idOf: (node: T) => number, after?: string | null, cursorOf: (id: number) => string = encodeCursor): Connection<T> {
+export function toConnection<T>(
+  page: Page<T>,
+  idOf: (node: T) => number,
+  after?: string | null,
+  cursorOf: (id: number) => string = encodeCursor,
+): Connection<T> {
   return new PageConnection(page, idOf, page.nextCursor !== null, after, cursorOf);
 }
 
@@ -128,7 +133,11 @@ export async function paged<T>(
     page = await load({ limit: args.first ?? DEFAULT_PAGE_SIZE, cursor: args.after ?? null });
   } catch (error) {
     if (error instanceof DomainError && error.code === 'VALIDATION_FAILED' && error.details?.some((d) => ARGUMENT_OF[d.path])) {
-      throw new DomainError(error.code, error.message, error.details.map((d) => ({ ...d, path: ARGUMENT_OF[d.path] ?? d.path })));
+      throw new DomainError(
+        error.code,
+        error.message,
+        error.details.map((d) => ({ ...d, path: ARGUMENT_OF[d.path] ?? d.path })),
+      );
     }
     throw error;
   }

@@ -30,11 +30,15 @@ export class Loaders {
   }
 
   get categories(): DataLoader<number, CategoryView | null> {
-    return (this.#categories ??= new DataLoader(async (ids) => byKey(ids, await this.domain().categories.categoriesByIds(ids), (c) => c.id)));
+    return (this.#categories ??= new DataLoader(async (ids) =>
+      byKey(ids, await this.domain().categories.categoriesByIds(ids), (c) => c.id),
+    ));
   }
 
   get inventory(): DataLoader<number, InventoryView | null> {
-    return (this.#inventory ??= new DataLoader(async (ids) => byKey(ids, await this.domain().store.inventoryByPetIds(ids), (i) => i.petId)));
+    return (this.#inventory ??= new DataLoader(async (ids) =>
+      byKey(ids, await this.domain().store.inventoryByPetIds(ids), (i) => i.petId),
+    ));
   }
 
   /** Forgets every loaded value: a mutation may have changed them (see `freshLoadersPerMutationField`). */
@@ -59,4 +63,3 @@ export class Loaders {
     return loader;
   }
 }
-

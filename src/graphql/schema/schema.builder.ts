@@ -27,9 +27,19 @@ const unavailable: ResolverServices = {
 
 /** The executable schema, built from the type-graphql classes of this folder. */
 export function buildGraphQLSchema(services: ResolverServices = unavailable): Promise<GraphQLSchema> {
-  const resolvers = [PetResolver, CategoryResolver, OrderResolver, InventoryResolver, AccountResolver, RateLimitResolver, EventResolver, WebhookResolver, SubscriptionResolver] as const;
+  const resolvers = [
+    PetResolver,
+    CategoryResolver,
+    OrderResolver,
+    InventoryResolver,
+    AccountResolver,
+    RateLimitResolver,
+    EventResolver,
+    WebhookResolver,
+    SubscriptionResolver,
+  ] as const;
   // One instance per resolver class for the app's lifetime; constructors receive their services.
-  const instances = new Map<Function, object>([[RateLimitResolver, new RateLimitResolver(services.gate)]]);
+  const instances = new Map<abstract new (...args: never[]) => object, object>([[RateLimitResolver, new RateLimitResolver(services.gate)]]);
   return buildSchema({
     resolvers,
     // The standard directives (@skip, @include, @deprecated, @specifiedBy) and ours: a list given here replaces the defaults.

@@ -64,14 +64,17 @@ const ARGUMENT_REFUSED = /^Argument "[^"]+" (?:of (?:required|non-null) type|has
 /** What an error is in the catalogue (its code, status, headers), or null for an unexpected one. */
 function knownOf(error: unknown): KnownError | null {
   const original = originalOf(error);
-  if (original instanceof GraphQLError && !original.originalError && ARGUMENT_REFUSED.test(original.message)) return describeError(validationFailed(original.message));
+  if (original instanceof GraphQLError && !original.originalError && ARGUMENT_REFUSED.test(original.message))
+    return describeError(validationFailed(original.message));
   return describeError(original);
 }
 
-export const originalOf = (error: unknown): unknown => (error instanceof GraphQLError && error.originalError ? originalOf(error.originalError) : error);
+export const originalOf = (error: unknown): unknown =>
+  error instanceof GraphQLError && error.originalError ? originalOf(error.originalError) : error;
 
 /** The HTTP status Apollo gives an error of its own (`extensions.http`), if any. */
-const httpStatusOf = (error: unknown): number | undefined => ((error as GraphQLError | undefined)?.extensions?.http as { status?: number } | undefined)?.status;
+const httpStatusOf = (error: unknown): number | undefined =>
+  ((error as GraphQLError | undefined)?.extensions?.http as { status?: number } | undefined)?.status;
 
 /**
  * Apollo's `formatError` (and the WebSocket's): every error leaves with `extensions.code` and `extensions.status`.
@@ -88,14 +91,20 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   const status = httpStatusOf(error);
   if (REQUEST_ERROR_CODES.has(code) || (status && status >= 400 && status < 500)) {
     const catalogued: ErrorCode = status === 405 ? 'METHOD_NOT_ALLOWED' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'VALIDATION_FAILED';
-    return { message: requestErrorMessage(formatted.message), ...where, extensions: extensionsOf({ code: catalogued, status: STATUS_OF[catalogued] }) };
+    return {
+      message: requestErrorMessage(formatted.message),
+      ...where,
+      extensions: extensionsOf({ code: catalogued, status: STATUS_OF[catalogued] }),
+    };
   }
   const internal = internalErrorBody(undefined);
   return { message: internal.message, ...where, extensions: extensionsOf(internal) };
 }
 
 /** Whether an error is Apollo's own refusal of the request (not something that went wrong). */
-const isRequestError = (error: unknown) => error instanceof GraphQLError && (REQUEST_ERROR_CODES.has(error.extensions?.code) || error.extensions?.code === PERSISTED_QUERY_NOT_FOUND || !!httpStatusOf(error));
+const isRequestError = (error: unknown) =>
+  error instanceof GraphQLError &&
+  (REQUEST_ERROR_CODES.has(error.extensions?.code) || error.extensions?.code === PERSISTED_QUERY_NOT_FOUND || !!httpStatusOf(error));
 
 /**
  * A known error raised before execution (authentication, rate limits, the preparation's refusals): a GraphQL
@@ -130,7 +139,8 @@ export function errorsPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext>
           for (const error of errors) {
             const known = knownOf(error);
             if (known) for (const name in known.headers) response.http.headers.set(name.toLowerCase(), known.headers[name]!);
-            else if (!isRequestError(error)) logger.error({ err: originalOf(error), requestId: contextValue.requestId }, 'unexpected GraphQL error');
+            else if (!isRequestError(error))
+              logger.error({ err: originalOf(error), requestId: contextValue.requestId }, 'unexpected GraphQL error');
           }
         },
         async willSendResponse({ response, contextValue }) {
@@ -158,7 +168,10 @@ export function formatErrors(
   const headers: Record<string, string> = {};
   let status: number | undefined;
   const formatted = errors.map((error) => {
-    const graphqlError = error instanceof GraphQLError ? error : new GraphQLError((error as Error)?.message ?? 'unexpected', { originalError: error as Error });
+    const graphqlError =
+      error instanceof GraphQLError
+        ? error
+        : new GraphQLError((error as Error)?.message ?? 'unexpected', { originalError: error as Error });
     const original = originalOf(graphqlError);
     const known = knownOf(graphqlError);
     if (known) Object.assign(headers, known.headers);

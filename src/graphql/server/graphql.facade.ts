@@ -132,7 +132,8 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     } catch (error) {
       // The error envelope answers in the GraphQL shape (`toGraphQLErrorBody`); the rate-limit headers come first
       // (a store that cannot answer gives its own headers instead).
-      if (!ctx.res.hasHeader('x-ratelimit-limit')) setHeaders(ctx, await freeHeaders(state, ctx.request.ip).catch((e: unknown) => describeError(e)?.headers ?? {}));
+      if (!ctx.res.hasHeader('x-ratelimit-limit'))
+        setHeaders(ctx, await freeHeaders(state, ctx.request.ip).catch((e: unknown) => describeError(e)?.headers ?? {}));
       throw error;
     } finally {
       state.operationName = context.observed.operationName;

@@ -93,7 +93,13 @@ export function jitGateway(schema: GraphQLSchema, executor: OperationExecutor): 
     const rawVariables = request.request.variables;
     if (!operation) {
       executor.answered.graphqlJs++;
-      return execute({ schema, document, contextValue: context, variableValues: rawVariables, operationName: request.request.operationName });
+      return execute({
+        schema,
+        document,
+        contextValue: context,
+        variableValues: rawVariables,
+        operationName: request.request.operationName,
+      });
     }
     return (await executor.run({ document, operation, rawVariables }, context)).result;
   };

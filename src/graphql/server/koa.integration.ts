@@ -25,7 +25,10 @@ export async function executeWithApollo<TContext extends BaseContext>(
   // Apollo reads Accept only once the operation has run: a mutation would be done, then answered 406. An Accept
   // that takes no JSON (nor, on a GET, the landing page's HTML) is disregarded instead, as GraphQL over HTTP
   // allows: the answer is JSON.
-  if (headers.has('accept') && !ctx.request.accepts('application/json', 'application/graphql-response+json', ...(method === 'GET' ? ['text/html'] : []))) {
+  if (
+    headers.has('accept') &&
+    !ctx.request.accepts('application/json', 'application/graphql-response+json', ...(method === 'GET' ? ['text/html'] : []))
+  ) {
     headers.set('accept', 'application/json');
   }
   const httpGraphQLRequest: HTTPGraphQLRequest = { method, headers, search: ctx.request.querystring, body };

@@ -1,5 +1,8 @@
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
-import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
+import {
+  ApolloServerPluginLandingPageLocalDefault,
+  ApolloServerPluginLandingPageProductionDefault,
+} from '@apollo/server/plugin/landingPage/default';
 
 /** Where the explorer that needs no internet is served (src/docs/graphiql.routes.ts), outside production. */
 export const OFFLINE_EXPLORER_PATH = '/graphiql';

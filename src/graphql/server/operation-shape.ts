@@ -31,7 +31,9 @@ import { pageSize } from '../../domain/pagination.js';
 
 // graphql-jit's ESM file for this module imports './generate' without an extension, which Node's ESM loader cannot
 // resolve: its CommonJS build is loaded instead (the one its main entry loads too, over the same graphql-js).
-export const { compileVariableParsing, failToParseVariables } = createRequire(import.meta.url)('graphql-jit/dist/variables.js') as typeof import('graphql-jit/dist/variables.js');
+export const { compileVariableParsing, failToParseVariables } = createRequire(import.meta.url)(
+  'graphql-jit/dist/variables.js',
+) as typeof import('graphql-jit/dist/variables.js');
 
 /** Root fields that only introspect: a keyless caller may send them. */
 const INTROSPECTION: ReadonlySet<string> = new Set(['__schema', '__type', '__typename']);
@@ -150,7 +152,13 @@ export function operationShape(
   const nested: number[] = [];
 
   /** Fields selected on `type`, each appearing `parents` times; `pageSize` when `type` is a connection. */
-  const walk = (type: GraphQLObjectType, fields: Map<string, readonly FieldNode[]>, parents: number, pageSize: number | undefined, atRoot: boolean) => {
+  const walk = (
+    type: GraphQLObjectType,
+    fields: Map<string, readonly FieldNode[]>,
+    parents: number,
+    pageSize: number | undefined,
+    atRoot: boolean,
+  ) => {
     for (const nodes of fields.values()) {
       if (shape.overCeiling) return;
       const node = nodes[0]!;
@@ -176,7 +184,8 @@ export function operationShape(
       const items = isListType(getNullableType(field.type)) ? parents * (pageSize ?? UNPAGED_LIST_SIZE) : parents;
       // An abstract type counts every possible type's selection: an upper bound.
       const runtimeTypes = isAbstractType(named) ? schema.getPossibleTypes(named) : [named];
-      for (const runtime of runtimeTypes) walk(runtime, collectSubfields(schema, fragments, variables, runtime, nodes), items, ownPageSize, false);
+      for (const runtime of runtimeTypes)
+        walk(runtime, collectSubfields(schema, fragments, variables, runtime, nodes), items, ownPageSize, false);
     }
   };
 

@@ -15,16 +15,27 @@ const IN_MEMORY_CHARS = 8 * 1024 * 1024;
  * registered is found by every other (keys under `<RATE_LIMIT_KEY_PREFIX>:apq`). Entries in Redis live as long
  * as Apollo's persisted-query TTL says; a Redis that fails makes a hash unknown (the client sends the text again).
  */
-export function persistedQueryCache(config: Pick<Config, 'redisUrl' | 'rateLimitKeyPrefix' | 'redisCommandTimeoutMs'>, logger: Logger): { cache: KeyValueCache<string>; close(): Promise<void> } {
+export function persistedQueryCache(
+  config: Pick<Config, 'redisUrl' | 'rateLimitKeyPrefix' | 'redisCommandTimeoutMs'>,
+  logger: Logger,
+): { cache: KeyValueCache<string>; close(): Promise<void> } {
   if (!config.redisUrl) {
-    return { cache: new InMemoryLRUCache<string>({ maxSize: IN_MEMORY_CHARS, sizeCalculation: (text) => Math.max(1, text.length) }), close: async () => {} };
+    return {
+      cache: new InMemoryLRUCache<string>({ maxSize: IN_MEMORY_CHARS, sizeCalculation: (text) => Math.max(1, text.length) }),
+      close: async () => {},
+    };
   }
   // As every Redis client of the service, fail fast: no offline queue, no retry loop inside a call (the next call
   // connects again), a connection or a call unanswered after REDIS_COMMAND_TIMEOUT_MS fails; the hash is then
   // unknown for that request and the client sends the text.
   const wait = config.redisCommandTimeoutMs;
   const store = new KeyvRedis(
-    { url: config.redisUrl, disableOfflineQueue: true, commandOptions: { timeout: wait }, socket: { connectTimeout: wait, reconnectStrategy: false } },
+    {
+      url: config.redisUrl,
+      disableOfflineQueue: true,
+      commandOptions: { timeout: wait },
+      socket: { connectTimeout: wait, reconnectStrategy: false },
+    },
     { throwOnConnectError: false, throwOnErrors: false, connectionTimeout: wait },
   );
   const keyv = new Keyv<string>({ store, namespace: `${config.rateLimitKeyPrefix}:apq` });
@@ -33,7 +44,10 @@ export function persistedQueryCache(config: Pick<Config, 'redisUrl' | 'rateLimit
   keyv.on('error', (err: unknown) => {
     if (Date.now() - warnedAt < 60_000) return;
     warnedAt = Date.now();
-    logger.warn({ err: (err as Error)?.message }, 'persisted-query store: Redis unavailable; unknown hashes are asked for their query text');
+    logger.warn(
+      { err: (err as Error)?.message },
+      'persisted-query store: Redis unavailable; unknown hashes are asked for their query text',
+    );
   });
   return {
     // The same Keyv class, declared twice (the adapter's CommonJS types and this module's ESM ones).

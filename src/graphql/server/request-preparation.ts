@@ -106,7 +106,9 @@ export const isRecord = (value: unknown): value is Record<string, unknown> => !!
 export function checkBody(body: unknown): void {
   if (Array.isArray(body)) throw validationFailed('Batched requests are not supported; send one operation per request.');
   if (body !== undefined && body !== null && typeof body !== 'object') {
-    throw validationFailed('The request body must be a JSON object such as {"query": "…"}.', [{ path: 'body', message: 'must be an object' }]);
+    throw validationFailed('The request body must be a JSON object such as {"query": "…"}.', [
+      { path: 'body', message: 'must be an object' },
+    ]);
   }
 }
 
@@ -114,10 +116,13 @@ export function checkBody(body: unknown): void {
 function readRequest(body: unknown): { query: string; variables?: Record<string, unknown>; operationName?: string } {
   checkBody(body);
   const { query, variables, operationName } = isRecord(body) ? body : {};
-  if (query !== undefined && query !== null && query !== '' && typeof query !== 'string') throw validationFailed('GraphQL queries must be strings.');
+  if (query !== undefined && query !== null && query !== '' && typeof query !== 'string')
+    throw validationFailed('GraphQL queries must be strings.');
   if (typeof query !== 'string' || query === '') throw validationFailed('GraphQL operations must contain a non-empty `query`.');
-  if (variables !== undefined && variables !== null && !isRecord(variables)) throw validationFailed('`variables` must be an object if provided.');
-  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') throw validationFailed('`operationName` must be a string if provided.');
+  if (variables !== undefined && variables !== null && !isRecord(variables))
+    throw validationFailed('`variables` must be an object if provided.');
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string')
+    throw validationFailed('`operationName` must be a string if provided.');
   return { query, variables: variables ?? undefined, operationName: operationName ?? undefined };
 }
 
@@ -138,9 +143,14 @@ const noIntrospection: ValidationRule = (context: ValidationContext) => ({
 const WRONG_TRANSPORT: Record<Transport, (operation: OperationDefinitionNode) => Error | undefined> = {
   http: (o) =>
     o.operation === 'subscription'
-      ? validationFailed('Subscriptions run over the graphql-ws protocol (a WebSocket to /graphql, key in connection_init); use POST for queries and mutations.')
+      ? validationFailed(
+          'Subscriptions run over the graphql-ws protocol (a WebSocket to /graphql, key in connection_init); use POST for queries and mutations.',
+        )
       : undefined,
-  websocket: (o) => (o.operation !== 'subscription' ? validationFailed('Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.') : undefined),
+  websocket: (o) =>
+    o.operation !== 'subscription'
+      ? validationFailed('Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.')
+      : undefined,
 };
 
 /**
@@ -149,7 +159,12 @@ const WRONG_TRANSPORT: Record<Transport, (operation: OperationDefinitionNode) =>
  */
 const requestError = (error: GraphQLError): GraphQLError => {
   const message = requestErrorMessage(error.message);
-  return new GraphQLError(message, { nodes: error.nodes, source: error.source, positions: error.positions, originalError: validationFailed(message) });
+  return new GraphQLError(message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    originalError: validationFailed(message),
+  });
 };
 
 export interface RequestPreparationOptions {
@@ -211,7 +226,9 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     try {
       document = parse(query, parseOptions);
     } catch (error) {
-      return { refused: [error instanceof GraphQLError ? requestError(error) : validationFailed(requestErrorMessage((error as Error).message))] };
+      return {
+        refused: [error instanceof GraphQLError ? requestError(error) : validationFailed(requestErrorMessage((error as Error).message))],
+      };
     }
     const invalid = validate(schema, document, rules);
     if (invalid.length) return { refused: invalid.map(requestError) };
@@ -230,7 +247,8 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     const shape = cachedOperationShape(schema, document, operation, variables, maxNodes);
     // Label and cost follow from the shape, which is cached: computed once per shape.
     let read = readings.get(shape);
-    if (!read) readings.set(shape, (read = { label: operationLabel(operation.operation, shape.rootFields), requested: graphqlCost(shape) }));
+    if (!read)
+      readings.set(shape, (read = { label: operationLabel(operation.operation, shape.rootFields), requested: graphqlCost(shape) }));
     const { label, requested } = read;
     if (shape.overCeiling) {
       return {
@@ -267,7 +285,16 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
       const refusal = keyRefusal(caller.authFailure, shape.needsKey);
       if (refusal) return { label, operationName, refused: [refusal], headers };
     }
-    return { document, operation, variables, rawVariables, operationName, label, cost: { requested, charged: caller.actor ? price : 1 }, headers };
+    return {
+      document,
+      operation,
+      variables,
+      rawVariables,
+      operationName,
+      label,
+      cost: { requested, charged: caller.actor ? price : 1 },
+      headers,
+    };
   };
 
   const prepare: RequestPreparation['prepare'] = async (body, caller, transport, beforeCharge) => {
@@ -281,7 +308,10 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     if (isRefusal(document)) return document;
     const operation = getOperationAST(document, request.operationName);
     if (!operation) {
-      const message = request.operationName !== undefined ? `Unknown operation named "${request.operationName}".` : 'Must provide operation name if query contains multiple operations.';
+      const message =
+        request.operationName !== undefined
+          ? `Unknown operation named "${request.operationName}".`
+          : 'Must provide operation name if query contains multiple operations.';
       return { refused: [validationFailed(message)] };
     }
     return admit(document, operation, request.variables, caller, transport, beforeCharge);

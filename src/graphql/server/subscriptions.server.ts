@@ -20,7 +20,14 @@ import type { Logger } from 'pino';
 import { DomainError, type Actor, type Domain, type EventSubscriptions } from '../../domain/index.js';
 import { describeError } from '../../http/errors.js';
 import type { ApiKeyAuthenticator } from '../../http/authentication.js';
-import { connectionCap, RateLimitRefusal, subscriptionCap, type RateLimitGate, type SubscriptionSlot, type SubscriptionSlots } from '../../rate-limit/index.js';
+import {
+  connectionCap,
+  RateLimitRefusal,
+  subscriptionCap,
+  type RateLimitGate,
+  type SubscriptionSlot,
+  type SubscriptionSlots,
+} from '../../rate-limit/index.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { isRefusal, type RequestPreparation } from './request-preparation.js';
 import { authError, callerOf } from '../../http/authentication.js';
@@ -88,7 +95,8 @@ function errorOf(error: unknown, requestId: string): GraphQLError {
 }
 
 /** Refusals made here (errorOf) are already in the catalogue's shape; graphql-js's own errors are mapped. */
-const toWire = (e: GraphQLError) => (typeof e.extensions?.code === 'string' && e.extensions.status ? e.toJSON() : formatError(e.toJSON(), e));
+const toWire = (e: GraphQLError) =>
+  typeof e.extensions?.code === 'string' && e.extensions.status ? e.toJSON() : formatError(e.toJSON(), e);
 
 export function attachSubscriptionServer(server: Server, options: SubscriptionServerOptions): SubscriptionServer {
   // Messages are small (connection_init, a subscribe with one document): the ws default of 100 MiB is far too generous.
@@ -112,7 +120,11 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     if (held >= options.sockets.perAddress) {
       const message = `Your address has ${held} WebSocket connections waiting for connection_init; send it on one of them first.`;
       void options.gate.anonymous(address, false).then(
-        (headers) => answerError(request, socket, 429, 'RATE_LIMITED', message, { ...headers, 'Retry-After': String(Math.ceil(options.sockets.initTimeoutMs / 1000)) }),
+        (headers) =>
+          answerError(request, socket, 429, 'RATE_LIMITED', message, {
+            ...headers,
+            'Retry-After': String(Math.ceil(options.sockets.initTimeoutMs / 1000)),
+          }),
         () => socket.destroy(),
       );
       return;
@@ -236,7 +248,9 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         let slot: SubscriptionSlot | null = null;
         const prepared = await options.preparation.prepare(payload, { actor }, 'websocket', async () => {
           slot = await options.slots.acquire(actor.accountId, cap);
-          return slot ? undefined : new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`);
+          return slot
+            ? undefined
+            : new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`);
         });
         if (isRefusal(prepared) || !slot) {
           (slot as SubscriptionSlot | null)?.release();
@@ -272,7 +286,13 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           currentActor: () => stillValid(key),
         };
         meters.set(contextValue, { actor, requested: prepared.cost.requested });
-        return { schema: options.schema, document: prepared.document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
+        return {
+          schema: options.schema,
+          document: prepared.document,
+          operationName: payload.operationName,
+          variableValues: payload.variables,
+          contextValue,
+        };
       },
       onError: (_ctx, _id, _payload, errors) => errors.map(toWire),
       onNext: (_ctx, _id, _payload, args, result) => {
@@ -331,12 +351,21 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
 function answerAsPlainRequest(server: Server, request: IncomingMessage, socket: Duplex, head: Buffer): void {
   if (head.length) socket.unshift(head);
   const response = closingResponse(request, socket);
-  const bodyless = (request.method === 'GET' || request.method === 'HEAD') && !request.headers['content-length'] && !request.headers['transfer-encoding'];
+  const bodyless =
+    (request.method === 'GET' || request.method === 'HEAD') && !request.headers['content-length'] && !request.headers['transfer-encoding'];
   if (bodyless) {
     server.emit('request', request, response);
     return;
   }
-  answerError(request, socket, 400, 'VALIDATION_FAILED', 'This request asks for a protocol upgrade this service does not offer here; send it without Upgrade.', {}, response);
+  answerError(
+    request,
+    socket,
+    400,
+    'VALIDATION_FAILED',
+    'This request asks for a protocol upgrade this service does not offer here; send it without Upgrade.',
+    {},
+    response,
+  );
 }
 
 /** Answers an upgrade request with an error in the catalogue's shape, on a connection that closes after it. */
@@ -351,7 +380,13 @@ function answerError(
 ): void {
   const requestId = randomUUID();
   const body = JSON.stringify({ code, message, status, requestId });
-  response.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' });
+  response.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'X-Request-Id': requestId,
+    Connection: 'close',
+  });
   response.end(body);
 }
 
@@ -370,5 +405,10 @@ function closingResponse(request: IncomingMessage, socket: Duplex): ServerRespon
 /** A WebSocket close reason holds at most 123 bytes. */
 function closeReason(message: string): string {
   const bytes = Buffer.from(message);
-  return bytes.length <= 123 ? message : bytes.subarray(0, 120).toString('utf8').replace(/\uFFFD$/, '') + '…';
+  return bytes.length <= 123
+    ? message
+    : `${bytes
+        .subarray(0, 120)
+        .toString('utf8')
+        .replace(/\uFFFD$/, '')}…`;
 }

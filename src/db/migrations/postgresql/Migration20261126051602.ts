@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261126051602 extends Migration {
-
   override async up(): Promise<void> {
     this.addSql(`alter table "accounts" add column "webhook_endpoint_cap" int null, add column "subscription_cap" int null;`);
   }
@@ -9,5 +8,4 @@ export class Migration20261126051602 extends Migration {
   override async down(): Promise<void> {
     this.addSql(`alter table "accounts" drop column "webhook_endpoint_cap", drop column "subscription_cap";`);
   }
-
 }

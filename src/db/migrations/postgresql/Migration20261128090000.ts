@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261128090000 extends Migration {
-
   // Events are read in the order of their writing transaction, then id, below the snapshot's horizon (no writers' lock):
   // each event records its transaction's id, and each read position (the webhook relay's, an endpoint's start) is a
   // (transaction id, event id) pair. Events written before this, under the lock, committed in id order: transaction 0.
@@ -18,5 +17,4 @@ export class Migration20261128090000 extends Migration {
     this.addSql(`alter table "event_relays" drop column "last_txid";`);
     this.addSql(`alter table "webhook_endpoints" drop column "start_after_txid";`);
   }
-
 }

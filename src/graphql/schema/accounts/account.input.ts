@@ -3,7 +3,9 @@ import type { PlanName, Role } from '../../../domain/entities/index.js';
 import type { AccountInput } from '../../../domain/accounts.service.js';
 import { PlanEnum, RoleEnum } from '../enums.js';
 
-@InputType('LimitsInput', { description: 'Custom rate limits and caps; only for (and required by) the enterprise plan (REST `LimitsInput`).' })
+@InputType('LimitsInput', {
+  description: 'Custom rate limits and caps; only for (and required by) the enterprise plan (REST `LimitsInput`).',
+})
 export class LimitsInput {
   @Field(() => Int)
   perMinute!: number;
@@ -11,10 +13,18 @@ export class LimitsInput {
   @Field(() => Int)
   perDay!: number;
 
-  @Field(() => Int, { nullable: true, description: "Webhook endpoints the account may register (0..1000). Left out: the account's current cap (at first the business plan's, 20); null: back to that." })
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      "Webhook endpoints the account may register (0..1000). Left out: the account's current cap (at first the business plan's, 20); null: back to that.",
+  })
   webhookEndpoints?: number | null;
 
-  @Field(() => Int, { nullable: true, description: "GraphQL subscriptions the account may have open at once (0..10000). Left out: the account's current cap (at first the business plan's, 50); null: back to that." })
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      "GraphQL subscriptions the account may have open at once (0..10000). Left out: the account's current cap (at first the business plan's, 50); null: back to that.",
+  })
   subscriptions?: number | null;
 }
 

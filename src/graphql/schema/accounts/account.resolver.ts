@@ -14,11 +14,16 @@ export class AccountResolver {
 
   @Query(() => AccountConnection, { description: 'Staff: accounts in id order (REST `GET /accounts`).' })
   async accounts(@Args(() => PageArgs) page: PageArgs, @Ctx() ctx: GraphQLContext): Promise<Connection<AccountView>> {
-    return paged(page, (request) => domainOf(ctx).accounts.listAccounts(actorOf(ctx), request), (a) => a.id);
+    return paged(
+      page,
+      (request) => domainOf(ctx).accounts.listAccounts(actorOf(ctx), request),
+      (a) => a.id,
+    );
   }
 
   @Query(() => [ApiKeyType], {
-    description: "Staff: an account's keys, revoked ones included, oldest first; never their secrets (REST `GET /accounts/{accountId}/api-keys`).",
+    description:
+      "Staff: an account's keys, revoked ones included, oldest first; never their secrets (REST `GET /accounts/{accountId}/api-keys`).",
   })
   async apiKeys(@Arg('accountId', () => ID) accountId: string, @Ctx() ctx: GraphQLContext): Promise<ApiKeyView[]> {
     return domainOf(ctx).accounts.listApiKeys(actorOf(ctx), toId(accountId));
@@ -35,7 +40,10 @@ export class AccountResolver {
     return domainOf(ctx).accounts.createAccount(actorOf(ctx), input);
   }
 
-  @Mutation(() => AccountType, { nullable: true, description: "Staff: changes an account's name, role, plan or limits (REST `PATCH /accounts/{accountId}`)." })
+  @Mutation(() => AccountType, {
+    nullable: true,
+    description: "Staff: changes an account's name, role, plan or limits (REST `PATCH /accounts/{accountId}`).",
+  })
   async updateAccount(
     @Arg('id', () => ID) id: string,
     @Arg('input', () => AccountUpdateInput) input: AccountUpdateInput,
@@ -57,7 +65,10 @@ export class AccountResolver {
     return domainOf(ctx).accounts.revokeApiKey(actorOf(ctx), toId(keyId));
   }
 
-  @Mutation(() => ID, { nullable: true, description: "Staff: lifts a key's temporary ban; returns the key id (REST `DELETE /api-keys/{keyId}/ban`)." })
+  @Mutation(() => ID, {
+    nullable: true,
+    description: "Staff: lifts a key's temporary ban; returns the key id (REST `DELETE /api-keys/{keyId}/ban`).",
+  })
   async liftBan(@Arg('keyId', () => ID) keyId: string, @Ctx() ctx: GraphQLContext): Promise<string> {
     await domainOf(ctx).accounts.liftBan(actorOf(ctx), toId(keyId));
     return keyId;

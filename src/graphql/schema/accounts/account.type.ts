@@ -68,13 +68,19 @@ export class NewApiKeyType extends ApiKeyType implements Omit<NewApiKeyView, 'ac
   key!: string;
 }
 
-@ObjectType('AccountWithKey', { simpleResolvers: true, description: 'A newly created account with its first API key, secret included (shown once).' })
+@ObjectType('AccountWithKey', {
+  simpleResolvers: true,
+  description: 'A newly created account with its first API key, secret included (shown once).',
+})
 export class AccountWithKeyType extends AccountType {
   @Field(() => NewApiKeyType)
   apiKey!: NewApiKeyView;
 }
 
-@ObjectType('Viewer', { simpleResolvers: true, description: 'The calling account, with the API key used for this request (without its secret).' })
+@ObjectType('Viewer', {
+  simpleResolvers: true,
+  description: 'The calling account, with the API key used for this request (without its secret).',
+})
 export class ViewerType extends AccountType {
   @Field(() => ApiKeyType)
   apiKey!: ApiKeyView;

@@ -10,7 +10,11 @@ import { PetConnection } from '../pets/pet.type.js';
 export class CategoryResolver {
   @Query(() => CategoryConnection, { description: 'Categories in id order (REST `GET /categories`).' })
   async categories(@Args(() => PageArgs) page: PageArgs, @Ctx() ctx: GraphQLContext): Promise<Connection<CategoryView>> {
-    return paged(page, (request) => domainOf(ctx).categories.listCategories(request), (c) => c.id);
+    return paged(
+      page,
+      (request) => domainOf(ctx).categories.listCategories(request),
+      (c) => c.id,
+    );
   }
 
   @Query(() => CategoryType, { nullable: true, description: 'One category (REST `GET /categories/{categoryId}`).' })
@@ -42,7 +46,15 @@ export class CategoryResolver {
   }
 
   @FieldResolver(() => PetConnection, { description: 'The pets of this category, in id order.' })
-  async pets(@Root() category: CategoryView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: GraphQLContext): Promise<Connection<PetView>> {
-    return paged(page, (request) => ctx.loaders.petsOfCategory(request).load(category.id), (p) => p.id);
+  async pets(
+    @Root() category: CategoryView,
+    @Args(() => PageArgs) page: PageArgs,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<Connection<PetView>> {
+    return paged(
+      page,
+      (request) => ctx.loaders.petsOfCategory(request).load(category.id),
+      (p) => p.id,
+    );
   }
 }

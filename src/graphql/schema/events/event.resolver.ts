@@ -11,10 +11,10 @@ import { PetType } from '../pets/pet.type.js';
 /** An event's stored REST representation as the GraphQL object of its union member. */
 export function toGraphQLEvent(event: EventView): EventType {
   const family = event.type.split('.')[0];
-  const d = event.data as Record<string, any>;
+  const d = event.data as Record<string, unknown>;
   const data =
     family === 'order'
-      ? Object.assign(new OrderType(), { ...d, shipDate: d.shipDate ? new Date(d.shipDate) : null })
+      ? Object.assign(new OrderType(), { ...d, shipDate: d.shipDate ? new Date(d.shipDate as string) : null })
       : family === 'inventory'
         ? Object.assign(new InventoryItemType(), d)
         : family === 'pet'
@@ -42,6 +42,9 @@ export class EventResolver {
       String,
     );
     // Edges and pageInfo are read by name: their cursors are getters, which a spread would not copy.
-    return { pageInfo: connection.pageInfo, edges: connection.edges.map((edge) => ({ cursor: edge.cursor, node: toGraphQLEvent(edge.node) })) };
+    return {
+      pageInfo: connection.pageInfo,
+      edges: connection.edges.map((edge) => ({ cursor: edge.cursor, node: toGraphQLEvent(edge.node) })),
+    };
   }
 }

@@ -12,13 +12,16 @@ export const EventDataUnion = createUnionType({
   types: () => [OrderType, InventoryItemType, PetType, CategoryType] as const,
 });
 
-@ObjectType('Event', { simpleResolvers: true,
+@ObjectType('Event', {
+  simpleResolvers: true,
   description:
     'Something that changed, written in the same transaction as the change and kept 30 days (REST `GET /events`, webhooks). ' +
     'A customer sees catalogue and inventory events and the events of its own orders; staff sees all.',
 })
 export class EventType {
-  @Field(() => ID, { description: 'Assigned in commit order: a greater id is a later change. Also the `webhook-id` of its webhook deliveries.' })
+  @Field(() => ID, {
+    description: 'Assigned in commit order: a greater id is a later change. Also the `webhook-id` of its webhook deliveries.',
+  })
   id!: number;
 
   @Field(() => String, {

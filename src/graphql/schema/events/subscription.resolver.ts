@@ -82,7 +82,8 @@ export class SubscriptionResolver {
   }
 
   @Subscription(() => EventType, {
-    description: "Order events (order.placed, order.completed, order.cancelled) of the caller's orders (staff: all), optionally of one order.",
+    description:
+      "Order events (order.placed, order.completed, order.cancelled) of the caller's orders (staff: all), optionally of one order.",
     subscribe: ({ args, context }: SubscribeResolverData<unknown, { id?: string | null }, GraphQLContext>) => {
       const id = optionalId(args.id, 'id');
       return visibleEvents(context, (e) => e.type.startsWith('order.') && (id === undefined || e.data.id === id));
@@ -99,7 +100,11 @@ export class SubscriptionResolver {
       return visibleEvents(context, (e) => e.type === 'inventory.changed' && (petId === undefined || e.data.petId === petId));
     },
   })
-  inventoryChanged(@Root() event: EventView, @Arg('petId', () => ID, { nullable: true }) _petId: string | null, @Ctx() _ctx: GraphQLContext): InventoryView {
+  inventoryChanged(
+    @Root() event: EventView,
+    @Arg('petId', () => ID, { nullable: true }) _petId: string | null,
+    @Ctx() _ctx: GraphQLContext,
+  ): InventoryView {
     return event.data as unknown as InventoryView;
   }
 }

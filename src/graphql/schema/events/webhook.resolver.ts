@@ -1,5 +1,5 @@
 import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import { type WebhookDeliveryView, type WebhookEndpointView, type WebhookEndpointWithSecretView } from '../../../domain/index.js';
+import type { WebhookDeliveryView, WebhookEndpointView, WebhookEndpointWithSecretView } from '../../../domain/index.js';
 import { actorOf, domainOf, toId, type GraphQLContext } from '../../context.js';
 import { PageArgs, paged, type Connection } from '../connection.type.js';
 import {
@@ -19,23 +19,37 @@ const given = <T>(value: T | null | undefined): T | undefined => (value === null
 export class WebhookResolver {
   @Query(() => WebhookEndpointConnection, { description: "Your account's webhook endpoints in id order (REST `GET /webhooks`)." })
   async webhooks(@Args(() => PageArgs) page: PageArgs, @Ctx() ctx: GraphQLContext): Promise<Connection<WebhookEndpointView>> {
-    return paged(page, (request) => domainOf(ctx).webhooks.listWebhooks(actorOf(ctx), request), (w) => w.id);
+    return paged(
+      page,
+      (request) => domainOf(ctx).webhooks.listWebhooks(actorOf(ctx), request),
+      (w) => w.id,
+    );
   }
 
-  @Query(() => WebhookEndpointType, { nullable: true, description: "One of your account's webhook endpoints (REST `GET /webhooks/{webhookId}`)." })
+  @Query(() => WebhookEndpointType, {
+    nullable: true,
+    description: "One of your account's webhook endpoints (REST `GET /webhooks/{webhookId}`).",
+  })
   async webhook(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<WebhookEndpointView> {
     return domainOf(ctx).webhooks.getWebhook(actorOf(ctx), toId(id));
   }
 
   @Mutation(() => WebhookEndpointWithSecretType, {
     nullable: true,
-    description: 'Registers a webhook endpoint; its signing secret is in this answer only (REST `POST /webhooks`). Plans cap endpoints: free 1, pro 5, business 20.',
+    description:
+      'Registers a webhook endpoint; its signing secret is in this answer only (REST `POST /webhooks`). Plans cap endpoints: free 1, pro 5, business 20.',
   })
-  async createWebhook(@Arg('input', () => NewWebhookInput) input: NewWebhookInput, @Ctx() ctx: GraphQLContext): Promise<WebhookEndpointWithSecretView> {
+  async createWebhook(
+    @Arg('input', () => NewWebhookInput) input: NewWebhookInput,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<WebhookEndpointWithSecretView> {
     return domainOf(ctx).webhooks.createWebhook(actorOf(ctx), input);
   }
 
-  @Mutation(() => WebhookEndpointType, { nullable: true, description: 'Changes the URL, event types or `enabled` (REST `PATCH /webhooks/{webhookId}`).' })
+  @Mutation(() => WebhookEndpointType, {
+    nullable: true,
+    description: 'Changes the URL, event types or `enabled` (REST `PATCH /webhooks/{webhookId}`).',
+  })
   async updateWebhook(
     @Arg('id', () => ID) id: string,
     @Arg('input', () => WebhookUpdateInput) input: WebhookUpdateInput,
@@ -45,7 +59,10 @@ export class WebhookResolver {
     return domainOf(ctx).webhooks.updateWebhook(actorOf(ctx), toId(id), changes);
   }
 
-  @Mutation(() => ID, { nullable: true, description: 'Deletes the endpoint and its delivery log; returns its id (REST `DELETE /webhooks/{webhookId}`).' })
+  @Mutation(() => ID, {
+    nullable: true,
+    description: 'Deletes the endpoint and its delivery log; returns its id (REST `DELETE /webhooks/{webhookId}`).',
+  })
   async deleteWebhook(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<string> {
     await domainOf(ctx).webhooks.deleteWebhook(actorOf(ctx), toId(id));
     return id;
@@ -53,19 +70,26 @@ export class WebhookResolver {
 
   @Mutation(() => WebhookEndpointWithSecretType, {
     nullable: true,
-    description: 'A new signing secret, shown once; the previous one signs too for 24 hours (REST `POST /webhooks/{webhookId}/rotate-secret`).',
+    description:
+      'A new signing secret, shown once; the previous one signs too for 24 hours (REST `POST /webhooks/{webhookId}/rotate-secret`).',
   })
   async rotateWebhookSecret(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<WebhookEndpointWithSecretView> {
     return domainOf(ctx).webhooks.rotateSecret(actorOf(ctx), toId(id));
   }
 
-  @Query(() => WebhookDeliveryConnection, { description: 'Every delivery attempt of an endpoint, oldest first (REST `GET /webhooks/{webhookId}/deliveries`).' })
+  @Query(() => WebhookDeliveryConnection, {
+    description: 'Every delivery attempt of an endpoint, oldest first (REST `GET /webhooks/{webhookId}/deliveries`).',
+  })
   async webhookDeliveries(
     @Arg('webhookId', () => ID) webhookId: string,
     @Args(() => PageArgs) page: PageArgs,
     @Ctx() ctx: GraphQLContext,
   ): Promise<Connection<WebhookDeliveryView>> {
-    return paged(page, (request) => domainOf(ctx).webhooks.listDeliveries(actorOf(ctx), toId(webhookId), request), (d) => d.id);
+    return paged(
+      page,
+      (request) => domainOf(ctx).webhooks.listDeliveries(actorOf(ctx), toId(webhookId), request),
+      (d) => d.id,
+    );
   }
 
   @Mutation(() => WebhookDeliveryType, {

@@ -3,7 +3,10 @@ import { DateTimeResolver } from 'graphql-scalars';
 import type { WebhookDeliveryView, WebhookEndpointView, WebhookEndpointWithSecretView, WebhookInput } from '../../../domain/index.js';
 import { connectionType } from '../connection.type.js';
 
-@ObjectType('WebhookEndpoint', { simpleResolvers: true, description: 'A registered webhook endpoint, without its secret (REST `WebhookEndpoint`).' })
+@ObjectType('WebhookEndpoint', {
+  simpleResolvers: true,
+  description: 'A registered webhook endpoint, without its secret (REST `WebhookEndpoint`).',
+})
 export class WebhookEndpointType implements WebhookEndpointView {
   @Field(() => ID)
   id!: number;
@@ -24,7 +27,10 @@ export class WebhookEndpointType implements WebhookEndpointView {
   createdAt!: Date;
 }
 
-@ObjectType('WebhookEndpointWithSecret', { simpleResolvers: true, description: 'A webhook endpoint with its signing secret, returned at registration and rotation only.' })
+@ObjectType('WebhookEndpointWithSecret', {
+  simpleResolvers: true,
+  description: 'A webhook endpoint with its signing secret, returned at registration and rotation only.',
+})
 export class WebhookEndpointWithSecretType extends WebhookEndpointType implements WebhookEndpointWithSecretView {
   @Field(() => String, { description: 'The signing secret (`whsec_…`); not shown again.' })
   secret!: string;
@@ -33,7 +39,10 @@ export class WebhookEndpointWithSecretType extends WebhookEndpointType implement
 @ObjectType('WebhookEndpointConnection', { simpleResolvers: true, description: 'A page of webhook endpoints.' })
 export class WebhookEndpointConnection extends connectionType('WebhookEndpoint', WebhookEndpointType) {}
 
-@ObjectType('WebhookDelivery', { simpleResolvers: true, description: 'One attempt to deliver one event to one endpoint (REST `WebhookDelivery`).' })
+@ObjectType('WebhookDelivery', {
+  simpleResolvers: true,
+  description: 'One attempt to deliver one event to one endpoint (REST `WebhookDelivery`).',
+})
 export class WebhookDeliveryType implements WebhookDeliveryView {
   @Field(() => ID)
   id!: number;

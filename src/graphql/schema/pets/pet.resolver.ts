@@ -21,7 +21,11 @@ export class PetResolver {
       name: filter?.name ?? undefined,
       ids: filter?.ids?.map(toId) ?? undefined,
     };
-    return paged(page, (request) => domainOf(ctx).pets.listPets(where, request), (p) => p.id);
+    return paged(
+      page,
+      (request) => domainOf(ctx).pets.listPets(where, request),
+      (p) => p.id,
+    );
   }
 
   @Query(() => PetType, {
@@ -47,7 +51,10 @@ export class PetResolver {
     return domainOf(ctx).pets.updatePet(actorOf(ctx), toId(id), input);
   }
 
-  @Mutation(() => ID, { nullable: true, description: 'Staff: deletes a pet without open orders; returns its id (REST `DELETE /pets/{petId}`).' })
+  @Mutation(() => ID, {
+    nullable: true,
+    description: 'Staff: deletes a pet without open orders; returns its id (REST `DELETE /pets/{petId}`).',
+  })
   async deletePet(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<string> {
     await domainOf(ctx).pets.deletePet(actorOf(ctx), toId(id));
     return id;

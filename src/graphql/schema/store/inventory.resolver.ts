@@ -11,7 +11,11 @@ export class InventoryResolver {
   @Directive(BETA)
   @Query(() => InventoryItemConnection, { description: 'Staff: the stock of every pet, in pet id order (REST `GET /store/inventory`).' })
   async inventory(@Args(() => PageArgs) page: PageArgs, @Ctx() ctx: GraphQLContext): Promise<Connection<InventoryView>> {
-    return paged(page, (request) => domainOf(ctx).store.listInventory(actorOf(ctx), request), (i) => i.petId);
+    return paged(
+      page,
+      (request) => domainOf(ctx).store.listInventory(actorOf(ctx), request),
+      (i) => i.petId,
+    );
   }
 
   @Query(() => InventoryItemType, { nullable: true, description: "One pet's stock (REST `GET /store/inventory/{petId}`)." })

@@ -4,7 +4,10 @@ import type { PetStatus } from '../../../domain/entities/index.js';
 import { PetStatusEnum } from '../enums.js';
 import { connectionType } from '../connection.type.js';
 
-@ObjectType('InventoryItem', { simpleResolvers: true, description: "The stock of one pet. Its `status` is the pet's status; identified by `petId`." })
+@ObjectType('InventoryItem', {
+  simpleResolvers: true,
+  description: "The stock of one pet. Its `status` is the pet's status; identified by `petId`.",
+})
 export class InventoryItemType implements InventoryView {
   @Field(() => ID)
   petId!: number;

@@ -19,7 +19,11 @@ export class OrderResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<Connection<OrderView>> {
     const where = { complete: filter?.complete ?? undefined, petId: toIdOrUndefined(filter?.petId) };
-    return paged(page, (request) => domainOf(ctx).store.listOrders(actorOf(ctx), where, request), (o) => o.id);
+    return paged(
+      page,
+      (request) => domainOf(ctx).store.listOrders(actorOf(ctx), where, request),
+      (o) => o.id,
+    );
   }
 
   @Query(() => OrderType, {
