@@ -90,8 +90,20 @@ describe('docs: the README as the first page, docs/ as the reference', () => {
     assert.deepEqual(broken, []);
   });
 
-  it('when the README and docs/ are read, then none points outside the project (../shared, the specification document or its sections)', () => {
+  it('when the README and docs/ are read, then none points outside the project (the shared folder, the specification document or its sections)', () => {
     // The character class keeps this file itself out of a plain-text search for the name.
     for (const page of pages) assert.doesNotMatch(text(page), /\.\.\/shared|S[P]EC\.md|S[P]EC §/, page);
+  });
+
+  it('when the source, tests, bench and scripts are read, then no comment points to the specification document', () => {
+    const files = (dir: string): string[] =>
+      readdirSync(projectPath(dir), { withFileTypes: true }).flatMap((entry) => {
+        const path = join(dir, entry.name);
+        return entry.isDirectory() ? files(path) : /\.(ts|mjs|js)$/.test(entry.name) ? [path] : [];
+      });
+    const citing = ['src', 'test', 'bench', 'scripts']
+      .flatMap(files)
+      .filter((file) => /\bS[P]EC\b|\.\.\/shared/.test(readFileSync(projectPath(file), 'utf8')));
+    assert.deepEqual(citing, []);
   });
 });

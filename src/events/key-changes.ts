@@ -7,9 +7,9 @@
  * that no longer stands. A notification missed while the connection was down is made up for when it is back
  * (every listener runs). SQLite serves one instance: its own changes are all there is.
  */
-import type { Client, Notification } from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { listenOn } from './pg-listen.js';
 
 export const KEYS_CHANNEL = 'petstore_keys';
 
@@ -26,49 +26,26 @@ export function keyChanges(database: Config['database'], logger: Logger): KeyCha
   const changed = () => {
     for (const listener of listeners) listener();
   };
-  let closed = false;
-  let client: Client | undefined;
-  let listening: Client | undefined;
-  let retry: NodeJS.Timeout | undefined;
-
-  const connect = async () => {
-    if (closed || database.kind !== 'postgresql') return;
-    const { default: pg } = await import('pg');
-    if (closed) return;
-    const c = new pg.Client({ connectionString: database.url, application_name: 'petstore-keys' });
-    client = c;
-    c.on('notification', (message: Notification) => {
-      // This instance's own announcements come back too: its listeners ran at its change already.
-      if (message.processId !== (c as Client & { processID?: number }).processID) changed();
-    });
-    let failed = false;
-    const fail = (err: unknown) => {
-      if (failed || client !== c) return;
-      failed = true;
-      if (listening === c) listening = undefined;
-      logger.warn({ err }, 'keys: the LISTEN connection for key changes failed; reconnecting');
-      c.end().catch(() => undefined);
-      if (!closed) retry = setTimeout(() => void connect(), 1000);
-    };
-    c.on('error', fail);
-    try {
-      await c.connect();
-      await c.query(`set synchronous_commit to off; listen ${KEYS_CHANNEL}`);
-    } catch (err) {
-      fail(err);
-      return;
-    }
-    if (closed || failed) return;
-    listening = c;
-    // What may have gone unheard while there was no connection.
-    changed();
-  };
-  void connect();
+  const connection =
+    database.kind === 'postgresql'
+      ? listenOn({
+          url: database.url,
+          channel: KEYS_CHANNEL,
+          applicationName: 'petstore-keys',
+          logger,
+          failure: 'keys: the LISTEN connection for key changes failed; reconnecting',
+          // The other instances' changes; this instance's listeners ran at its own change already.
+          onNotified: changed,
+          // What may have gone unheard while there was no connection.
+          onListening: changed,
+        })
+      : undefined;
 
   return {
     announce() {
       changed();
-      listening
+      connection
+        ?.listening()
         ?.query(`notify ${KEYS_CHANNEL}`)
         .catch((err: unknown) => logger.warn({ err }, 'keys: announcing a key change to the other instances failed'));
     },
@@ -77,10 +54,7 @@ export function keyChanges(database: Config['database'], logger: Logger): KeyCha
       return () => void listeners.delete(listener);
     },
     async close() {
-      closed = true;
-      clearTimeout(retry);
-      listening = undefined;
-      await client?.end().catch(() => undefined);
+      await connection?.end();
     },
   };
 }

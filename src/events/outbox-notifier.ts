@@ -11,12 +11,12 @@
  * notifies (one lock held from before the commit until after its WAL flush), so every instance's writes would
  * commit one at a time. The announcement is a transaction of its own with
  * `synchronous_commit` off (a lost notification costs only latency), so it holds that lock for microseconds and no
- * write waits on it. `pg` loads here, so an embedded (SQLite) process never loads it.
+ * write waits on it. The connection is `pg-listen.ts`'s.
  */
-import type { Client, Notification } from 'pg';
 import type { Logger } from 'pino';
 import { EVENTS_CHANNEL } from '../domain/events.service.js';
 import { WorkLoop } from './work-loop.js';
+import { listenOn } from './pg-listen.js';
 import type { Orm } from '../db/orm.js';
 import type { Config } from '../config.js';
 import { commitsOf, type Commits } from './commit-signal.js';
@@ -48,59 +48,33 @@ export function commitChannels(orm: Orm, database: Config['database'], logger: L
 }
 
 export function listenForEvents(url: string, logger: Logger): OutboxNotifier {
-  let client: Client | undefined;
-  /** Set once the connection LISTENs. */
-  let listening: Client | undefined;
   /** Commits not yet announced (set by `announce`, cleared when a NOTIFY goes out). */
   let pending = false;
-  let closed = false;
-  let retry: NodeJS.Timeout | undefined;
   let warned = false;
   const listeners = new Set<() => void>();
   const heard = () => {
     for (const listener of listeners) listener();
   };
-
-  const connect = async () => {
-    if (closed) return;
-    const { default: pg } = await import('pg');
-    if (closed) return;
-    const c = new pg.Client({ connectionString: url, application_name: 'petstore-events' });
-    client = c;
-    // This instance's own announcements come back too: its readers were woken at its commit already.
-    c.on('notification', (message: Notification) => {
-      if (message.processId !== (c as Client & { processID?: number }).processID) heard();
-    });
-    let failed = false;
-    const fail = (err: unknown) => {
-      // Once per connection, and only for the current one (pg may report a failure twice, a late one after a reconnect).
-      if (failed || client !== c) return;
-      failed = true;
-      if (listening === c) listening = undefined;
-      logger.warn({ err }, 'events: the LISTEN connection failed; reconnecting (until then the outbox is polled)');
-      c.end().catch(() => undefined);
-      if (!closed) retry = setTimeout(() => void connect(), 1000);
-    };
-    c.on('error', fail);
-    try {
-      await c.connect();
-      await c.query(`set synchronous_commit to off; listen ${EVENTS_CHANNEL}`);
-    } catch (err) {
-      fail(err);
-      return;
-    }
-    if (closed || failed) return;
-    listening = c;
-    warned = false;
-    // What went unheard or unannounced while there was no connection.
-    heard();
-    if (pending) announcer.wake();
-  };
+  const connection = listenOn({
+    url,
+    channel: EVENTS_CHANNEL,
+    applicationName: 'petstore-events',
+    logger,
+    failure: 'events: the LISTEN connection failed; reconnecting (until then the outbox is polled)',
+    // Another instance's commits; this instance's readers were woken at its own commit already.
+    onNotified: heard,
+    onListening: () => {
+      warned = false;
+      // What went unheard or unannounced while there was no connection.
+      heard();
+      if (pending) announcer.wake();
+    },
+  });
 
   const announcer = new WorkLoop(
     async () => {
-      const c = listening;
-      if (!c) return { found: false }; // Announced once the connection is back (`connect`).
+      const c = connection.listening();
+      if (!c) return { found: false }; // Announced once the connection is back (`onListening`).
       pending = false;
       try {
         await c.query(NOTIFY);
@@ -112,13 +86,12 @@ export function listenForEvents(url: string, logger: Logger): OutboxNotifier {
     },
     { minMs: ANNOUNCE_GAP_MS, maxMs: ANNOUNCE_GAP_MS, wakeGapMs: ANNOUNCE_GAP_MS, poll: false },
     (err) => {
-      // A connection failure also reaches `fail` (and reconnects); anything else is worth one line per connection.
+      // A connection failure also reaches pg-listen.ts (which reconnects); anything else is worth one line per connection.
       if (!warned) logger.warn({ err }, 'events: announcing commits to the other instances failed (they poll meanwhile)');
       warned = true;
     },
   );
   announcer.start();
-  void connect();
 
   return {
     announce() {
@@ -130,19 +103,17 @@ export function listenForEvents(url: string, logger: Logger): OutboxNotifier {
       return () => void listeners.delete(listener);
     },
     async close() {
-      closed = true;
-      clearTimeout(retry);
+      connection.stopReconnecting();
       // The announcement under way, then the last one if commits wait for it; a hung connection gets a second.
       const last = (async () => {
         await announcer.stop();
-        const c = listening;
+        const c = connection.listening();
         if (c && pending) await c.query(NOTIFY).catch(() => undefined);
       })();
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([last, new Promise<void>((resolve) => (timer = setTimeout(resolve, LAST_ANNOUNCEMENT_MS)))]);
       clearTimeout(timer);
-      listening = undefined;
-      await client?.end().catch(() => undefined);
+      await connection.end();
     },
   };
 }
