@@ -41,7 +41,8 @@ const idsOf = (sub: Subscription): number[] =>
 /** Commits `n` catalogue events (category.created), one request after another, as staff. */
 async function commit(url: string, key: string, n: number) {
   const admin = new Client(url, key);
-  for (let i = 0; i < n; i++) assert.equal((await admin.post('/v1/categories', { name: `Resume ${randomBytes(6).toString('hex')}` })).status, 201);
+  for (let i = 0; i < n; i++)
+    assert.equal((await admin.post('/v1/categories', { name: `Resume ${randomBytes(6).toString('hex')}` })).status, 201);
 }
 
 async function customerKey(url: string, adminKey: string, name: string): Promise<string> {
@@ -138,9 +139,13 @@ describe('subscriptions resume after an event id', () => {
       const alicesOrder = staffFeed.body.at(-1).id as number;
       await order(bob);
       await order(alice);
-      const sub = await subscribe(connect(bob), 'subscription($after: ID) { events(after: $after) { id type data { ... on Order { id } } } }', {
-        after: String(alicesOrder),
-      });
+      const sub = await subscribe(
+        connect(bob),
+        'subscription($after: ID) { events(after: $after) { id type data { ... on Order { id } } } }',
+        {
+          after: String(alicesOrder),
+        },
+      );
       const expected = (await feedIds(t.url, bob)).filter((id) => id > alicesOrder);
       await eventually('the back-fill', () => sub.results.length >= expected.length);
       assert.deepEqual(idsOf(sub), expected);
@@ -159,7 +164,9 @@ describe('subscriptions resume after an event id', () => {
       assert.equal(unknown.results[0]?.errors?.[0]?.extensions?.code, 'VALIDATION_FAILED', JSON.stringify(unknown.results));
       // The purge keeps the newest event only when everything is older than the retention.
       await new EventsService(t.app.orm.em.fork()).purgeExpired(new Date(Date.now() + 31 * 24 * 3600 * 1000));
-      const expired = await subscribe(connect(t.adminKey), 'subscription($after: ID) { orderUpdated(after: $after) { id } }', { after: '1' });
+      const expired = await subscribe(connect(t.adminKey), 'subscription($after: ID) { orderUpdated(after: $after) { id } }', {
+        after: '1',
+      });
       await eventually('the refusal', () => expired.results.length > 0 || expired.errors.length > 0);
       assert.equal(expired.results[0]?.errors?.[0]?.extensions?.code, 'EVENT_EXPIRED', JSON.stringify(expired.results));
     });
@@ -187,7 +194,11 @@ describe('subscriptions resume after an event id', () => {
       'resume',
       {
         setup: async (url) => {
-          const env = { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: `petstore-resume-${randomBytes(4).toString('hex')}`, SUBSCRIPTION_POLL_MS: '20' };
+          const env = {
+            REDIS_URL: redis!,
+            RATE_LIMIT_KEY_PREFIX: `petstore-resume-${randomBytes(4).toString('hex')}`,
+            SUBSCRIPTION_POLL_MS: '20',
+          };
           const adminKey = `psk_${randomBytes(24).toString('base64url')}`;
           a = await startApp({ databaseUrl: url, env: { ...env, ADMIN_API_KEY: adminKey } });
           b = await startApp({ databaseUrl: url, env: { ...env, ADMIN_API_KEY: adminKey } });
@@ -201,7 +212,9 @@ describe('subscriptions resume after an event id', () => {
       { Redis: redis },
     );
 
-    it('when an instance goes away, then its subscribers resume on the other from their last id and see every committed event exactly once, in order', { skip }, async () => {
+    it('when an instance goes away, then its subscribers resume on the other from their last id and see every committed event exactly once, in order', {
+      skip,
+    }, async () => {
       const customer = await customerKey(a.url, a.adminKey, 'Resumer');
       const keys = [a.adminKey, customer];
       const first: Subscription[] = [];

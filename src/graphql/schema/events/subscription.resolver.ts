@@ -180,7 +180,8 @@ export class SubscriptionResolver {
   }
 
   @Subscription(() => EventType, {
-    description: "Order events (order.placed, order.completed, order.cancelled) of the caller's orders (staff: all), optionally of one order.",
+    description:
+      "Order events (order.placed, order.completed, order.cancelled) of the caller's orders (staff: all), optionally of one order.",
     subscribe: ({ args, context }: SubscribeResolverData<unknown, { id?: string | null; after?: string | null }, GraphQLContext>) => {
       const id = optionalId(args.id, 'id');
       return visibleEvents(context, {
@@ -205,7 +206,11 @@ export class SubscriptionResolver {
       return visibleEvents(context, { accept: (e) => e.type === 'inventory.changed' && (petId === undefined || e.data.petId === petId) });
     },
   })
-  inventoryChanged(@Root() root: EventView | Ending, @Arg('petId', () => ID, { nullable: true }) _petId: string | null, @Ctx() _ctx: GraphQLContext): InventoryView {
+  inventoryChanged(
+    @Root() root: EventView | Ending,
+    @Arg('petId', () => ID, { nullable: true }) _petId: string | null,
+    @Ctx() _ctx: GraphQLContext,
+  ): InventoryView {
     return eventOf(root).data as unknown as InventoryView;
   }
 }
