@@ -171,6 +171,25 @@ describe('subscriptions resume after an event id', () => {
       assert.equal(expired.results[0]?.errors?.[0]?.extensions?.code, 'EVENT_EXPIRED', JSON.stringify(expired.results));
     });
 
+    it('when the back-fill reads 150 events, then it costs what two feed pages of 100 cost, on top of the start', async () => {
+      const key = await customerKey(t.url, t.adminKey, 'Payer');
+      const client = new Client(t.url, key);
+      const minuteUsed = async (): Promise<number> => (await client.get('/v1/rate_limit')).body.resources.minute.used;
+      await commit(t.url, t.adminKey, 1);
+      const from = (await feedIds(t.url, key)).at(-1)!;
+      await t.app.orm.em.fork().transactional(async (em) => {
+        for (let i = 0; i < 150; i++) await recordEvent(em, 'category.created', { id: 2000 + i, name: `Backlog ${i}` });
+      });
+      const before = await minuteUsed();
+      const sub = await subscribe(connect(key), EVENTS, { after: String(from) });
+      await eventually('the back-fill', () => sub.results.length >= 150);
+      assert.equal((await minuteUsed()) - before, 1 + 2);
+      assert.deepEqual(
+        idsOf(sub),
+        (await feedIds(t.url, key)).filter((id) => id > from),
+      );
+    });
+
     it('when a subscriber falls behind SUBSCRIPTION_BACKLOG_MAX, then it gets SUBSCRIBER_TOO_SLOW with a reason, then complete', async () => {
       // One transaction's worth of events, read in one go, puts more than the bound (2 here) in the subscription's backlog at once.
       const sub = await subscribe(connect(t.adminKey), 'subscription { events { id } }');
