@@ -161,6 +161,7 @@ const envSchema = z.object({
   WEBHOOK_ACCOUNT_CONCURRENCY: int(1, 10_000).default('8'),
   SUBSCRIPTION_POLL_MS: int(5, 60_000).default('50'),
   SUBSCRIPTION_POLL_MAX_MS: int(5, 600_000).default('1000'),
+  SUBSCRIPTION_BACKLOG_MAX: int(1, 100_000).default('1000'),
   SUBSCRIPTION_LEASE_MS: int(1000, 600_000).default('30000'),
   SUBSCRIPTION_SOCKETS_PER_ADDRESS: int(1, 100_000).default('20'),
   SUBSCRIPTION_INIT_TIMEOUT_MS: int(100, 60_000).default('3000'),
@@ -230,6 +231,8 @@ export interface Config {
   /** While GraphQL subscriptions are open, how often the instance reads the outbox for other processes' events: from `subscriptionPollMs`, doubling while nothing comes, up to `subscriptionPollMaxMs`. */
   subscriptionPollMs: number;
   subscriptionPollMaxMs: number;
+  /** How many events a subscription may have waiting for a slow client before it ends with SUBSCRIBER_TOO_SLOW. */
+  subscriptionBacklogMax: number;
   /** With Redis: how long an instance's subscription slot outlives the instance (renewed every third of it). */
   subscriptionLeaseMs: number;
   /**
@@ -307,6 +310,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     subscriptionPollMs: e.SUBSCRIPTION_POLL_MS,
     // The ceiling is never below the first interval (a test or an operator may set a long first one).
     subscriptionPollMaxMs: Math.max(e.SUBSCRIPTION_POLL_MS, e.SUBSCRIPTION_POLL_MAX_MS),
+    subscriptionBacklogMax: e.SUBSCRIPTION_BACKLOG_MAX,
     subscriptionLeaseMs: e.SUBSCRIPTION_LEASE_MS,
     subscriptionSockets: { perAddress: e.SUBSCRIPTION_SOCKETS_PER_ADDRESS, initTimeoutMs: e.SUBSCRIPTION_INIT_TIMEOUT_MS },
     webhooks: {

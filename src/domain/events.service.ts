@@ -4,7 +4,7 @@ import type { SqlTransaction } from './writer.js';
 import { Event, WebhookDelivery } from './entities/index.js';
 import { isStaff, type Actor } from './actor.js';
 import { pageSize, type Page } from './pagination.js';
-import { validationFailed } from './errors.js';
+import { DomainError, validationFailed } from './errors.js';
 import { categoryRepresentation, orderRepresentation } from './representations.js';
 import type { CategoryView, EventView, InventoryView, OrderView, PetView } from './views.js';
 import * as v from './validate.js';
@@ -294,11 +294,39 @@ export class EventsService {
    * Every event after `after`, in the read order, whoever may see it (for relays that filter per recipient), and
    * where they end; `waiting` when committed events after them wait for an older transaction to end (PostgreSQL).
    */
-  async eventsAfter(after: EventPosition, limit: number): Promise<{ events: EventView[]; next: EventPosition; waiting: boolean }> {
+  async eventsAfter(
+    after: EventPosition,
+    limit: number,
+  ): Promise<{ events: EventView[]; positions: EventPosition[]; next: EventPosition; waiting: boolean }> {
     const rows = await readEvents(this.em, after, limit);
     const next = rows.length ? positionOf(rows.at(-1)!) : after;
     const waiting = rows.length < limit && (await eventsWaiting(this.em, next));
-    return { events: rows.map(toEventView), next, waiting };
+    return { events: rows.map(toEventView), positions: rows.map(positionOf), next, waiting };
+  }
+
+  /**
+   * Where a subscription resuming after event `after` starts reading: right after that event. An id below every
+   * kept event is past the retention (EVENT_EXPIRED); one that was never written is VALIDATION_FAILED.
+   */
+  async resumePosition(after: unknown, path = 'after'): Promise<EventPosition> {
+    const id = parseAfter(after, path);
+    if (id === 0) throw validationFailed(`${path} must be the id of an event.`, [{ path, message: 'must be an Event.id' }]);
+    const [row] = await this.em.execute<Array<{ txid: number | string; id: number | string }>>('select txid, id from events where id = ?', [id]);
+    if (row) return { txid: Number(row.txid), id: Number(row.id) };
+    const [oldest] = await this.em.execute<Array<{ id: number | string | null }>>('select min(id) as id from events');
+    if (oldest?.id !== null && oldest?.id !== undefined && id < Number(oldest.id)) {
+      throw new DomainError('EVENT_EXPIRED', `Event ${id} is older than 30 days and no longer kept; back-fill from the feed (GET /v1/events) instead.`);
+    }
+    throw validationFailed(`${path}: there is no event ${id}.`, [{ path, message: 'must be the id of an event' }]);
+  }
+
+  /**
+   * One page of the events after `after` the actor may see, of `types`, that may be read now, in the read order,
+   * with each one's position (a resuming subscription's back-fill).
+   */
+  async visibleAfter(actor: Actor, after: EventPosition, types: readonly string[] | undefined, limit: number): Promise<Array<{ event: EventView; position: EventPosition }>> {
+    const rows = await readEvents(this.em, after, limit, { types, viewer: isStaff(actor) ? undefined : actor.accountId });
+    return rows.map((row) => ({ event: toEventView(row), position: positionOf(row) }));
   }
 
   /** Where a reader that wants what commits from now on starts. */
@@ -338,6 +366,11 @@ export class EventsService {
  * implementation reads the shared outbox, so an event committed on any instance reaches every one.
  */
 export interface EventSubscriptions {
-  /** Calls `listener` with each event committed from now on; returns the unsubscribe function. */
-  subscribe(listener: (event: EventView) => void): Promise<() => void>;
+  /**
+   * Calls `listener` with each event committed from now on, and its place in the read order (a resuming
+   * subscription drops what its back-fill already gave); returns the unsubscribe function.
+   */
+  subscribe(listener: (event: EventView, position: EventPosition) => void): Promise<() => void>;
+  /** How many events a subscription may have waiting for its client; past it, it ends with SUBSCRIBER_TOO_SLOW. */
+  readonly backlogMax: number;
 }

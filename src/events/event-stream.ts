@@ -26,7 +26,7 @@ const BATCH = 200;
 const WAKE_GAP_MS = 10;
 
 /** The push of one event to this instance's subscriptions as a span of its own, linked to the change that wrote the event. */
-function pushTraced(event: EventView, listeners: Array<(event: EventView) => void>) {
+function pushTraced(event: EventView, position: EventPosition, listeners: Array<(event: EventView, position: EventPosition) => void>) {
   const attributes = { 'petstore.event.id': event.id, 'petstore.event.type': event.type, 'petstore.subscriptions': listeners.length };
   const span = tracer().startSpan('subscription push', {
     root: true,
@@ -35,14 +35,14 @@ function pushTraced(event: EventView, listeners: Array<(event: EventView) => voi
     links: linksTo(event.traceparent),
   });
   try {
-    for (const listener of listeners) listener(event);
+    for (const listener of listeners) listener(event, position);
   } finally {
     span.end();
   }
 }
 
 export class EventStream implements EventSubscriptions {
-  private readonly listeners = new Set<(event: EventView) => void>();
+  private readonly listeners = new Set<(event: EventView, position: EventPosition) => void>();
   private position: EventPosition = OUTBOX_START;
   /** Set while the loop runs: resolves once the starting position is known. */
   private started: Promise<void> | null = null;
@@ -54,6 +54,7 @@ export class EventStream implements EventSubscriptions {
     private readonly logger: Logger,
     pollMs: number,
     pollMaxMs = pollMs,
+    readonly backlogMax = 1000,
   ) {
     this.loop = new WorkLoop(
       () => this.poll(),
@@ -62,7 +63,7 @@ export class EventStream implements EventSubscriptions {
     );
   }
 
-  async subscribe(listener: (event: EventView) => void): Promise<() => void> {
+  async subscribe(listener: (event: EventView, position: EventPosition) => void): Promise<() => void> {
     if (this.closed) throw new Error('The event stream is closed.');
     this.listeners.add(listener);
     // The first listener starts the loop after the newest event: a subscription gets what commits from now on.
@@ -106,14 +107,14 @@ export class EventStream implements EventSubscriptions {
     try {
       const service = new EventsService(readerFork(this.orm));
       for (let more = true; more && this.listeners.size > 0; ) {
-        const { events, next, waiting } = await service.eventsAfter(this.position, BATCH);
+        const { events, positions, next, waiting } = await service.eventsAfter(this.position, BATCH);
         this.position = next;
         // Committed events behind an older transaction still running: look again soon (its end may notify nobody).
         held = waiting;
-        for (const event of events) {
-          if (tracingOn()) pushTraced(event, [...this.listeners]);
-          else for (const listener of [...this.listeners]) listener(event);
-        }
+        events.forEach((event, n) => {
+          if (tracingOn()) pushTraced(event, positions[n]!, [...this.listeners]);
+          else for (const listener of [...this.listeners]) listener(event, positions[n]!);
+        });
         found ||= events.length > 0;
         more = events.length === BATCH;
       }

@@ -25,7 +25,7 @@ export interface EventWorkers {
 export function startEventWorkers(
   orm: Orm,
   logger: Logger,
-  config: Pick<Config, 'webhooks' | 'subscriptionPollMs' | 'subscriptionPollMaxMs' | 'database'>,
+  config: Pick<Config, 'webhooks' | 'subscriptionPollMs' | 'subscriptionPollMaxMs' | 'subscriptionBacklogMax' | 'database'>,
   metrics: Pick<Metrics, 'webhookAttempt' | 'webhookEndpointDisabled'>,
   commits: Commits,
   notifier?: OutboxNotifier,
@@ -36,7 +36,7 @@ export function startEventWorkers(
     onAttempt: (outcome, lagSeconds) => metrics.webhookAttempt(outcome, lagSeconds),
     onEndpointDisabled: () => metrics.webhookEndpointDisabled(),
   });
-  const eventStream = new EventStream(orm, logger, config.subscriptionPollMs, config.subscriptionPollMaxMs);
+  const eventStream = new EventStream(orm, logger, config.subscriptionPollMs, config.subscriptionPollMaxMs, config.subscriptionBacklogMax);
   const wake = () => {
     eventStream.wake();
     webhooks.wake();

@@ -28,6 +28,8 @@ export interface GraphQLContext {
    * subscription that outlives a revocation or a demotion stops receiving what the key may no longer see.
    */
   readonly currentActor?: () => Promise<Actor | null>;
+  /** Subscriptions only: takes `cost` points from the caller's budget (a resuming subscription's back-fill pages); throws the refusal. */
+  readonly charge?: (cost: number) => Promise<void>;
 }
 
 export const domainOf = (ctx: GraphQLContext): Domain => ctx.domain;

@@ -284,6 +284,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           observed: {},
           events: options.events,
           currentActor: () => stillValid(key),
+          charge: (cost) => options.gate.charge(actor, cost).then(() => undefined),
         };
         meters.set(contextValue, { actor, requested: prepared.cost.requested });
         return {
