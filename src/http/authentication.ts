@@ -247,10 +247,15 @@ export async function callerOf(
  * another (src/events/key-changes.ts): a key revoked meanwhile is `401 INVALID_API_KEY` and nothing runs.
  * Nothing changed (the usual case): no lookup.
  */
-export async function recheckKey(ctx: Context): Promise<void> {
+export function recheckKey(ctx: Context): Promise<void> | undefined {
   const state = ctx.state as AppState;
   const keys = state.keys;
-  if (!keys || keys.epoch === keys.authenticator.epoch) return;
+  // Synchronous when nothing changed: the caller awaits only a real lookup (`await` of nothing still costs promises).
+  if (!keys || keys.epoch === keys.authenticator.epoch) return undefined;
+  return recheck(ctx, state, keys);
+}
+
+async function recheck(ctx: Context, state: AppState, keys: NonNullable<AppState['keys']>): Promise<void> {
   const epoch = keys.authenticator.epoch;
   const key = requestHeader(ctx, 'x-api-key');
   const actor = await keys.authenticator.authenticate(key, keyHash(ctx.req.socket, key));

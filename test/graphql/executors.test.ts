@@ -284,7 +284,7 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
     const operation = getOperationAST(document)!;
     const coerced = coerceVariables(schema, operation, variables);
     if ('errors' in coerced) return { refused: formatErrors(coerced.errors, 'r', logger) };
-    const { result } = await executor.run({ document, operation, rawVariables: variables }, { requestId: 'r' });
+    const result = await executor.run({ document, operation, rawVariables: variables }, { requestId: 'r' });
     const formatted = result.errors?.length ? formatErrors(result.errors, 'r', logger) : undefined;
     return JSON.parse(JSON.stringify({ errors: formatted?.errors, headers: formatted?.headers, data: result.data })) as Record<
       string,

@@ -1,5 +1,5 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { HeaderMap, type GraphQLRequestContextDidEncounterErrors, type GraphQLRequestContextWillSendResponse } from '@apollo/server';
 import type { Logger } from 'pino';
 import { validationFailed } from '../../domain/errors.js';
 import { describeError, internalErrorBody, type ErrorBody, type KnownError } from '../../http/errors.js';
@@ -126,31 +126,34 @@ export function toRequestError(error: unknown): GraphQLError {
   });
 }
 
+/** The error hooks of the service's one Apollo plugin (request-preparation.ts): no state of their own per request. */
+export interface ErrorHooks {
+  didEncounterErrors(requestContext: GraphQLRequestContextDidEncounterErrors<GraphQLContext>): void;
+  willSendResponse(requestContext: GraphQLRequestContextWillSendResponse<GraphQLContext>): void;
+}
+
 /**
  * Per request, what `formatError` cannot know: headers the errors carry go on Apollo's response (`Retry-After`
  * of a 503 UNAVAILABLE raised under a resolver), unexpected errors are logged with the request id, every error
- * gets `extensions.requestId`, and a refusal's code goes to the request log.
+ * gets `extensions.requestId`, and a refusal's code goes to the request log. Hooks of the preparation's plugin,
+ * not a plugin of their own: every plugin's listener costs each request a promise per hook Apollo calls.
  */
-export function errorsPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext> {
+export function errorHooks(logger: Logger): ErrorHooks {
   return {
-    async requestDidStart() {
-      return {
-        async didEncounterErrors({ errors, contextValue, response }) {
-          for (const error of errors) {
-            const known = knownOf(error);
-            if (known) for (const name in known.headers) response.http.headers.set(name.toLowerCase(), known.headers[name]!);
-            else if (!isRequestError(error))
-              logger.error({ err: originalOf(error), requestId: contextValue.requestId }, 'unexpected GraphQL error');
-          }
-        },
-        async willSendResponse({ response, contextValue }) {
-          if (response.body.kind !== 'single') return;
-          const { errors, data } = response.body.singleResult;
-          if (!errors) return;
-          for (const error of errors) if (error.extensions) (error.extensions as ErrorExtensions).requestId = contextValue.requestId;
-          if (data === undefined) contextValue.observed.errorCode = errors[0]?.extensions?.code as string | undefined;
-        },
-      };
+    didEncounterErrors({ errors, contextValue, response }) {
+      for (const error of errors) {
+        const known = knownOf(error);
+        if (known) for (const name in known.headers) response.http.headers.set(name.toLowerCase(), known.headers[name]!);
+        else if (!isRequestError(error))
+          logger.error({ err: originalOf(error), requestId: contextValue.requestId }, 'unexpected GraphQL error');
+      }
+    },
+    willSendResponse({ response, contextValue }) {
+      if (response.body.kind !== 'single') return;
+      const { errors, data } = response.body.singleResult;
+      if (!errors) return;
+      for (const error of errors) if (error.extensions) (error.extensions as ErrorExtensions).requestId = contextValue.requestId;
+      if (data === undefined) contextValue.observed.errorCode = errors[0]?.extensions?.code as string | undefined;
     },
   };
 }

@@ -20,7 +20,7 @@ import { rateLimitHeaders } from '../../rate-limit/headers.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { buildGraphQLSchema } from '../schema/schema.builder.js';
 import type { GraphQLContext } from '../context.js';
-import { errorsPlugin, formatError } from './error.mapping.js';
+import { errorHooks, formatError } from './error.mapping.js';
 import { jitGateway, operationExecutor } from './jit.executor.js';
 import { executeWithApollo, writeApolloResponse } from './koa.integration.js';
 import { landingPage } from './landing-page.js';
@@ -86,8 +86,7 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     documentStore: preparation.apollo.documentStore,
     formatError,
     plugins: [
-      preparation.apollo.plugin,
-      errorsPlugin(logger),
+      preparation.apollo.plugin(errorHooks(logger)),
       // Apollo's defaults the service does not use, off: cache control (no cache hints are set; its per-field hook
       // makes Apollo wrap every resolver), inline tracing (for federated subgraphs), and usage and schema reporting
       // to Apollo's cloud (they would start with an APOLLO_KEY in the environment).
@@ -104,13 +103,16 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
   /** Rate-limit headers for a response the request preparation never charged (a refused request, the landing page, 413, …): free. */
   const freeHeaders = (state: AppState, address: string): Promise<Record<string, string>> => rateLimitHeaders(gate, state, address, 0);
 
+  /** Apollo's answer to the request (the edge's body rule first), written onto Koa's response. */
   const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
     if (ctx.request.path !== GRAPHQL_PATH) throw notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`);
     // The edge's body rule (1 MiB, JSON, UTF-8: 413, 415, 400), as on REST; Apollo checks what the body holds.
     const body = ctx.req.method === 'POST' ? await readJsonBody(ctx) : undefined;
-    // The body may have come long after the headers: a key revoked meanwhile runs nothing.
-    await recheckKey(ctx);
-    const response = await executeWithApollo(apollo, ctx, body, async () => context);
+    // The body may have come long after the headers: a key revoked meanwhile runs nothing (awaited only when
+    // a key or account changed since the headers were checked).
+    const recheck = recheckKey(ctx);
+    if (recheck) await recheck;
+    const response = await executeWithApollo(apollo, ctx, body, () => Promise.resolve(context));
     // Apollo answers a malformed HTTP request (CSRF, no query, a GET mutation, another method) before any plugin
     // runs: those error bodies get their request id here.
     if (response.body.kind === 'complete' && (response.status ?? 200) >= 400 && !response.body.string.includes('"requestId"')) {
@@ -119,29 +121,36 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     writeApolloResponse(ctx, response);
   };
 
-  // Mounted on /graphql by the request walk: every request here is GraphQL's.
-  const middleware: Middleware = async (ctx: Context) => {
+  // Mounted on /graphql by the request walk: every request here is GraphQL's. Every answer under /graphql
+  // carries the rate-limit headers (the preparation's charge, or a free read); the usual answer, charged,
+  // settles without a further promise.
+  const middleware: Middleware = (ctx: Context) => {
     const state = ctx.state as AppState;
     state.facade = 'graphql';
     state.route = ctx.request.path === GRAPHQL_PATH ? `${ctx.req.method} ${GRAPHQL_PATH}` : undefined;
     // Results depend on the key: never stored by a cache.
     setHeader(ctx, 'cache-control', 'no-store');
     const context = new RequestContext(state, ctx.request.ip);
-    try {
-      await answer(ctx, state, context);
-    } catch (error) {
-      // The error envelope answers in the GraphQL shape (`toGraphQLErrorBody`); the rate-limit headers come first
-      // (a store that cannot answer gives its own headers instead).
-      if (!ctx.res.hasHeader('x-ratelimit-limit'))
-        setHeaders(ctx, await freeHeaders(state, ctx.request.ip).catch((e: unknown) => describeError(e)?.headers ?? {}));
-      throw error;
-    } finally {
+    const observe = () => {
       state.operationName = context.observed.operationName;
       state.operation = context.observed.operation;
       if (context.observed.errorCode) state.errorCode = context.observed.errorCode;
-    }
-    // Every answer under /graphql carries the rate-limit headers (the preparation's charge, or a free read).
-    if (!ctx.res.hasHeader('x-ratelimit-limit')) setHeaders(ctx, await freeHeaders(state, ctx.request.ip));
+      return ctx.res.hasHeader('x-ratelimit-limit');
+    };
+    return answer(ctx, state, context).then(
+      () => (observe() ? undefined : freeHeaders(state, ctx.request.ip).then((headers) => setHeaders(ctx, headers))),
+      // The error envelope answers in the GraphQL shape (`toGraphQLErrorBody`); the rate-limit headers come first
+      // (a store that cannot answer gives its own headers instead).
+      (error: unknown) => {
+        if (observe()) throw error;
+        return freeHeaders(state, ctx.request.ip)
+          .catch((e: unknown) => describeError(e)?.headers ?? {})
+          .then((headers) => {
+            setHeaders(ctx, headers);
+            throw error;
+          });
+      },
+    );
   };
 
   return {

@@ -9,7 +9,7 @@ import type { Context } from 'koa';
  * everything in between: CSRF prevention, GET parameters, POST body checks, persisted queries, content
  * negotiation, the landing page, the request pipeline and its plugins.
  */
-export async function executeWithApollo<TContext extends BaseContext>(
+export function executeWithApollo<TContext extends BaseContext>(
   server: ApolloServer<TContext>,
   ctx: Context,
   body: unknown,

@@ -39,7 +39,7 @@ import { keyRefusal } from '../../http/authentication.js';
 import type { AppState } from '../../http/context.js';
 import { graphqlCost, type RateLimitGate } from '../../rate-limit/index.js';
 import type { GraphQLContext } from '../context.js';
-import { requestErrorMessage, toRequestError } from './error.mapping.js';
+import { requestErrorMessage, toRequestError, type ErrorHooks } from './error.mapping.js';
 import { cachedOperationShape, coerceVariables, type OperationShape } from './operation-shape.js';
 import { queryLimits } from './query-limits.js';
 
@@ -181,8 +181,11 @@ export interface RequestPreparation {
     /** Apollo runs these after graphql-js's `specifiedRules`. */
     validationRules: ValidationRule[];
     documentStore: DocumentStore;
-    /** Steps 3–4 (`didResolveOperation`) and the cost in the answer's extensions (`willSendResponse`). */
-    plugin: ApolloServerPlugin<GraphQLContext>;
+    /**
+     * Steps 3–4 (`didResolveOperation`), the cost in the answer's extensions (`willSendResponse`), and the error
+     * hooks given: the service's one plugin with request hooks.
+     */
+    plugin(errors: ErrorHooks): ApolloServerPlugin<GraphQLContext>;
   };
   /**
    * Every step: the prepared operation, charged, or why not. `beforeCharge` runs once the operation is admitted, just before the charge; an error it returns
@@ -318,7 +321,7 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
   };
 
   return {
-    apollo: { parseOptions, validationRules: extraRules, documentStore: documents, plugin: preparationPlugin(admit) },
+    apollo: { parseOptions, validationRules: extraRules, documentStore: documents, plugin: (errors) => preparationPlugin(admit, errors) },
     prepare,
     admit,
     cost(document, operation, variables) {
@@ -333,27 +336,37 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
  * its HTTP status and headers (400, 401, 429 with Retry-After). Variables that do not fit the operation are left
  * to execution, which refuses them (400, Apollo 5's default) before any resolver runs; nothing
  * is charged for them. The answer of an executed operation shows its cost in `extensions.cost`.
+ *
+ * The service's one plugin with request hooks (the error hooks are given in): Apollo calls every hook of every
+ * plugin's listener on every request, each a promise, so they share one listener.
  */
-function preparationPlugin(admit: RequestPreparation['admit']): ApolloServerPlugin<GraphQLContext> {
+function preparationPlugin(admit: RequestPreparation['admit'], errors: ErrorHooks): ApolloServerPlugin<GraphQLContext> {
   return {
     async requestDidStart() {
       let cost: OperationCost | undefined;
       return {
-        async didResolveOperation({ contextValue: ctx, operation, operationName, document, request, response }) {
+        didResolveOperation({ contextValue: ctx, operation, operationName, document, request, response }) {
           if (operationName) ctx.observed.operationName = operationName;
-          if (!operation) return;
+          if (!operation) return Promise.resolve();
           const caller: Caller = ctx.actor ? { actor: ctx.actor } : { address: ctx.clientAddress, authFailure: ctx.authFailure };
-          const admitted = await admit(document, operation, request.variables, caller, 'http');
-          if (admitted.label) ctx.observed.operation = admitted.label;
-          if (admitted.headers) for (const name in admitted.headers) response.http.headers.set(name.toLowerCase(), admitted.headers[name]!);
-          if (!isRefusal(admitted)) {
-            cost = admitted.cost;
-            return;
-          }
-          if (admitted.variables) return;
-          throw toRequestError(admitted.refused[0]);
+          return admit(document, operation, request.variables, caller, 'http').then((admitted) => {
+            if (admitted.label) ctx.observed.operation = admitted.label;
+            if (admitted.headers)
+              for (const name in admitted.headers) response.http.headers.set(name.toLowerCase(), admitted.headers[name]!);
+            if (!isRefusal(admitted)) {
+              cost = admitted.cost;
+              return;
+            }
+            if (admitted.variables) return;
+            throw toRequestError(admitted.refused[0]);
+          });
         },
-        async willSendResponse({ response }) {
+        async didEncounterErrors(requestContext) {
+          errors.didEncounterErrors(requestContext);
+        },
+        async willSendResponse(requestContext) {
+          errors.willSendResponse(requestContext);
+          const { response } = requestContext;
           if (!cost || response.body.kind !== 'single') return;
           const result = response.body.singleResult;
           // A request refused as a whole shows no cost; an executed one does, errors or not.
