@@ -311,11 +311,16 @@ export class EventsService {
   async resumePosition(after: unknown, path = 'after'): Promise<EventPosition> {
     const id = parseAfter(after, path);
     if (id === 0) throw validationFailed(`${path} must be the id of an event.`, [{ path, message: 'must be an Event.id' }]);
-    const [row] = await this.em.execute<Array<{ txid: number | string; id: number | string }>>('select txid, id from events where id = ?', [id]);
+    const [row] = await this.em.execute<Array<{ txid: number | string; id: number | string }>>('select txid, id from events where id = ?', [
+      id,
+    ]);
     if (row) return { txid: Number(row.txid), id: Number(row.id) };
     const [oldest] = await this.em.execute<Array<{ id: number | string | null }>>('select min(id) as id from events');
     if (oldest?.id !== null && oldest?.id !== undefined && id < Number(oldest.id)) {
-      throw new DomainError('EVENT_EXPIRED', `Event ${id} is older than 30 days and no longer kept; back-fill from the feed (GET /v1/events) instead.`);
+      throw new DomainError(
+        'EVENT_EXPIRED',
+        `Event ${id} is older than 30 days and no longer kept; back-fill from the feed (GET /v1/events) instead.`,
+      );
     }
     throw validationFailed(`${path}: there is no event ${id}.`, [{ path, message: 'must be the id of an event' }]);
   }
@@ -324,7 +329,12 @@ export class EventsService {
    * One page of the events after `after` the actor may see, of `types`, that may be read now, in the read order,
    * with each one's position (a resuming subscription's back-fill).
    */
-  async visibleAfter(actor: Actor, after: EventPosition, types: readonly string[] | undefined, limit: number): Promise<Array<{ event: EventView; position: EventPosition }>> {
+  async visibleAfter(
+    actor: Actor,
+    after: EventPosition,
+    types: readonly string[] | undefined,
+    limit: number,
+  ): Promise<Array<{ event: EventView; position: EventPosition }>> {
     const rows = await readEvents(this.em, after, limit, { types, viewer: isStaff(actor) ? undefined : actor.accountId });
     return rows.map((row) => ({ event: toEventView(row), position: positionOf(row) }));
   }
