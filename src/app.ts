@@ -3,33 +3,21 @@
  * (src/http/request-walk.ts) and the lifecycle (src/lifecycle.ts: each resource recorded as it opens,
  * closed by one routine). Only wires: no request passes back into this file. Each `createApp` is isolated.
  */
-import Koa from 'koa';
 import type { Config } from './config.js';
-import { createOrm, databaseReadiness, migrate, poolState } from './db/orm.js';
+import { createOrm, migrate, poolState } from './db/orm.js';
 import { bootstrap } from './bootstrap.js';
 import { createReader } from './db/reader.js';
 import { createWriter } from './db/writer.js';
 import { domainFactory, keyRegistry } from './domain/index.js';
 import { categoryNameCollisions } from './domain/categories.service.js';
-import { ApiKeyAuthenticator, authentication } from './http/authentication.js';
-import { clientAddress, clientAddressResolver } from './http/client-address.js';
-import { corsPolicy } from './http/cors.js';
-import { errorEnvelope } from './http/error-envelope.js';
-import { HEALTH_PATHS, healthRoutes } from './http/health.routes.js';
-import { notFoundHandler } from './http/not-found.js';
+import { ApiKeyAuthenticator } from './http/authentication.js';
+import { clientAddressResolver } from './http/client-address.js';
+import { requestPipeline } from './app.pipeline.js';
 import { serverRefusals } from './http/refusals.js';
-import { requestId } from './http/request-id.js';
-import { requestWalk, route, step } from './http/request-walk.js';
-import { securityHeaders } from './http/security-headers.js';
 import { createRateLimitGate, createSubscriptionSlots } from './rate-limit/index.js';
-import { restApi } from './rest/rest.api.js';
-import { createGraphQLFacade, GRAPHQL_PATH } from './graphql/server/graphql.facade.js';
-import { toGraphQLErrorBody } from './graphql/server/error.mapping.js';
-import { docsRoutes } from './docs/docs.routes.js';
-import { graphiqlRoutes } from './docs/graphiql.routes.js';
+import { createGraphQLFacade } from './graphql/server/graphql.facade.js';
 import { createLogger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
-import { observeRequests } from './http/request-observer.js';
 import { instrumentGate } from './observability/gate.instrumentation.js';
 import { createHttpServer } from './server.js';
 import { startEventWorkers } from './events/workers.js';
@@ -119,41 +107,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   const graphql = await createGraphQLFacade({ config, gate, logger, plugins: options.graphqlPlugins });
   lifecycle.opened('Apollo Server', () => graphql.stop());
 
-  // How an error is written per facade (REST's shape is the default): in Koa, and for what the server answers itself.
-  const errorRenderers = { graphql: toGraphQLErrorBody };
-  const koa = Object.assign(new Koa({ proxy: config.trustProxy !== null }), { silent: true });
-  const authenticate = step('authentication', authentication({ authenticator, gate, domain }));
-  const walk = requestWalk(
-    [
-      step('client address', clientAddress(config.trustProxy)),
-      step('observer', observeRequests({ logger, metrics })),
-      step('request id', requestId()),
-      step('error envelope', errorEnvelope({ logger, renderers: errorRenderers })),
-      step('security headers', securityHeaders()),
-      step('CORS', corsPolicy(config.corsOrigins)),
-    ],
-    [
-      route(
-        HEALTH_PATHS,
-        step(
-          'health routes',
-          healthRoutes({
-            database: databaseReadiness(orm),
-            limiter: gate,
-            shuttingDown: lifecycle.isStopping,
-            metrics: config.metricsEnabled ? metrics : undefined,
-          }),
-        ),
-      ),
-      route([GRAPHQL_PATH], authenticate, step('GraphQL facade', graphql.middleware)),
-      route(['/v1'], authenticate, step('REST facade', restApi({ config, gate }))),
-      route(['/docs'], step('docs', docsRoutes())),
-      // The offline GraphQL explorer, outside production like the Sandbox (src/docs/graphiql.routes.ts).
-      ...(config.env !== 'production' ? [route(['/graphiql'], step('GraphiQL', graphiqlRoutes()))] : []),
-    ],
-    step('404', notFoundHandler),
-  );
-  koa.use(walk.middleware);
+  const { koa, walk, errorRenderers } = requestPipeline({ config, orm, gate, logger, metrics, lifecycle, authenticator, domain, graphql });
 
   const server = createHttpServer(koa.callback(), config, logger, serverRefusals(errorRenderers));
   // GraphQL subscriptions: graphql-ws over a WebSocket upgrade of /graphql (src/graphql/server/subscriptions.server.ts).
