@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { floorGuard } from './floor-guard.js';
 import { parse } from 'yaml';
 import Database from 'libsql';
 import { projectPath } from '../src/project-path.js';
@@ -52,26 +52,7 @@ for (const [path, item] of Object.entries(doc.paths)) {
 
 const koa = new Koa();
 if (rung === 'gate' || rung === 'floor') {
-  const keys = new Map([[process.env.KEY ?? '', { accountId: 1, plan: 'enterprise' }]]);
-  const minute = new RateLimiterMemory({ points: 1_000_000, duration: 60, keyPrefix: 'm' });
-  const day = new RateLimiterMemory({ points: 100_000_000, duration: 86_400, keyPrefix: 'd' });
-  koa.use(async (ctx, next) => {
-    const actor = keys.get(ctx.get('x-api-key'));
-    if (!actor) {
-      ctx.status = 401;
-      ctx.body = { code: 'INVALID_API_KEY', message: 'unknown key', status: 401 };
-      return;
-    }
-    const [m] = await Promise.all([minute.consume(actor.accountId), day.consume(actor.accountId)]);
-    ctx.set({
-      'X-RateLimit-Limit': '1000000',
-      'X-RateLimit-Remaining': String(m.remainingPoints),
-      'X-RateLimit-Reset': String(Math.ceil((Date.now() + m.msBeforeNext) / 1000)),
-      'X-RateLimit-Resource': 'minute',
-      'X-Request-Id': String(ctx.get('x-request-id') || Date.now()),
-    });
-    await next();
-  });
+  koa.use(floorGuard({ code: 'INVALID_API_KEY', message: 'unknown key', status: 401 }));
 }
 if (rung === 'floor') {
   const db = new Database(process.env.DATABASE ?? '', { readonly: true });
