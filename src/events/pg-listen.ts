@@ -40,8 +40,10 @@ export function listenOn({ url, channel, applicationName, logger, failure, onNot
     if (closed) return;
     const c = new pg.Client({ connectionString: url, application_name: applicationName });
     client = c;
+    // This connection's backend, read once it is up: its own notifications carry that process id.
+    let ownPid: number | undefined;
     c.on('notification', (message: Notification) => {
-      if (message.processId !== (c as Client & { processID?: number }).processID) onNotified();
+      if (message.processId !== ownPid) onNotified();
     });
     let failed = false;
     const fail = (err: unknown) => {
@@ -56,6 +58,7 @@ export function listenOn({ url, channel, applicationName, logger, failure, onNot
     c.on('error', fail);
     try {
       await c.connect();
+      ownPid = (await c.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid;
       await c.query(`set synchronous_commit to off; listen ${channel}`);
     } catch (err) {
       fail(err);
