@@ -95,6 +95,22 @@ export class AccountsService {
     return { ...toAccountView(key.account), apiKey: toKeyView(key) };
   }
 
+  /** One account, for staff or the account itself (anyone else: NOT_FOUND, as if it did not exist). */
+  async getAccount(actor: Actor, accountId: number): Promise<AccountView> {
+    const id = v.id(accountId, 'id');
+    const account = isStaff(actor) || actor.accountId === id ? await this.em.findOne(Account, { id }) : null;
+    if (!account) throw notFound('Account', id);
+    return toAccountView(account);
+  }
+
+  /** One key without its secret, for staff or the key itself (anyone else: NOT_FOUND). */
+  async getApiKey(actor: Actor, keyId: number): Promise<ApiKeyView> {
+    const id = v.id(keyId, 'id');
+    const key = isStaff(actor) || actor.keyId === id ? await this.em.findOne(ApiKey, { id }) : null;
+    if (!key) throw notFound('API key', id);
+    return toKeyView(key);
+  }
+
   async listAccounts(actor: Actor, page: PageRequest): Promise<Page<AccountView>> {
     requireStaff(actor);
     return findPage(this.em, Account, {}, page, toAccountView);

@@ -4,7 +4,7 @@ import type { SqlTransaction } from './writer.js';
 import { Event, WebhookDelivery } from './entities/index.js';
 import { isStaff, type Actor } from './actor.js';
 import { pageSize, type Page } from './pagination.js';
-import { DomainError, validationFailed } from './errors.js';
+import { DomainError, notFound, validationFailed } from './errors.js';
 import { categoryRepresentation, orderRepresentation } from './representations.js';
 import type { CategoryView, EventView, InventoryView, OrderView, PetView } from './views.js';
 import * as v from './validate.js';
@@ -288,6 +288,14 @@ export class EventsService {
     }
     const items = rows.slice(0, size).map(toEventView);
     return { items, nextCursor: rows.length > size && items.length ? String(items.at(-1)!.id) : null };
+  }
+
+  /** One kept event the caller may see (another account's order event: NOT_FOUND, as if it did not exist). */
+  async getEvent(actor: Actor, eventId: number): Promise<EventView> {
+    const id = v.id(eventId, 'id');
+    const event = await this.em.findOne(Event, { id });
+    if (!event || !canSee(actor, event)) throw notFound('Event', id);
+    return toEventView(event);
   }
 
   /**

@@ -134,6 +134,14 @@ export class WebhooksService {
     return findPage(this.em, WebhookDelivery, { endpoint: endpoint.id }, page, toDeliveryView);
   }
 
+  /** One delivery attempt to one of the caller's endpoints (another account's: NOT_FOUND). */
+  async getDelivery(actor: Actor, deliveryId: number): Promise<WebhookDeliveryView> {
+    const id = v.id(deliveryId, 'id');
+    const delivery = await this.em.findOne(WebhookDelivery, { id, endpoint: { account: actor.accountId } });
+    if (!delivery) throw notFound('Delivery', id);
+    return toDeliveryView(delivery);
+  }
+
   /**
    * Sends a delivery's event again, now, as a new first attempt; costs what any request costs (1).
    * At most one delivery of an event is queued per endpoint: while one is pending (a retry waiting

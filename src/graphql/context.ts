@@ -2,7 +2,6 @@ import type { Actor, Domain, EventSubscriptions } from '../domain/index.js';
 import { authError } from '../http/authentication.js';
 import type { AppState } from '../http/context.js';
 import type { Loaders } from './schema/data.loaders.js';
-import { parseId } from '../domain/validate.js';
 
 /**
  * What every resolver and plugin receives: transport-neutral (no Koa context), built once per request
@@ -42,11 +41,3 @@ export function actorOf(ctx: GraphQLContext): Actor {
   if (!ctx.actor) throw authError(ctx.authFailure);
   return ctx.actor;
 }
-
-/**
- * An `ID` argument as the domain's number; anything that is not a decimal id becomes NaN, which the
- * domain refuses with VALIDATION_FAILED naming the argument (the same rule REST applies to paths).
- */
-export const toId = parseId;
-export const toIdOrUndefined = (value: string | null | undefined): number | undefined =>
-  value === undefined || value === null ? undefined : toId(value);

@@ -2,7 +2,8 @@
  * What a request costs (docs/RATE-LIMITS.md, "What a request costs"), one policy for both facades. A REST request costs 1; a GraphQL
  * request costs what the same data costs through REST: 1 per executed root field (aliases count like
  * fields), plus, for each nested connection (such as `Category.pets`), 1 per parent it is resolved
- * for — the REST list request a client would send per parent. Reading one's own rate limit, public
+ * for — the REST list request a client would send per parent. `nodes(ids:)` costs 1 per id (at least 1), the REST
+ * read a client would send per object. Reading one's own rate limit, public
  * documents and introspection are free.
  */
 export const FREE_GRAPHQL_ROOT_FIELDS: ReadonlySet<string> = new Set(['__schema', '__type', '__typename', 'rateLimit']);
@@ -18,11 +19,15 @@ export interface GraphQLOperationShape {
   rootFields: readonly string[];
   /** For each nested connection in the result, how many parents it is resolved for (at most). */
   nestedConnectionParents: readonly number[];
+  /** For each executed `nodes` root field, how many ids it is given. */
+  nodesIds?: readonly number[];
 }
 
-export function graphqlCost({ rootFields, nestedConnectionParents }: GraphQLOperationShape): number {
+export function graphqlCost({ rootFields, nestedConnectionParents, nodesIds = [] }: GraphQLOperationShape): number {
   const roots = rootFields.filter((name) => !FREE_GRAPHQL_ROOT_FIELDS.has(name)).length;
-  return nestedConnectionParents.reduce((sum, parents) => sum + parents, roots);
+  // Each `nodes` field is already 1 of `roots`: it adds its ids beyond the first.
+  const perId = nodesIds.reduce((sum, ids) => sum + Math.max(0, ids - 1), 0);
+  return nestedConnectionParents.reduce((sum, parents) => sum + parents, roots + perId);
 }
 
 /**

@@ -13,6 +13,15 @@ import { RateLimitResolver } from './accounts/rate-limit.resolver.js';
 import { EventResolver } from './events/event.resolver.js';
 import { WebhookResolver } from './events/webhook.resolver.js';
 import { SubscriptionResolver } from './events/subscription.resolver.js';
+import { WebhookDeliveryResolver } from './events/webhook.resolver.js';
+import { NodeResolver } from './node/node.resolver.js';
+import { idFieldsResolver } from './node/node.type.js';
+import { PetType } from './pets/pet.type.js';
+import { CategoryType } from './categories/category.type.js';
+import { OrderType } from './store/order.type.js';
+import { AccountType, AccountWithKeyType, ApiKeyType, NewApiKeyType, ViewerType } from './accounts/account.type.js';
+import { EventType } from './events/event.type.js';
+import { WebhookDeliveryType, WebhookEndpointType, WebhookEndpointWithSecretType } from './events/webhook.type.js';
 
 export const SCHEMA_FILE = 'schema/schema.graphql';
 
@@ -24,6 +33,22 @@ export interface ResolverServices {
 const unavailable: ResolverServices = {
   gate: { status: () => Promise.reject(new Error('no rate-limit gate: this schema only prints')) },
 };
+
+/** `id` and `databaseId` of each type whose source objects carry the database id as `id` (InventoryItem's are in its resolver). */
+const ID_FIELDS = [
+  idFieldsResolver(PetType, 'Pet'),
+  idFieldsResolver(CategoryType, 'Category'),
+  idFieldsResolver(OrderType, 'Order'),
+  idFieldsResolver(AccountType, 'Account'),
+  idFieldsResolver(ApiKeyType, 'ApiKey'),
+  idFieldsResolver(EventType, 'Event'),
+  idFieldsResolver(WebhookEndpointType, 'WebhookEndpoint'),
+  idFieldsResolver(WebhookDeliveryType, 'WebhookDelivery'),
+  idFieldsResolver(ViewerType, 'Viewer'),
+  idFieldsResolver(AccountWithKeyType, 'AccountWithKey'),
+  idFieldsResolver(NewApiKeyType, 'NewApiKey'),
+  idFieldsResolver(WebhookEndpointWithSecretType, 'WebhookEndpointWithSecret'),
+];
 
 /** The executable schema, built from the type-graphql classes of this folder. */
 export function buildGraphQLSchema(services: ResolverServices = unavailable): Promise<GraphQLSchema> {
@@ -37,6 +62,9 @@ export function buildGraphQLSchema(services: ResolverServices = unavailable): Pr
     EventResolver,
     WebhookResolver,
     SubscriptionResolver,
+    WebhookDeliveryResolver,
+    NodeResolver,
+    ...ID_FIELDS,
   ] as const;
   // One instance per resolver class for the app's lifetime; constructors receive their services.
   const instances = new Map<abstract new (...args: never[]) => object, object>([[RateLimitResolver, new RateLimitResolver(services.gate)]]);

@@ -118,6 +118,16 @@ function validPageSize(size: number): boolean {
   }
 }
 
+/** How many ids `nodes(ids:)` is given (0 when the argument does not coerce: execution refuses it first). */
+function idsCountOf(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: Record<string, unknown>): number {
+  try {
+    const { ids } = getArgumentValues(field, node, variables);
+    return Array.isArray(ids) ? ids.length : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** The page size a connection field is asked for: its `first` (literal, variable or default). */
 function pageSizeOf(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: Record<string, unknown>): number {
   let first: unknown;
@@ -150,6 +160,7 @@ export function operationShape(
   const shape: OperationShape = { rootFields: [], nestedConnectionParents: [], nodes: 0, overCeiling: false, needsKey: false };
   if (!root) return shape;
   const nested: number[] = [];
+  const nodesIds: number[] = [];
 
   /** Fields selected on `type`, each appearing `parents` times; `pageSize` when `type` is a connection. */
   const walk = (
@@ -175,13 +186,16 @@ export function operationShape(
       const named = getNamedType(field.type);
       if (!isObjectType(named) && !isAbstractType(named)) continue;
       let ownPageSize: number | undefined;
+      // `nodes` answers one entry per id: its list is as long as its ids.
+      let listSize = pageSize ?? UNPAGED_LIST_SIZE;
+      if (atRoot && name === 'nodes' && type === root) nodesIds.push((listSize = idsCountOf(field, node, variables)));
       if (isConnection(field)) {
         const asked = pageSizeOf(field, node, variables);
         if (shape.invalidPageSize === undefined && !validPageSize(asked)) shape.invalidPageSize = asked;
         ownPageSize = Math.max(1, asked);
         if (!atRoot) nested.push(parents);
       }
-      const items = isListType(getNullableType(field.type)) ? parents * (pageSize ?? UNPAGED_LIST_SIZE) : parents;
+      const items = isListType(getNullableType(field.type)) ? parents * listSize : parents;
       // An abstract type counts every possible type's selection: an upper bound.
       const runtimeTypes = isAbstractType(named) ? schema.getPossibleTypes(named) : [named];
       for (const runtime of runtimeTypes)
@@ -194,6 +208,7 @@ export function operationShape(
   shape.needsKey = shape.rootFields.some((name) => !INTROSPECTION.has(name));
   walk(root, rootFields, 1, undefined, true);
   shape.nestedConnectionParents = nested;
+  if (nodesIds.length) shape.nodesIds = nodesIds;
   return shape;
 }
 
@@ -204,6 +219,8 @@ const UNDEFINED = '\u0000undefined';
 interface OperationShapes {
   /** Variables whose values the shape reads: in a `first` argument or a directive argument (`@skip`/`@include`). */
   valued: readonly string[];
+  /** Variables in an `ids` argument (`nodes`): the shape reads how many ids they hold. */
+  counted: readonly string[];
   /** Every other variable of the operation: only whether it is absent, null or set can change the shape. */
   others: readonly string[];
   byVariables: Map<string, OperationShape>;
@@ -211,19 +228,25 @@ interface OperationShapes {
 
 const shapesByOperation = new WeakMap<OperationDefinitionNode, OperationShapes>();
 
-/** Names of the variables that appear inside a `first` argument or inside a directive, anywhere in the document. */
-function shapeVariables(document: DocumentNode): Set<string> {
-  const names = new Set<string>();
+/**
+ * Names of the variables that appear inside a `first` argument or inside a directive (`valued`), and inside an `ids`
+ * argument (`counted`), anywhere in the document.
+ */
+function shapeVariables(document: DocumentNode): { valued: Set<string>; counted: Set<string> } {
+  const valued = new Set<string>();
+  const counted = new Set<string>();
   let depth = 0;
+  let inIds = 0;
   visit(document, {
     Argument: {
-      enter: (node) => void (node.name.value === 'first' && depth++),
-      leave: (node) => void (node.name.value === 'first' && depth--),
+      enter: (node) => void (node.name.value === 'first' ? depth++ : node.name.value === 'ids' && inIds++),
+      leave: (node) => void (node.name.value === 'first' ? depth-- : node.name.value === 'ids' && inIds--),
     },
     Directive: { enter: () => void depth++, leave: () => void depth-- },
-    Variable: (node) => void (depth > 0 && names.add(node.name.value)),
+    Variable: (node) => void (depth > 0 ? valued.add(node.name.value) : inIds > 0 && counted.add(node.name.value)),
   });
-  return names;
+  for (const name of valued) counted.delete(name);
+  return { valued, counted };
 }
 
 /**
@@ -231,7 +254,7 @@ function shapeVariables(document: DocumentNode): Set<string> {
  * can change it: the values of those the shape reads (`first`, `@skip`/`@include`) and, for every other
  * variable, whether it is absent, null or set (a null where an argument needs a value fails that argument's
  * coercion, and with it the read of `first` beside it). Any other value of a variable (ids, filters, inputs)
- * gives the same shape, so a request that differs only there reuses it. The document must be the
+ * gives the same shape (an `ids` list: only its length counts), so a request that differs only there reuses it. The document must be the
  * preparation's cached one (the same object for the same query text), or this only costs a little memory until it is
  * collected. `variables` are the coerced ones.
  */
@@ -239,15 +262,24 @@ export function cachedOperationShape(...args: Parameters<typeof operationShape>)
   const [schema, document, operation, variables, ceiling = Number.POSITIVE_INFINITY] = args;
   let shapes = shapesByOperation.get(operation);
   if (!shapes) {
-    const valued = shapeVariables(document);
+    const { valued, counted } = shapeVariables(document);
     const declared = (operation.variableDefinitions ?? []).map((d) => d.variable.name.value);
-    shapes = { valued: declared.filter((n) => valued.has(n)), others: declared.filter((n) => !valued.has(n)), byVariables: new Map() };
+    shapes = {
+      valued: declared.filter((n) => valued.has(n)),
+      counted: declared.filter((n) => counted.has(n)),
+      others: declared.filter((n) => !valued.has(n) && !counted.has(n)),
+      byVariables: new Map(),
+    };
     shapesByOperation.set(operation, shapes);
   }
   let key = `${ceiling}\u0000`;
   for (const name of shapes.valued) {
     const value = variables[name];
     key += `${value === undefined ? UNDEFINED : JSON.stringify(value)}\u0000`;
+  }
+  for (const name of shapes.counted) {
+    const value = variables[name];
+    key += Array.isArray(value) ? `#${value.length}\u0000` : value === undefined ? 'u' : value === null ? 'n' : 's';
   }
   for (const name of shapes.others) {
     const value = variables[name];

@@ -1,6 +1,7 @@
 import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { AccountView, ApiKeyView, NewApiKeyView } from '../../../domain/index.js';
-import { actorOf, domainOf, toId, type GraphQLContext } from '../../context.js';
+import { actorOf, domainOf, type GraphQLContext } from '../../context.js';
+import { databaseIdOf } from '../../global-id.js';
 import { PageArgs, paged, type Connection } from '../connection.type.js';
 import { AccountConnection, AccountType, AccountWithKeyType, ApiKeyType, NewApiKeyType, ViewerType } from './account.type.js';
 import { AccountUpdateInput, NewAccountInput } from './account.input.js';
@@ -26,7 +27,7 @@ export class AccountResolver {
       "Staff: an account's keys, revoked ones included, oldest first; never their secrets (REST `GET /accounts/{accountId}/api-keys`).",
   })
   async apiKeys(@Arg('accountId', () => ID) accountId: string, @Ctx() ctx: GraphQLContext): Promise<ApiKeyView[]> {
-    return domainOf(ctx).accounts.listApiKeys(actorOf(ctx), toId(accountId));
+    return domainOf(ctx).accounts.listApiKeys(actorOf(ctx), databaseIdOf('Account', accountId, 'accountId'));
   }
 
   @Mutation(() => AccountWithKeyType, {
@@ -49,7 +50,7 @@ export class AccountResolver {
     @Arg('input', () => AccountUpdateInput) input: AccountUpdateInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<AccountView> {
-    return domainOf(ctx).accounts.updateAccount(actorOf(ctx), toId(id), { ...input });
+    return domainOf(ctx).accounts.updateAccount(actorOf(ctx), databaseIdOf('Account', id, 'id'), { ...input });
   }
 
   @Mutation(() => NewApiKeyType, {
@@ -57,12 +58,12 @@ export class AccountResolver {
     description: 'Staff: adds a key to an account; its secret is shown only here (REST `POST /accounts/{accountId}/api-keys`).',
   })
   async createApiKey(@Arg('accountId', () => ID) accountId: string, @Ctx() ctx: GraphQLContext): Promise<NewApiKeyView> {
-    return domainOf(ctx).accounts.createApiKey(actorOf(ctx), toId(accountId));
+    return domainOf(ctx).accounts.createApiKey(actorOf(ctx), databaseIdOf('Account', accountId, 'accountId'));
   }
 
   @Mutation(() => ApiKeyType, { nullable: true, description: 'Staff: revokes a key at once (REST `DELETE /api-keys/{keyId}`).' })
   async revokeApiKey(@Arg('keyId', () => ID) keyId: string, @Ctx() ctx: GraphQLContext): Promise<ApiKeyView> {
-    return domainOf(ctx).accounts.revokeApiKey(actorOf(ctx), toId(keyId));
+    return domainOf(ctx).accounts.revokeApiKey(actorOf(ctx), databaseIdOf('ApiKey', keyId, 'keyId'));
   }
 
   @Mutation(() => ID, {
@@ -70,7 +71,7 @@ export class AccountResolver {
     description: "Staff: lifts a key's temporary ban; returns the key id (REST `DELETE /api-keys/{keyId}/ban`).",
   })
   async liftBan(@Arg('keyId', () => ID) keyId: string, @Ctx() ctx: GraphQLContext): Promise<string> {
-    await domainOf(ctx).accounts.liftBan(actorOf(ctx), toId(keyId));
+    await domainOf(ctx).accounts.liftBan(actorOf(ctx), databaseIdOf('ApiKey', keyId, 'keyId'));
     return keyId;
   }
 }

@@ -4,6 +4,7 @@ import type { AccountView, ApiKeyView, Limits, NewApiKeyView } from '../../../do
 import type { PlanName, Role } from '../../../domain/entities/index.js';
 import { PlanEnum, RoleEnum } from '../enums.js';
 import { connectionType } from '../connection.type.js';
+import { ID_DESCRIPTION, NodeInterface } from '../node/node.type.js';
 
 @ObjectType('Limits', { simpleResolvers: true, description: 'Rate limits and caps of an account, shared by all its keys.' })
 export class LimitsType implements Limits {
@@ -20,11 +21,12 @@ export class LimitsType implements Limits {
   subscriptions!: number;
 }
 
-@ObjectType('Account', { simpleResolvers: true, description: 'An account, with its role, plan and effective rate limits.' })
-export class AccountType implements AccountView {
-  @Field(() => ID)
-  id!: number;
-
+/**
+ * The fields of an account but its id. Unnamed and never referenced: `Account` and the types that show an account with
+ * more (`Viewer`, `AccountWithKey`) extend it, each with an id of its own (only `Account` is a `Node`).
+ */
+@ObjectType({ simpleResolvers: true })
+abstract class AccountFields implements Omit<AccountView, 'id'> {
   @Field(() => String)
   name!: string;
 
@@ -41,14 +43,22 @@ export class AccountType implements AccountView {
   createdAt!: Date;
 }
 
+@ObjectType('Account', {
+  simpleResolvers: true,
+  implements: NodeInterface,
+  description: 'An account, with its role, plan and effective rate limits.',
+})
+export class AccountType extends AccountFields implements AccountView {
+  @Field(() => ID, { description: ID_DESCRIPTION })
+  id!: number;
+}
+
 @ObjectType('AccountConnection', { simpleResolvers: true, description: 'A page of accounts.' })
 export class AccountConnection extends connectionType('Account', AccountType) {}
 
-@ObjectType('ApiKey', { simpleResolvers: true, description: 'An API key, without its secret.' })
-export class ApiKeyType implements Omit<ApiKeyView, 'accountId'> {
-  @Field(() => ID)
-  id!: number;
-
+/** The fields of an API key but its id (see `AccountFields`): `ApiKey` and `NewApiKey` extend it. */
+@ObjectType({ simpleResolvers: true })
+abstract class ApiKeyFields implements Omit<ApiKeyView, 'accountId' | 'id'> {
   @Field(() => String, { description: 'The first characters of the key, which identify it in lists.' })
   prefix!: string;
 
@@ -62,8 +72,20 @@ export class ApiKeyType implements Omit<ApiKeyView, 'accountId'> {
   bannedUntil!: Date | null;
 }
 
+@ObjectType('ApiKey', { simpleResolvers: true, implements: NodeInterface, description: 'An API key, without its secret.' })
+export class ApiKeyType extends ApiKeyFields implements Omit<ApiKeyView, 'accountId'> {
+  @Field(() => ID, { description: ID_DESCRIPTION })
+  id!: number;
+}
+
+const SHOWN_ID = (node: string) =>
+  `Global and opaque, this type's own (a normalised cache keeps it apart from the ${node}); every argument that takes the ${node}'s id takes it too.`;
+
 @ObjectType('NewApiKey', { simpleResolvers: true, description: 'A newly created API key with its secret, shown only in this response.' })
-export class NewApiKeyType extends ApiKeyType implements Omit<NewApiKeyView, 'accountId'> {
+export class NewApiKeyType extends ApiKeyFields implements Omit<NewApiKeyView, 'accountId'> {
+  @Field(() => ID, { description: SHOWN_ID('ApiKey') })
+  id!: number;
+
   @Field(() => String, { description: 'The full secret key, to send in `X-API-Key`. Shown once; store it safely.' })
   key!: string;
 }
@@ -72,7 +94,10 @@ export class NewApiKeyType extends ApiKeyType implements Omit<NewApiKeyView, 'ac
   simpleResolvers: true,
   description: 'A newly created account with its first API key, secret included (shown once).',
 })
-export class AccountWithKeyType extends AccountType {
+export class AccountWithKeyType extends AccountFields implements AccountView {
+  @Field(() => ID, { description: SHOWN_ID('Account') })
+  id!: number;
+
   @Field(() => NewApiKeyType)
   apiKey!: NewApiKeyView;
 }
@@ -81,7 +106,10 @@ export class AccountWithKeyType extends AccountType {
   simpleResolvers: true,
   description: 'The calling account, with the API key used for this request (without its secret).',
 })
-export class ViewerType extends AccountType {
+export class ViewerType extends AccountFields implements AccountView {
+  @Field(() => ID, { description: SHOWN_ID('Account') })
+  id!: number;
+
   @Field(() => ApiKeyType)
   apiKey!: ApiKeyView;
 }

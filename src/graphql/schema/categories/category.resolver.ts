@@ -1,6 +1,7 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { CategoryView, PetView } from '../../../domain/index.js';
-import { actorOf, domainOf, toId, type GraphQLContext } from '../../context.js';
+import { actorOf, domainOf, type GraphQLContext } from '../../context.js';
+import { databaseIdOf } from '../../global-id.js';
 import { PageArgs, paged, type Connection } from '../connection.type.js';
 import { CategoryConnection, CategoryType } from './category.type.js';
 import { NewCategoryInput } from './category.input.js';
@@ -19,7 +20,7 @@ export class CategoryResolver {
 
   @Query(() => CategoryType, { nullable: true, description: 'One category (REST `GET /categories/{categoryId}`).' })
   async category(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<CategoryView> {
-    return domainOf(ctx).categories.getCategory(toId(id));
+    return domainOf(ctx).categories.getCategory(databaseIdOf('Category', id, 'id'));
   }
 
   @Mutation(() => CategoryType, { nullable: true, description: 'Staff: creates a category (REST `POST /categories`).' })
@@ -33,7 +34,7 @@ export class CategoryResolver {
     @Arg('input', () => NewCategoryInput) input: NewCategoryInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CategoryView> {
-    return domainOf(ctx).categories.updateCategory(actorOf(ctx), toId(id), input);
+    return domainOf(ctx).categories.updateCategory(actorOf(ctx), databaseIdOf('Category', id, 'id'), input);
   }
 
   @Mutation(() => ID, {
@@ -41,7 +42,7 @@ export class CategoryResolver {
     description: 'Staff: deletes a category no pet belongs to; returns its id (REST `DELETE /categories/{categoryId}`).',
   })
   async deleteCategory(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<string> {
-    await domainOf(ctx).categories.deleteCategory(actorOf(ctx), toId(id));
+    await domainOf(ctx).categories.deleteCategory(actorOf(ctx), databaseIdOf('Category', id, 'id'));
     return id;
   }
 

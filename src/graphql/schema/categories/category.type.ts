@@ -1,10 +1,11 @@
 import { Field, ID, ObjectType } from 'type-graphql';
 import type { CategoryView } from '../../../domain/index.js';
 import { connectionType } from '../connection.type.js';
+import { ID_DESCRIPTION, NodeInterface } from '../node/node.type.js';
 
-@ObjectType('Category', { simpleResolvers: true, description: 'A group of pets.' })
+@ObjectType('Category', { simpleResolvers: true, implements: NodeInterface, description: 'A group of pets.' })
 export class CategoryType implements CategoryView {
-  @Field(() => ID)
+  @Field(() => ID, { description: ID_DESCRIPTION })
   id!: number;
 
   @Field(() => String, { description: "The category's name, unique ignoring case." })

@@ -5,6 +5,7 @@ import { CategoryType } from '../categories/category.type.js';
 import { InventoryItemType } from '../store/inventory.type.js';
 import { OrderType } from '../store/order.type.js';
 import { PetType } from '../pets/pet.type.js';
+import { NodeInterface } from '../node/node.type.js';
 
 export const EventDataUnion = createUnionType({
   name: 'EventData',
@@ -14,13 +15,16 @@ export const EventDataUnion = createUnionType({
 
 @ObjectType('Event', {
   simpleResolvers: true,
+  implements: NodeInterface,
   description:
     'Something that changed, written in the same transaction as the change and kept 30 days (REST `GET /events`, webhooks). ' +
     'A customer sees catalogue and inventory events and the events of its own orders; staff sees all.',
 })
 export class EventType {
   @Field(() => ID, {
-    description: 'Assigned in commit order: a greater id is a later change. Also the `webhook-id` of its webhook deliveries.',
+    description:
+      'Global and opaque, as every `id`: pass it as a subscription’s `after:` to resume. `databaseId` is the feed’s id (REST `GET /events`), ' +
+      'assigned in commit order, and the `webhook-id` of its webhook deliveries.',
   })
   id!: number;
 

@@ -1,7 +1,7 @@
 import { Arg, Ctx, ID, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import { canSee, DomainError, parseEventTypes, type EventView, type InventoryView } from '../../../domain/index.js';
 import { actorOf, type GraphQLContext } from '../../context.js';
-import { optionalId } from '../../../domain/validate.js';
+import { decodeEventId, optionalDatabaseIdOf } from '../../global-id.js';
 import { MAX_PAGE_SIZE } from '../../../domain/pagination.js';
 import { isAfter, type EventPosition } from '../../../domain/event-position.js';
 import { EventType } from './event.type.js';
@@ -45,7 +45,8 @@ async function visibleEvents(ctx: GraphQLContext, { types, accept, after }: Foll
   if (!ctx.events) throw new DomainError('VALIDATION_FAILED', 'Subscriptions are served over the graphql-ws protocol at /graphql.');
   const backlogMax = ctx.events.backlogMax;
   // Where the back-fill reads next; null once live.
-  let backfill: EventPosition | null = after === undefined || after === null ? null : await ctx.domain.events.resumePosition(after);
+  let backfill: EventPosition | null =
+    after === undefined || after === null ? null : await ctx.domain.events.resumePosition(decodeEventId(after));
   /** The last position the back-fill read: live events at or before it were already given. */
   let joined: EventPosition | null = null;
   let page: EventView[] = [];
@@ -183,7 +184,7 @@ export class SubscriptionResolver {
     description:
       "Order events (order.placed, order.completed, order.cancelled) of the caller's orders (staff: all), optionally of one order.",
     subscribe: ({ args, context }: SubscribeResolverData<unknown, { id?: string | null; after?: string | null }, GraphQLContext>) => {
-      const id = optionalId(args.id, 'id');
+      const id = optionalDatabaseIdOf('Order', args.id, 'id');
       return visibleEvents(context, {
         types: ORDER_EVENTS,
         accept: (e) => e.type.startsWith('order.') && (id === undefined || e.data.id === id),
@@ -202,7 +203,7 @@ export class SubscriptionResolver {
   @Subscription(() => InventoryItemType, {
     description: "A pet's stock and status after each change (inventory.changed), of every pet or of `petId`.",
     subscribe: ({ args, context }: SubscribeResolverData<unknown, { petId?: string | null }, GraphQLContext>) => {
-      const petId = optionalId(args.petId, 'petId');
+      const petId = optionalDatabaseIdOf('Pet', args.petId, 'petId');
       return visibleEvents(context, { accept: (e) => e.type === 'inventory.changed' && (petId === undefined || e.data.petId === petId) });
     },
   })

@@ -1,6 +1,7 @@
-import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { WebhookDeliveryView, WebhookEndpointView, WebhookEndpointWithSecretView } from '../../../domain/index.js';
-import { actorOf, domainOf, toId, type GraphQLContext } from '../../context.js';
+import { actorOf, domainOf, type GraphQLContext } from '../../context.js';
+import { databaseIdOf, globalId } from '../../global-id.js';
 import { PageArgs, paged, type Connection } from '../connection.type.js';
 import {
   NewWebhookInput,
@@ -31,7 +32,7 @@ export class WebhookResolver {
     description: "One of your account's webhook endpoints (REST `GET /webhooks/{webhookId}`).",
   })
   async webhook(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<WebhookEndpointView> {
-    return domainOf(ctx).webhooks.getWebhook(actorOf(ctx), toId(id));
+    return domainOf(ctx).webhooks.getWebhook(actorOf(ctx), databaseIdOf('WebhookEndpoint', id, 'id'));
   }
 
   @Mutation(() => WebhookEndpointWithSecretType, {
@@ -56,7 +57,7 @@ export class WebhookResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<WebhookEndpointView> {
     const changes = { url: given(input.url), events: given(input.events), enabled: given(input.enabled) };
-    return domainOf(ctx).webhooks.updateWebhook(actorOf(ctx), toId(id), changes);
+    return domainOf(ctx).webhooks.updateWebhook(actorOf(ctx), databaseIdOf('WebhookEndpoint', id, 'id'), changes);
   }
 
   @Mutation(() => ID, {
@@ -64,7 +65,7 @@ export class WebhookResolver {
     description: 'Deletes the endpoint and its delivery log; returns its id (REST `DELETE /webhooks/{webhookId}`).',
   })
   async deleteWebhook(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<string> {
-    await domainOf(ctx).webhooks.deleteWebhook(actorOf(ctx), toId(id));
+    await domainOf(ctx).webhooks.deleteWebhook(actorOf(ctx), databaseIdOf('WebhookEndpoint', id, 'id'));
     return id;
   }
 
@@ -74,7 +75,7 @@ export class WebhookResolver {
       'A new signing secret, shown once; the previous one signs too for 24 hours (REST `POST /webhooks/{webhookId}/rotate-secret`).',
   })
   async rotateWebhookSecret(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<WebhookEndpointWithSecretView> {
-    return domainOf(ctx).webhooks.rotateSecret(actorOf(ctx), toId(id));
+    return domainOf(ctx).webhooks.rotateSecret(actorOf(ctx), databaseIdOf('WebhookEndpoint', id, 'id'));
   }
 
   @Query(() => WebhookDeliveryConnection, {
@@ -87,7 +88,7 @@ export class WebhookResolver {
   ): Promise<Connection<WebhookDeliveryView>> {
     return paged(
       page,
-      (request) => domainOf(ctx).webhooks.listDeliveries(actorOf(ctx), toId(webhookId), request),
+      (request) => domainOf(ctx).webhooks.listDeliveries(actorOf(ctx), databaseIdOf('WebhookEndpoint', webhookId, 'webhookId'), request),
       (d) => d.id,
     );
   }
@@ -102,6 +103,23 @@ export class WebhookResolver {
     @Arg('deliveryId', () => ID) deliveryId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<WebhookDeliveryView> {
-    return domainOf(ctx).webhooks.redeliver(actorOf(ctx), toId(webhookId), toId(deliveryId));
+    return domainOf(ctx).webhooks.redeliver(
+      actorOf(ctx),
+      databaseIdOf('WebhookEndpoint', webhookId, 'webhookId'),
+      databaseIdOf('WebhookDelivery', deliveryId, 'deliveryId'),
+    );
+  }
+}
+
+@Resolver(() => WebhookDeliveryType)
+export class WebhookDeliveryResolver {
+  @FieldResolver(() => ID, { description: 'The `id` of the endpoint.' })
+  webhookId(@Root() delivery: WebhookDeliveryView): string {
+    return globalId('WebhookEndpoint', delivery.webhookId);
+  }
+
+  @FieldResolver(() => ID, { description: "The `id` of the event delivered (its `webhook-id` header is the event's `databaseId`)." })
+  eventId(@Root() delivery: WebhookDeliveryView): string {
+    return globalId('Event', delivery.eventId);
   }
 }

@@ -2,15 +2,11 @@ import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { DateTimeResolver } from 'graphql-scalars';
 import type { WebhookDeliveryView, WebhookEndpointView, WebhookEndpointWithSecretView, WebhookInput } from '../../../domain/index.js';
 import { connectionType } from '../connection.type.js';
+import { ID_DESCRIPTION, NodeInterface } from '../node/node.type.js';
 
-@ObjectType('WebhookEndpoint', {
-  simpleResolvers: true,
-  description: 'A registered webhook endpoint, without its secret (REST `WebhookEndpoint`).',
-})
-export class WebhookEndpointType implements WebhookEndpointView {
-  @Field(() => ID)
-  id!: number;
-
+/** The fields of an endpoint but its id (see `AccountFields`): `WebhookEndpoint` and `WebhookEndpointWithSecret` extend it. */
+@ObjectType({ simpleResolvers: true })
+abstract class WebhookEndpointFields implements Omit<WebhookEndpointView, 'id'> {
   @Field(() => String, { description: 'Where deliveries are POSTed (https, public addresses only).' })
   url!: string;
 
@@ -27,11 +23,27 @@ export class WebhookEndpointType implements WebhookEndpointView {
   createdAt!: Date;
 }
 
+@ObjectType('WebhookEndpoint', {
+  simpleResolvers: true,
+  implements: NodeInterface,
+  description: 'A registered webhook endpoint, without its secret (REST `WebhookEndpoint`).',
+})
+export class WebhookEndpointType extends WebhookEndpointFields implements WebhookEndpointView {
+  @Field(() => ID, { description: ID_DESCRIPTION })
+  id!: number;
+}
+
 @ObjectType('WebhookEndpointWithSecret', {
   simpleResolvers: true,
   description: 'A webhook endpoint with its signing secret, returned at registration and rotation only.',
 })
-export class WebhookEndpointWithSecretType extends WebhookEndpointType implements WebhookEndpointWithSecretView {
+export class WebhookEndpointWithSecretType extends WebhookEndpointFields implements WebhookEndpointWithSecretView {
+  @Field(() => ID, {
+    description:
+      "Global and opaque, this type's own (a normalised cache keeps it apart from the WebhookEndpoint); every argument that takes the WebhookEndpoint's id takes it too.",
+  })
+  id!: number;
+
   @Field(() => String, { description: 'The signing secret (`whsec_…`); not shown again.' })
   secret!: string;
 }
@@ -41,16 +53,17 @@ export class WebhookEndpointConnection extends connectionType('WebhookEndpoint',
 
 @ObjectType('WebhookDelivery', {
   simpleResolvers: true,
+  implements: NodeInterface,
   description: 'One attempt to deliver one event to one endpoint (REST `WebhookDelivery`).',
 })
 export class WebhookDeliveryType implements WebhookDeliveryView {
-  @Field(() => ID)
+  @Field(() => ID, { description: ID_DESCRIPTION })
   id!: number;
 
-  @Field(() => ID)
+  @Field(() => ID, { description: 'The `id` of the endpoint.' })
   webhookId!: number;
 
-  @Field(() => ID)
+  @Field(() => ID, { description: 'The `id` of the event delivered (its `webhook-id` header is the event’s `databaseId`).' })
   eventId!: number;
 
   @Field(() => String)

@@ -1,11 +1,14 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { CategoryView, InventoryView, PetView } from '../../../domain/index.js';
-import { actorOf, domainOf, toId, toIdOrUndefined, type GraphQLContext } from '../../context.js';
+import { actorOf, domainOf, type GraphQLContext } from '../../context.js';
+import { databaseIdOf, globalId, optionalDatabaseIdOf } from '../../global-id.js';
 import { PageArgs, paged, type Connection } from '../connection.type.js';
 import { PetConnection, PetType } from './pet.type.js';
 import { NewPetInput, PetFilterInput } from './pet.input.js';
 import { CategoryType } from '../categories/category.type.js';
 import { InventoryItemType } from '../store/inventory.type.js';
+
+const petInput = (input: NewPetInput) => ({ ...input, categoryId: databaseIdOf('Category', input.categoryId, 'categoryId') });
 
 @Resolver(() => PetType)
 export class PetResolver {
@@ -17,9 +20,9 @@ export class PetResolver {
   ): Promise<Connection<PetView>> {
     const where = {
       status: filter?.status ?? undefined,
-      categoryId: toIdOrUndefined(filter?.categoryId),
+      categoryId: optionalDatabaseIdOf('Category', filter?.categoryId, 'categoryId'),
       name: filter?.name ?? undefined,
-      ids: filter?.ids?.map(toId) ?? undefined,
+      ids: filter?.ids?.map((id, i) => databaseIdOf('Pet', id, `ids[${i}]`)) ?? undefined,
     };
     return paged(
       page,
@@ -34,12 +37,12 @@ export class PetResolver {
     deprecationReason: 'Use pets(filter: {ids: [...]})',
   })
   async pet(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<PetView> {
-    return domainOf(ctx).pets.getPet(toId(id));
+    return domainOf(ctx).pets.getPet(databaseIdOf('Pet', id, 'id'));
   }
 
   @Mutation(() => PetType, { nullable: true, description: 'Staff: creates a pet with an inventory entry of 1 (REST `POST /pets`).' })
   async createPet(@Arg('input', () => NewPetInput) input: NewPetInput, @Ctx() ctx: GraphQLContext): Promise<PetView> {
-    return domainOf(ctx).pets.createPet(actorOf(ctx), input);
+    return domainOf(ctx).pets.createPet(actorOf(ctx), petInput(input));
   }
 
   @Mutation(() => PetType, { nullable: true, description: 'Staff: replaces a pet (REST `PUT /pets/{petId}`).' })
@@ -48,7 +51,7 @@ export class PetResolver {
     @Arg('input', () => NewPetInput) input: NewPetInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<PetView> {
-    return domainOf(ctx).pets.updatePet(actorOf(ctx), toId(id), input);
+    return domainOf(ctx).pets.updatePet(actorOf(ctx), databaseIdOf('Pet', id, 'id'), petInput(input));
   }
 
   @Mutation(() => ID, {
@@ -56,8 +59,13 @@ export class PetResolver {
     description: 'Staff: deletes a pet without open orders; returns its id (REST `DELETE /pets/{petId}`).',
   })
   async deletePet(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<string> {
-    await domainOf(ctx).pets.deletePet(actorOf(ctx), toId(id));
+    await domainOf(ctx).pets.deletePet(actorOf(ctx), databaseIdOf('Pet', id, 'id'));
     return id;
+  }
+
+  @FieldResolver(() => ID, { description: "The `id` of the pet's category (the `category` field navigates to it)." })
+  categoryId(@Root() pet: PetView): string {
+    return globalId('Category', pet.categoryId);
   }
 
   @FieldResolver(() => CategoryType, { description: "The pet's category." })

@@ -3,16 +3,17 @@ import type { PetView } from '../../../domain/index.js';
 import type { PetStatus } from '../../../domain/entities/index.js';
 import { PetStatusEnum } from '../enums.js';
 import { connectionType } from '../connection.type.js';
+import { ID_DESCRIPTION, NodeInterface } from '../node/node.type.js';
 
-@ObjectType('Pet', { simpleResolvers: true, description: 'A pet for sale.' })
+@ObjectType('Pet', { simpleResolvers: true, implements: NodeInterface, description: 'A pet for sale.' })
 export class PetType implements PetView {
-  @Field(() => ID, { description: 'The same int64 id as REST, as a decimal string.' })
+  @Field(() => ID, { description: ID_DESCRIPTION })
   id!: number;
 
   @Field(() => String, { description: "The animal's name." })
   name!: string;
 
-  @Field(() => ID, { description: "The pet's category id (the `category` field navigates to it)." })
+  @Field(() => ID, { description: "The `id` of the pet's category (the `category` field navigates to it)." })
   categoryId!: number;
 
   @Field(() => PetStatusEnum)

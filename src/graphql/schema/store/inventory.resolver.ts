@@ -1,6 +1,8 @@
 import { Arg, Args, Ctx, Directive, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { InventoryView, PetView } from '../../../domain/index.js';
-import { actorOf, domainOf, toId, type GraphQLContext } from '../../context.js';
+import { actorOf, domainOf, type GraphQLContext } from '../../context.js';
+import { databaseIdOf, globalId } from '../../global-id.js';
+import { ID_DESCRIPTION } from '../node/node.type.js';
 import { PageArgs, paged, type Connection } from '../connection.type.js';
 import { InventoryItemConnection, InventoryItemType } from './inventory.type.js';
 import { PetType } from '../pets/pet.type.js';
@@ -20,7 +22,7 @@ export class InventoryResolver {
 
   @Query(() => InventoryItemType, { nullable: true, description: "One pet's stock (REST `GET /store/inventory/{petId}`)." })
   async inventoryItem(@Arg('petId', () => ID) petId: string, @Ctx() ctx: GraphQLContext): Promise<InventoryView> {
-    return domainOf(ctx).store.getInventory(toId(petId));
+    return domainOf(ctx).store.getInventory(databaseIdOf('Pet', petId, 'petId'));
   }
 
   @Directive(BETA)
@@ -33,7 +35,17 @@ export class InventoryResolver {
     @Arg('quantity', () => Int) quantity: number,
     @Ctx() ctx: GraphQLContext,
   ): Promise<InventoryView> {
-    return domainOf(ctx).store.setInventory(actorOf(ctx), toId(petId), quantity);
+    return domainOf(ctx).store.setInventory(actorOf(ctx), databaseIdOf('Pet', petId, 'petId'), quantity);
+  }
+
+  @FieldResolver(() => ID, { description: ID_DESCRIPTION })
+  id(@Root() item: InventoryView): string {
+    return globalId('InventoryItem', item.petId);
+  }
+
+  @FieldResolver(() => ID, { description: 'The `id` of the pet this stock belongs to.' })
+  petId(@Root() item: InventoryView): string {
+    return globalId('Pet', item.petId);
   }
 
   @FieldResolver(() => PetType, { nullable: true, description: 'The pet this stock belongs to.' })

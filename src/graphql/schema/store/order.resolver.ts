@@ -1,7 +1,8 @@
 import { Arg, Args, Ctx, Directive, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { DateTimeResolver } from 'graphql-scalars';
 import type { OrderView, PetView } from '../../../domain/index.js';
-import { actorOf, domainOf, toId, toIdOrUndefined, type GraphQLContext } from '../../context.js';
+import { actorOf, domainOf, type GraphQLContext } from '../../context.js';
+import { databaseIdOf, globalId, optionalDatabaseIdOf } from '../../global-id.js';
 import { PageArgs, paged, type Connection } from '../connection.type.js';
 import { OrderConnection, OrderType } from './order.type.js';
 import { NewOrderInput, OrderFilterInput } from './order.input.js';
@@ -18,7 +19,7 @@ export class OrderResolver {
     @Args(() => PageArgs) page: PageArgs,
     @Ctx() ctx: GraphQLContext,
   ): Promise<Connection<OrderView>> {
-    const where = { complete: filter?.complete ?? undefined, petId: toIdOrUndefined(filter?.petId) };
+    const where = { complete: filter?.complete ?? undefined, petId: optionalDatabaseIdOf('Pet', filter?.petId, 'petId') };
     return paged(
       page,
       (request) => domainOf(ctx).store.listOrders(actorOf(ctx), where, request),
@@ -31,7 +32,7 @@ export class OrderResolver {
     description: "One order, for its owner or staff; another account's order is NOT_FOUND (REST `GET /store/orders/{orderId}`).",
   })
   async order(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<OrderView> {
-    return domainOf(ctx).store.getOrder(actorOf(ctx), toId(id));
+    return domainOf(ctx).store.getOrder(actorOf(ctx), databaseIdOf('Order', id, 'id'));
   }
 
   @Mutation(() => OrderType, {
@@ -45,7 +46,8 @@ export class OrderResolver {
     @Arg('idempotencyKey', () => String, { nullable: true }) idempotencyKey: string | null,
     @Ctx() ctx: GraphQLContext,
   ): Promise<OrderView> {
-    const { order } = await domainOf(ctx).store.placeOrder(actorOf(ctx), input, idempotencyKey ?? undefined);
+    const placed = { ...input, petId: databaseIdOf('Pet', input.petId, 'petId') };
+    const { order } = await domainOf(ctx).store.placeOrder(actorOf(ctx), placed, idempotencyKey ?? undefined);
     return order;
   }
 
@@ -58,7 +60,7 @@ export class OrderResolver {
     @Arg('shipDate', () => DateTimeResolver, { nullable: true }) shipDate: Date | null,
     @Ctx() ctx: GraphQLContext,
   ): Promise<OrderView> {
-    return domainOf(ctx).store.completeOrder(actorOf(ctx), toId(id), shipDate ?? undefined);
+    return domainOf(ctx).store.completeOrder(actorOf(ctx), databaseIdOf('Order', id, 'id'), shipDate ?? undefined);
   }
 
   @Directive(EXPERIMENTAL)
@@ -67,8 +69,13 @@ export class OrderResolver {
     description: 'Owner or staff: cancels an open order and restocks; returns its id (REST `DELETE /store/orders/{orderId}`).',
   })
   async cancelOrder(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<string> {
-    await domainOf(ctx).store.cancelOrder(actorOf(ctx), toId(id));
+    await domainOf(ctx).store.cancelOrder(actorOf(ctx), databaseIdOf('Order', id, 'id'));
     return id;
+  }
+
+  @FieldResolver(() => ID, { nullable: true, description: 'The `id` of the ordered pet; null once the pet has been deleted.' })
+  petId(@Root() order: OrderView): string | null {
+    return order.petId === null ? null : globalId('Pet', order.petId);
   }
 
   @FieldResolver(() => PetType, { nullable: true, description: 'The ordered pet; null once it has been deleted.' })

@@ -2,13 +2,18 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { DateTimeResolver } from 'graphql-scalars';
 import type { OrderView } from '../../../domain/index.js';
 import { connectionType } from '../connection.type.js';
+import { ID_DESCRIPTION, NodeInterface } from '../node/node.type.js';
 
-@ObjectType('Order', { simpleResolvers: true, description: 'An order for a pet, open while `complete` is false.' })
+@ObjectType('Order', {
+  simpleResolvers: true,
+  implements: NodeInterface,
+  description: 'An order for a pet, open while `complete` is false.',
+})
 export class OrderType implements Omit<OrderView, 'accountId'> {
-  @Field(() => ID)
+  @Field(() => ID, { description: ID_DESCRIPTION })
   id!: number;
 
-  @Field(() => ID, { nullable: true, description: 'The ordered pet; null once the pet has been deleted.' })
+  @Field(() => ID, { nullable: true, description: 'The `id` of the ordered pet; null once the pet has been deleted.' })
   petId!: number | null;
 
   @Field(() => Int, { description: 'Number of units ordered, 1 to 100.' })
