@@ -65,7 +65,7 @@ describe('contract: npm run schema:diff reports breaking changes against a git r
       schema: { type: 'string', enum: ['id', 'name'] },
     });
     writeOpenapi(doc);
-    editGraphql((sdl) => sdl.replace(/type Order \{/, 'type Order {\n  """A note."""\n  note: String'));
+    editGraphql((sdl) => sdl.replace(/type Order implements Node \{/, 'type Order implements Node {\n  """A note."""\n  note: String'));
     const { code, output } = schemaDiff(repo, 'HEAD');
     assert.equal(code, 0, output);
     assert.match(output, /non-breaking/);

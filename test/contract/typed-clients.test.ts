@@ -106,7 +106,7 @@ async function generateGraphqlTypes(dir: string, schemaSdl: string): Promise<Cli
         'generated/graphql/': {
           preset: 'client',
           presetConfig: { fragmentMasking: false },
-          config: { scalars: { DateTime: 'string' }, strictScalars: true, useTypeImports: true },
+          config: { scalars: { DateTime: 'string', SafeInt: 'number' }, strictScalars: true, useTypeImports: true },
         },
       },
       errorsOnly: true,

@@ -2,6 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, createAccount, recordSql, type TestApp } from '../helpers/app.js';
 import { dataOf, gql } from './support.js';
+import { globalId } from '../../src/graphql/global-id.js';
 
 /**
  * Relations are batched, so a page of 100 pets with their categories and inventories costs at
@@ -28,7 +29,7 @@ describe('GraphQL relations are batched (no N+1)', () => {
       dataOf(await gql(t.admin, `mutation { ${pets.join(' ')} }`));
     }
     const buyer = await createAccount(t, { role: 'customer' });
-    for (let i = 0; i < 10; i++) dataOf(await gql(buyer.client, `mutation { placeOrder(input: {petId: "${i + 1}", quantity: 1}) { id } }`));
+    for (let i = 0; i < 10; i++) dataOf(await gql(buyer.client, `mutation { placeOrder(input: {petId: "${globalId('Pet', i + 1)}", quantity: 1}) { id } }`));
   });
   after(() => t.close());
 
@@ -76,13 +77,13 @@ describe('GraphQL relations are batched (no N+1)', () => {
     for (let page = 0; page < 5; page++) {
       const res: any = await gql(
         t.admin,
-        'query($after: String) { category(id: "2") { pets(first: 8, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } } }',
+        `query($after: String) { category(id: "${globalId('Category', 2)}") { pets(first: 8, after: $after) { edges { node { databaseId } } pageInfo { hasNextPage endCursor } } } }`,
         {
           after,
         },
       );
       const pets: any = dataOf(res).category.pets;
-      seen.push(...pets.edges.map((e: any) => Number(e.node.id)));
+      seen.push(...pets.edges.map((e: any) => e.node.databaseId));
       if (!pets.pageInfo.hasNextPage) break;
       after = pets.pageInfo.endCursor;
     }
