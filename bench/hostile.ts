@@ -21,6 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocket } from 'ws';
 import { createClient, type Client } from 'graphql-ws';
 import { measureEventLag, percentile, type EventLagResult } from './events.js';
+import { globalId } from '../src/graphql/global-id.js';
 
 export interface HostileWebhookResult extends EventLagResult {
   /** The answers to the 40 redeliveries, by status. */
@@ -141,7 +142,7 @@ export async function measureBesideHeavySubscriptions(
     return { status: res.status, body: (await res.json().catch(() => null)) as any };
   };
   const [pet] = (await api('/pets?limit=1')).body as Array<{ id: number }>;
-  const petId = String(pet!.id);
+  const petId = globalId('Pet', pet!.id);
 
   const alone = await reads(baseUrl, readerKey, seconds);
 

@@ -6,6 +6,7 @@ import type autocannon from 'autocannon';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MANY_KEYS, PET_COUNT } from './seed.js';
+import { globalId } from '../src/graphql/global-id.js';
 
 /**
  * `against`: the memory service built from another commit (`--against DIR`), for before/after ratios.
@@ -95,9 +96,9 @@ function rotatingPets(toBody: (petId: number) => string): autocannon.Request['se
 const IDS_QUERY =
   'query PetsByIds($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }';
 /** GraphQL's read of the ten pets REST_IDS_PATH reads. */
-export const GQL_IDS_REQUEST = graphql(IDS_QUERY, { ids: IDS.map(String) });
+export const GQL_IDS_REQUEST = graphql(IDS_QUERY, { ids: IDS.map((id) => globalId('Pet', id)) });
 /** GraphQL's read of one pet. */
-export const GQL_PET_REQUEST = graphql('query Pet($id: ID!) { pet(id: $id) { id name categoryId status } }', { id: '1' });
+export const GQL_PET_REQUEST = graphql('query Pet($id: ID!) { pet(id: $id) { id name categoryId status } }', { id: globalId('Pet', 1) });
 const PAGE_QUERY = 'query Page { pets(first: 20) { edges { node { name category { name } } } } }';
 const ORDER_MUTATION = 'mutation Order($input: NewOrderInput!) { placeOrder(input: $input) { id petId quantity shipDate complete } }';
 
@@ -209,7 +210,7 @@ const SCENARIOS_BASE: Scenario[] = [
         path: '/graphql',
         headers: json,
         setupRequest: rotatingPets((petId) =>
-          JSON.stringify({ query: ORDER_MUTATION, variables: { input: { petId: String(petId), quantity: 1 } } }),
+          JSON.stringify({ query: ORDER_MUTATION, variables: { input: { petId: globalId('Pet', petId), quantity: 1 } } }),
         ),
       },
     ],

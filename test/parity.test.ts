@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { Client, startApp, type TestApp, type TestResponse } from './helpers/app.js';
 import { assertError } from './rest/support.js';
 import { assertGraphQLError, gql, type GraphQLBody } from './graphql/support.js';
+import { decodeGlobalId, globalId, type NodeType } from '../src/graphql/global-id.js';
 
 type Id = number | string;
 type Outcome<T = any> = { ok: true; value: T } | { ok: false; code: string; status: number };
@@ -214,11 +215,25 @@ const rest: Facade = {
 
 // ------------------------------------------------------------------------------------------- GraphQL
 
-const PET = 'id name categoryId status';
-const ORDER = 'id petId quantity shipDate complete';
+// GraphQL ids are global: the facade sends the REST ids encoded (as a client passes back the ids it was given)
+// and reads `databaseId` as the REST id, decoding the fields that hold another object's id.
+const PET = 'id: databaseId name categoryId status';
+const ORDER = 'id: databaseId petId quantity shipDate complete';
 const STOCK = 'petId quantity status';
-const WEBHOOK = 'id url events enabled disabledReason';
-const DELIVERY = 'id eventId eventType attempt status';
+const WEBHOOK = 'id: databaseId url events enabled disabledReason';
+const DELIVERY = 'id: databaseId eventId eventType attempt status';
+
+/** A REST id as the GraphQL id of a `type` (absent stays absent; what REST would refuse stays refused: "Pet:abc"). */
+const gid = (type: NodeType, id: unknown) => (id === undefined || id === null ? id : globalId(type, id as number));
+/** A GraphQL id field as the REST id it stands for. */
+const restId = (id: string | null) => (id === null ? null : decodeGlobalId(id, 'id').databaseId);
+const gqlPet = (p: any) => pet({ ...p, categoryId: restId(p.categoryId) });
+const gqlOrder = (o: any) => order({ ...o, petId: restId(o.petId) });
+const gqlStock = (i: any) => stock({ ...i, petId: restId(i.petId) });
+const gqlDelivery = (d: any) => delivery({ ...d, eventId: restId(d.eventId) });
+const gqlEvent = (e: any) => event({ ...e, data: { ...e.data, stockOf: e.data.stockOf && restId(e.data.stockOf) } });
+const petInput = (input: Record<string, unknown>) =>
+  'categoryId' in input ? { ...input, categoryId: gid('Category', input.categoryId) } : input;
 
 /** Runs an operation whose single root field is aliased `r`; errors must carry code and status in `extensions`. */
 async function graph<T>(as: Client, document: string, variables: Record<string, unknown>, map: (r: any) => T): Promise<Outcome<T>> {
@@ -239,133 +254,170 @@ const connection =
 const graphql: Facade = {
   name: 'GraphQL',
   createCategory: (as, input) =>
-    graph(as, 'mutation($input: NewCategoryInput!) { r: createCategory(input: $input) { id name description } }', { input }, category),
-  deleteCategory: (as, id) => graph(as, 'mutation($id: ID!) { r: deleteCategory(id: $id) }', { id }, () => null),
-  createPet: (as, input) => graph(as, `mutation($input: NewPetInput!) { r: createPet(input: $input) { ${PET} } }`, { input }, pet),
+    graph(
+      as,
+      'mutation($input: NewCategoryInput!) { r: createCategory(input: $input) { id: databaseId name description } }',
+      { input },
+      category,
+    ),
+  deleteCategory: (as, id) => graph(as, 'mutation($id: ID!) { r: deleteCategory(id: $id) }', { id: gid('Category', id) }, () => null),
+  createPet: (as, input) =>
+    graph(as, `mutation($input: NewPetInput!) { r: createPet(input: $input) { ${PET} } }`, { input: petInput(input) }, gqlPet),
   updatePet: (as, id, input) =>
-    graph(as, `mutation($id: ID!, $input: NewPetInput!) { r: updatePet(id: $id, input: $input) { ${PET} } }`, { id, input }, pet),
-  deletePet: (as, id) => graph(as, 'mutation($id: ID!) { r: deletePet(id: $id) }', { id }, () => null),
+    graph(
+      as,
+      `mutation($id: ID!, $input: NewPetInput!) { r: updatePet(id: $id, input: $input) { ${PET} } }`,
+      { id: gid('Pet', id), input: petInput(input) },
+      gqlPet,
+    ),
+  deletePet: (as, id) => graph(as, 'mutation($id: ID!) { r: deletePet(id: $id) }', { id: gid('Pet', id) }, () => null),
   listPets: (as, { limit, cursor, ...filter }) =>
     graph(
       as,
       `query($filter: PetFilter, $first: Int, $after: String) {
         r: pets(filter: $filter, first: $first, after: $after) { edges { cursor node { ${PET} } } pageInfo { hasNextPage endCursor } }
       }`,
-      { filter, first: limit, after: cursor },
-      connection(pet),
+      {
+        filter: {
+          ...filter,
+          categoryId: gid('Category', filter.categoryId),
+          ids: Array.isArray(filter.ids) ? filter.ids.map((id: unknown) => gid('Pet', id)) : filter.ids,
+        },
+        first: limit,
+        after: cursor,
+      },
+      connection(gqlPet),
     ),
   placeOrder: (as, input, idempotencyKey) =>
     graph(
       as,
       `mutation($input: NewOrderInput!, $key: String) { r: placeOrder(input: $input, idempotencyKey: $key) { ${ORDER} } }`,
-      { input, key: idempotencyKey },
-      order,
+      { input: 'petId' in input ? { ...input, petId: gid('Pet', input.petId) } : input, key: idempotencyKey },
+      gqlOrder,
     ),
-  getOrder: (as, id) => graph(as, `query($id: ID!) { r: order(id: $id) { ${ORDER} } }`, { id }, order),
+  getOrder: (as, id) => graph(as, `query($id: ID!) { r: order(id: $id) { ${ORDER} } }`, { id: gid('Order', id) }, gqlOrder),
   listOrders: (as, filter) =>
     graph(
       as,
       `query($filter: OrderFilter) { r: orders(filter: $filter) { edges { node { ${ORDER} } } pageInfo { hasNextPage endCursor } } }`,
-      { filter },
-      connection(order),
+      { filter: filter && { ...filter, petId: gid('Pet', filter.petId) } },
+      connection(gqlOrder),
     ),
   completeOrder: (as, id, shipDate) =>
     graph(
       as,
       `mutation($id: ID!, $shipDate: DateTime) { r: completeOrder(id: $id, shipDate: $shipDate) { ${ORDER} } }`,
-      { id, shipDate },
-      order,
+      { id: gid('Order', id), shipDate },
+      gqlOrder,
     ),
-  cancelOrder: (as, id) => graph(as, 'mutation($id: ID!) { r: cancelOrder(id: $id) }', { id }, () => null),
-  getInventory: (as, petId) => graph(as, `query($petId: ID!) { r: inventoryItem(petId: $petId) { ${STOCK} } }`, { petId }, stock),
+  cancelOrder: (as, id) => graph(as, 'mutation($id: ID!) { r: cancelOrder(id: $id) }', { id: gid('Order', id) }, () => null),
+  getInventory: (as, petId) =>
+    graph(as, `query($petId: ID!) { r: inventoryItem(petId: $petId) { ${STOCK} } }`, { petId: gid('Pet', petId) }, gqlStock),
   setInventory: (as, petId, quantity) =>
     graph(
       as,
       `mutation($petId: ID!, $quantity: Int!) { r: setInventory(petId: $petId, quantity: $quantity) { ${STOCK} } }`,
-      { petId, quantity },
-      stock,
+      { petId: gid('Pet', petId), quantity },
+      gqlStock,
     ),
   listInventory: (as) =>
-    graph(as, `{ r: inventory { edges { node { ${STOCK} } } pageInfo { hasNextPage endCursor } } }`, {}, connection(stock)),
+    graph(as, `{ r: inventory { edges { node { ${STOCK} } } pageInfo { hasNextPage endCursor } } }`, {}, connection(gqlStock)),
   createAccount: (as, input) =>
-    graph(as, 'mutation($input: NewAccountInput!) { r: createAccount(input: $input) { id role plan apiKey { key } } }', { input }, (r) => ({
+    graph(
+      as,
+      'mutation($input: NewAccountInput!) { r: createAccount(input: $input) { id: databaseId role plan apiKey { key } } }',
+      { input },
+      (r) => ({
+        id: Number(r.id),
+        role: r.role,
+        plan: r.plan,
+        key: r.apiKey.key,
+      }),
+    ),
+  viewer: (as) =>
+    graph(as, '{ r: viewer { id: databaseId name role plan } }', {}, (r) => ({
       id: Number(r.id),
+      name: r.name,
       role: r.role,
       plan: r.plan,
-      key: r.apiKey.key,
     })),
-  viewer: (as) =>
-    graph(as, '{ r: viewer { id name role plan } }', {}, (r) => ({ id: Number(r.id), name: r.name, role: r.role, plan: r.plan })),
   updateAccount: (as, id, input) =>
     graph(
       as,
-      'mutation($id: ID!, $input: AccountUpdateInput!) { r: updateAccount(id: $id, input: $input) { id name role plan limits { perMinute perDay webhookEndpoints subscriptions } } }',
-      { id, input },
+      'mutation($id: ID!, $input: AccountUpdateInput!) { r: updateAccount(id: $id, input: $input) { id: databaseId name role plan limits { perMinute perDay webhookEndpoints subscriptions } } }',
+      { id: gid('Account', id), input },
       (r) => ({ id: Number(r.id), name: r.name, role: r.role, plan: r.plan, limits: r.limits }),
     ),
   createApiKey: (as, accountId) =>
-    graph(as, 'mutation($id: ID!) { r: createApiKey(accountId: $id) { id key } }', { id: accountId }, (r) => ({
+    graph(as, 'mutation($id: ID!) { r: createApiKey(accountId: $id) { id: databaseId key } }', { id: gid('Account', accountId) }, (r) => ({
       id: Number(r.id),
       key: r.key,
     })),
-  revokeApiKey: (as, keyId) => graph(as, 'mutation($id: ID!) { r: revokeApiKey(keyId: $id) { id } }', { id: keyId }, () => null),
-  liftBan: (as, keyId) => graph(as, 'mutation($id: ID!) { r: liftBan(keyId: $id) }', { id: keyId }, () => null),
+  revokeApiKey: (as, keyId) =>
+    graph(as, 'mutation($id: ID!) { r: revokeApiKey(keyId: $id) { id } }', { id: gid('ApiKey', keyId) }, () => null),
+  liftBan: (as, keyId) => graph(as, 'mutation($id: ID!) { r: liftBan(keyId: $id) }', { id: gid('ApiKey', keyId) }, () => null),
   updateCategory: (as, id, input) =>
     graph(
       as,
-      'mutation($id: ID!, $input: NewCategoryInput!) { r: updateCategory(id: $id, input: $input) { id name description } }',
-      { id, input },
+      'mutation($id: ID!, $input: NewCategoryInput!) { r: updateCategory(id: $id, input: $input) { id: databaseId name description } }',
+      { id: gid('Category', id), input },
       category,
     ),
-  getCategory: (as, id) => graph(as, 'query($id: ID!) { r: category(id: $id) { id name description } }', { id }, category),
+  getCategory: (as, id) =>
+    graph(as, 'query($id: ID!) { r: category(id: $id) { id: databaseId name description } }', { id: gid('Category', id) }, category),
   listCategories: (as, { limit, cursor }) =>
     graph(
       as,
-      'query($first: Int, $after: String) { r: categories(first: $first, after: $after) { edges { node { id name description } } pageInfo { hasNextPage endCursor } } }',
+      'query($first: Int, $after: String) { r: categories(first: $first, after: $after) { edges { node { id: databaseId name description } } pageInfo { hasNextPage endCursor } } }',
       { first: limit, after: cursor },
       connection(category),
     ),
-  getPet: (as, id) => graph(as, `query($id: ID!) { r: pet(id: $id) { ${PET} } }`, { id }, pet),
+  getPet: (as, id) => graph(as, `query($id: ID!) { r: pet(id: $id) { ${PET} } }`, { id: gid('Pet', id) }, gqlPet),
   listEvents: (as, { after, types, limit }) =>
     graph(
       as,
       `query($after: String, $types: [String!], $first: Int) {
         r: events(after: $after, types: $types, first: $first) {
-          edges { node { id type data { ... on Order { id } ... on Pet { id } ... on Category { id } ... on InventoryItem { stockOf: petId } } } }
+          edges { node { id: databaseId type data { ... on Order { id: databaseId } ... on Pet { id: databaseId } ... on Category { id: databaseId } ... on InventoryItem { stockOf: petId } } } }
           pageInfo { hasNextPage endCursor }
         }
       }`,
       { after: after === undefined ? undefined : String(after), types, first: limit },
-      connection(event),
+      connection(gqlEvent),
     ),
   createWebhook: (as, input) =>
     graph(as, `mutation($input: NewWebhookInput!) { r: createWebhook(input: $input) { ${WEBHOOK} secret } }`, { input }, withSecret),
-  getWebhook: (as, id) => graph(as, `query($id: ID!) { r: webhook(id: $id) { ${WEBHOOK} } }`, { id }, webhook),
+  getWebhook: (as, id) => graph(as, `query($id: ID!) { r: webhook(id: $id) { ${WEBHOOK} } }`, { id: gid('WebhookEndpoint', id) }, webhook),
   listWebhooks: (as) =>
     graph(as, `{ r: webhooks { edges { node { ${WEBHOOK} } } pageInfo { hasNextPage endCursor } } }`, {}, connection(webhook)),
   updateWebhook: (as, id, input) =>
     graph(
       as,
       `mutation($id: ID!, $input: WebhookUpdateInput!) { r: updateWebhook(id: $id, input: $input) { ${WEBHOOK} } }`,
-      { id, input },
+      { id: gid('WebhookEndpoint', id), input },
       webhook,
     ),
-  deleteWebhook: (as, id) => graph(as, 'mutation($id: ID!) { r: deleteWebhook(id: $id) }', { id }, () => null),
+  deleteWebhook: (as, id) => graph(as, 'mutation($id: ID!) { r: deleteWebhook(id: $id) }', { id: gid('WebhookEndpoint', id) }, () => null),
   rotateWebhookSecret: (as, id) =>
-    graph(as, `mutation($id: ID!) { r: rotateWebhookSecret(id: $id) { ${WEBHOOK} secret } }`, { id }, withSecret),
+    graph(
+      as,
+      `mutation($id: ID!) { r: rotateWebhookSecret(id: $id) { ${WEBHOOK} secret } }`,
+      { id: gid('WebhookEndpoint', id) },
+      withSecret,
+    ),
   listWebhookDeliveries: (as, id) =>
     graph(
       as,
       `query($id: ID!) { r: webhookDeliveries(webhookId: $id) { edges { node { ${DELIVERY} } } pageInfo { hasNextPage endCursor } } }`,
-      { id },
-      connection(delivery),
+      { id: gid('WebhookEndpoint', id) },
+      connection(gqlDelivery),
     ),
   redeliver: (as, id, deliveryId) =>
     graph(
       as,
       `mutation($id: ID!, $d: ID!) { r: redeliverWebhookDelivery(webhookId: $id, deliveryId: $d) { ${DELIVERY} } }`,
-      { id, d: deliveryId },
-      delivery,
+      { id: gid('WebhookEndpoint', id), d: gid('WebhookDelivery', deliveryId) },
+      gqlDelivery,
     ),
 };
 

@@ -20,7 +20,9 @@ describe('urql: the default client of docs/CLIENTS.md against the service (issue
     const section = doc('CLIENTS.md').split('\n## urql\n')[1]?.split('\n## ')[0];
     const source = section && /```ts\n([\s\S]*?)```/.exec(section)?.[1];
     assert.ok(source, 'docs/CLIENTS.md has a urql section with a ```ts block');
-    const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+    const { outputText } = ts.transpileModule(source, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    });
     dir = mkdtempSync(join(tmpdir(), 'petstore-urql-'));
     symlinkSync(projectPath('node_modules'), join(dir, 'node_modules'), 'dir');
     writeFileSync(join(dir, 'urql-client.mjs'), outputText);
@@ -40,10 +42,14 @@ describe('urql: the default client of docs/CLIENTS.md against the service (issue
     const pet = list.data.pets.edges[0].node;
     assert.equal(pet.name, 'Urqlie');
     assert.notEqual(pet.id, pet.category.id, 'a pet and a category with the same database id have different ids');
-    const node = await client.query('query Node($id: ID!) { node(id: $id) { __typename id ... on Pet { name } } }', { id: pet.id }).toPromise();
+    const node = await client
+      .query('query Node($id: ID!) { node(id: $id) { __typename id ... on Pet { name } } }', { id: pet.id })
+      .toPromise();
     assert.equal(node.error, undefined, String(node.error));
     assert.deepEqual(node.data.node, { __typename: 'Pet', id: pet.id, name: 'Urqlie' });
-    const category = await client.query('query Node($id: ID!) { node(id: $id) { ... on Category { name } } }', { id: pet.category.id }).toPromise();
+    const category = await client
+      .query('query Node($id: ID!) { node(id: $id) { ... on Category { name } } }', { id: pet.category.id })
+      .toPromise();
     assert.deepEqual(category.data.node, { __typename: 'Category', name: 'Urql cats' });
   });
 });

@@ -7,6 +7,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { assertError } from '../rest/support.js';
 import { assertGraphQLError, dataOf, gql } from '../graphql/support.js';
 
@@ -50,7 +51,7 @@ describe('names: invisible characters do not make a different name', () => {
     const created = dataOf(
       await gql(t.admin, 'mutation($n: String!, $c: ID!) { createPet(input: {name: $n, categoryId: $c}) { name } }', {
         n: '\ufeffRex\u200e',
-        c: String(rest.body.id),
+        c: globalId('Category', rest.body.id),
       }),
     );
     assert.equal(created.createPet.name, 'Rex');
@@ -123,7 +124,7 @@ describe('names: visible, without control characters, unique by case folding', (
       assertGraphQLError(
         await gql(t.admin, 'mutation($n: String!, $c: ID!) { createPet(input: {name: $n, categoryId: $c}) { id } }', {
           n: name,
-          c: String(categoryId),
+          c: globalId('Category', categoryId),
         }),
         'VALIDATION_FAILED',
         400,

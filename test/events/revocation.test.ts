@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Client as WsClient } from 'graphql-ws';
 import { createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { onOwnPostgres, redisUrl } from '../helpers/services.js';
 import { RawConnection } from '../ops/support.js';
 import { stockOf } from '../rest/support.js';
@@ -38,7 +39,12 @@ async function checkInFlightRevoke(revoker: TestApp, via: TestApp) {
   // The key works (and is cached) on the instance the requests go to.
   assert.equal((await via.admin.withKey(customer.key).get('/v1/store/orders')).status, 200);
   const rest = await headersFirst(via, '/v1/store/orders', customer.key, JSON.stringify({ petId, quantity: 3 }));
-  const graphql = await headersFirst(via, '/graphql', customer.key, JSON.stringify({ query: ORDER, variables: { p: String(petId) } }));
+  const graphql = await headersFirst(
+    via,
+    '/graphql',
+    customer.key,
+    JSON.stringify({ query: ORDER, variables: { p: globalId('Pet', petId) } }),
+  );
   await new Promise((r) => setTimeout(r, 100));
   assert.equal((await revoker.admin.delete(`/v1/api-keys/${customer.keyId}`)).status, 204);
   // The other instance hears of the revoke from PostgreSQL; a moment for it to arrive.

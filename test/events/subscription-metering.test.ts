@@ -8,6 +8,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client as WsClient } from 'graphql-ws';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { eventually, subscribe, wsClient } from './support.js';
 
 /** The issue's heavy selection: 15 aliased `pets(first: 100)` under the pet's category. */
@@ -38,7 +39,7 @@ describe('subscriptions: every pushed answer is charged', () => {
     const pet = await t.admin.post('/v1/pets', { name: 'Target', categoryId: category.body.id });
     for (let i = 0; i < 5; i++) await t.admin.post('/v1/pets', { name: `Sibling ${i}`, categoryId: category.body.id });
     await t.admin.put(`/v1/store/inventory/${pet.body.id}`, { quantity: 100 });
-    const petId = String(pet.body.id);
+    const petId = globalId('Pet', pet.body.id);
 
     // The same selection over HTTP: what its data costs there is what a pushed answer is priced from.
     const twin = await t.admin.graphql(`query($id: ID!) { pet(id: $id) { ${HEAVY_SELECTION} } }`, { id: petId });

@@ -12,12 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client as WsClient } from 'graphql-ws';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { onOwnPostgres, redisUrl } from '../helpers/services.js';
 import { startService, type Service } from '../ops/support.js';
 import { EventsService, recordEvent } from '../../src/domain/events.service.js';
 import { eventually, subscribe, wsClient, type Subscription } from './support.js';
 
-const EVENTS = 'subscription($after: ID) { events(after: $after) { id type } }';
+const EVENTS = 'subscription($after: ID) { events(after: $after) { databaseId type } }';
 
 /** The ids of the events `key` may see, from the feed, in its order. */
 async function feedIds(url: string, key: string): Promise<number[]> {
@@ -35,7 +36,7 @@ async function feedIds(url: string, key: string): Promise<number[]> {
 const idsOf = (sub: Subscription): number[] =>
   sub.results.map((r) => {
     assert.equal(r.errors, undefined, JSON.stringify(r.errors));
-    return Number(r.data.events.id);
+    return r.data.events.databaseId;
   });
 
 /** Commits `n` catalogue events (category.created), one request after another, as staff. */
@@ -82,7 +83,7 @@ describe('subscriptions resume after an event id', () => {
       await eventually('every subscriber has the first events', () => first.every((sub) => sub.results.length >= 5));
       s.child.kill('SIGKILL');
       await s.exited;
-      const lastIds = first.map((sub) => String(idsOf(sub).at(-1)));
+      const lastIds = first.map((sub) => idsOf(sub).at(-1)!);
 
       restarted = await startService(env, { databaseUrl, key: s.key });
       // Committed while nobody listened: the back-fill brings them.
@@ -92,7 +93,7 @@ describe('subscriptions resume after an event id', () => {
       for (const [n, key] of keys.entries()) {
         const { client } = wsClient(restarted.url, key);
         clients.push(client);
-        resumed.push(await subscribe(client, EVENTS, { after: lastIds[n] }));
+        resumed.push(await subscribe(client, EVENTS, { after: globalId('Event', lastIds[n]!) }));
       }
       await more;
       await commit(restarted.url, s.key, 2);
@@ -141,9 +142,9 @@ describe('subscriptions resume after an event id', () => {
       await order(alice);
       const sub = await subscribe(
         connect(bob),
-        'subscription($after: ID) { events(after: $after) { id type data { ... on Order { id } } } }',
+        'subscription($after: ID) { events(after: $after) { databaseId type data { ... on Order { id } } } }',
         {
-          after: String(alicesOrder),
+          after: globalId('Event', alicesOrder),
         },
       );
       const expected = (await feedIds(t.url, bob)).filter((id) => id > alicesOrder);
@@ -159,13 +160,13 @@ describe('subscriptions resume after an event id', () => {
 
     it('when after names no event, or one past the retention, then the subscription is refused with VALIDATION_FAILED or EVENT_EXPIRED', async () => {
       await commit(t.url, t.adminKey, 1);
-      const unknown = await subscribe(connect(t.adminKey), EVENTS, { after: '99999999' });
+      const unknown = await subscribe(connect(t.adminKey), EVENTS, { after: globalId('Event', 99999999) });
       await eventually('the refusal', () => unknown.results.length > 0 || unknown.errors.length > 0);
       assert.equal(unknown.results[0]?.errors?.[0]?.extensions?.code, 'VALIDATION_FAILED', JSON.stringify(unknown.results));
       // The purge keeps the newest event only when everything is older than the retention.
       await new EventsService(t.app.orm.em.fork()).purgeExpired(new Date(Date.now() + 31 * 24 * 3600 * 1000));
       const expired = await subscribe(connect(t.adminKey), 'subscription($after: ID) { orderUpdated(after: $after) { id } }', {
-        after: '1',
+        after: globalId('Event', 1),
       });
       await eventually('the refusal', () => expired.results.length > 0 || expired.errors.length > 0);
       assert.equal(expired.results[0]?.errors?.[0]?.extensions?.code, 'EVENT_EXPIRED', JSON.stringify(expired.results));
@@ -181,7 +182,7 @@ describe('subscriptions resume after an event id', () => {
         for (let i = 0; i < 150; i++) await recordEvent(em, 'category.created', { id: 2000 + i, name: `Backlog ${i}` });
       });
       const before = await minuteUsed();
-      const sub = await subscribe(connect(key), EVENTS, { after: String(from) });
+      const sub = await subscribe(connect(key), EVENTS, { after: globalId('Event', from) });
       await eventually('the back-fill', () => sub.results.length >= 150);
       assert.equal((await minuteUsed()) - before, 1 + 2);
       assert.deepEqual(
@@ -247,12 +248,12 @@ describe('subscriptions resume after an event id', () => {
       await eventually('every subscriber has the first events', () => first.every((sub) => sub.results.length >= 10));
       const writing = commit(b.url, b.adminKey, 8);
       await a.close();
-      const lastIds = first.map((sub) => String(idsOf(sub).at(-1)));
+      const lastIds = first.map((sub) => idsOf(sub).at(-1)!);
       const resumed: Subscription[] = [];
       for (const [n, key] of keys.entries()) {
         const { client } = wsClient(b.url, key);
         clients.push(client);
-        resumed.push(await subscribe(client, EVENTS, { after: lastIds[n] }));
+        resumed.push(await subscribe(client, EVENTS, { after: globalId('Event', lastIds[n]!) }));
       }
       await writing;
       await commit(b.url, b.adminKey, 3);

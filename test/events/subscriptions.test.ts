@@ -6,6 +6,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client as WsClient } from 'graphql-ws';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { eventually, openSubscriptions, subscribe, wsClient } from './support.js';
 import { sample, startService } from '../ops/support.js';
 import { freePort, startRedis, stopRedis } from '../rate-limit/redis-server.js';
@@ -41,7 +42,7 @@ describe('subscriptions: graphql-ws on /graphql', () => {
   it("when customers and staff subscribe to orderUpdated, then each receives its own orders' events, never another customer's", async () => {
     const alice = await customer('Alice');
     const bob = await customer('Bob');
-    const query = 'subscription { orderUpdated { id type data { ... on Order { id petId quantity complete } } } }';
+    const query = 'subscription { orderUpdated { id type data { ... on Order { id: databaseId petId quantity complete } } } }';
     const [subA, subB, subStaff] = await Promise.all([
       subscribe(connect(alice.key).client, query),
       subscribe(connect(bob.key).client, query),
@@ -59,7 +60,7 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     assert.deepEqual(seen(subA), [`order.placed ${hers.id}`, `order.completed ${hers.id}`]);
     assert.deepEqual(seen(subB), [`order.placed ${his.id}`]);
     assert.deepEqual(seen(subStaff), [`order.placed ${hers.id}`, `order.placed ${his.id}`, `order.completed ${hers.id}`]);
-    assert.deepEqual(subA.results[0].data.orderUpdated.data, { id: String(hers.id), petId: String(petId), quantity: 1, complete: false });
+    assert.deepEqual(subA.results[0].data.orderUpdated.data, { id: hers.id, petId: globalId('Pet', petId), quantity: 1, complete: false });
     for (const s of [subA, subB, subStaff]) s.dispose();
   });
 
@@ -69,7 +70,7 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     const other = await petInStock(3);
     const ws = connect(buyer.key).client;
     const stock = await subscribe(ws, 'subscription($petId: ID) { inventoryChanged(petId: $petId) { petId quantity status } }', {
-      petId: String(petId),
+      petId: globalId('Pet', petId),
     });
     const catalogue = await subscribe(ws, 'subscription { events(types: ["pet.*"]) { type data { ... on Pet { name } } } }');
     await buyer.client.post('/v1/store/orders', { petId, quantity: 3 });
@@ -80,7 +81,7 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(
       stock.results.map((r) => r.data.inventoryChanged),
-      [{ petId: String(petId), quantity: 0, status: 'pending' }],
+      [{ petId: globalId('Pet', petId), quantity: 0, status: 'pending' }],
     );
     assert.deepEqual(
       catalogue.results.map((r) => r.data.events),
@@ -228,7 +229,7 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     assert.deepEqual(extensions, {
       code: 'VALIDATION_FAILED',
       status: 400,
-      details: [{ path: 'petId', message: 'must be an integer from 1 to 9007199254740991' }],
+      details: [{ path: 'petId', message: 'must be a global id' }],
     });
     assert.match(requestId, /^[0-9a-f-]{36}$/, 'every error carries its requestId');
   });

@@ -9,6 +9,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { assertError, walk } from '../rest/support.js';
 import { onOwnPostgres, redisUrl } from '../helpers/services.js';
 import { eventually, startHangingReceiver, startReceiver, verified, type HangingReceiver, type Receiver } from './support.js';
@@ -196,8 +197,8 @@ describe('webhooks: redelivery', () => {
     assertError(refused, 409, 'WEBHOOK_DISABLED');
     assert.match(refused.body.message, /is disabled/);
     const gql = await buyer.graphql('mutation($w: ID!, $d: ID!) { redeliverWebhookDelivery(webhookId: $w, deliveryId: $d) { id } }', {
-      w: String(hook.id),
-      d: String(delivery.id),
+      w: globalId('WebhookEndpoint', hook.id),
+      d: globalId('WebhookDelivery', delivery.id),
     });
     assert.deepEqual([gql.body.errors?.[0]?.extensions?.code, gql.body.errors?.[0]?.extensions?.status], ['WEBHOOK_DISABLED', 409]);
     assert.equal((await buyer.get(`/v1/webhooks/${hook.id}/deliveries`)).body.length, 1, 'nothing queued');

@@ -29,7 +29,8 @@ describe('GraphQL relations are batched (no N+1)', () => {
       dataOf(await gql(t.admin, `mutation { ${pets.join(' ')} }`));
     }
     const buyer = await createAccount(t, { role: 'customer' });
-    for (let i = 0; i < 10; i++) dataOf(await gql(buyer.client, `mutation { placeOrder(input: {petId: "${globalId('Pet', i + 1)}", quantity: 1}) { id } }`));
+    for (let i = 0; i < 10; i++)
+      dataOf(await gql(buyer.client, `mutation { placeOrder(input: {petId: "${globalId('Pet', i + 1)}", quantity: 1}) { id } }`));
   });
   after(() => t.close());
 

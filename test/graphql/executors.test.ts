@@ -26,6 +26,7 @@ import {
 import pino from 'pino';
 import { startApp, createAccount, type Client, type TestApp } from '../helpers/app.js';
 import { comparableAnswer } from './support.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { HttpError } from '../../src/http/errors.js';
 import { formatErrors } from '../../src/graphql/server/error.mapping.js';
@@ -68,17 +69,17 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
     assert.equal(created.status, 200);
     for (const name of ['Rex', 'Fido', 'Tom']) {
       await same('admin', 'mutation ($input: NewPetInput!) { createPet(input: $input) { id name status category { name } } }', {
-        input: { name, categoryId: '1' },
+        input: { name, categoryId: globalId('Category', 1) },
       });
     }
-    const stocked = await same('admin', 'mutation { setInventory(petId: "1", quantity: 3) { petId quantity status } }');
-    assert.deepEqual(stocked.body.data, { setInventory: { petId: '1', quantity: 3, status: 'available' } });
+    const stocked = await same('admin', `mutation { setInventory(petId: "${globalId('Pet', 1)}", quantity: 3) { petId quantity status } }`);
+    assert.deepEqual(stocked.body.data, { setInventory: { petId: globalId('Pet', 1), quantity: 3, status: 'available' } });
     const read = await same(
       'customer',
       `query Read($first: Int = 2, $status: PetStatus) {
         pets(first: $first, filter: { status: $status }) { edges { cursor node { ...P } } pageInfo { hasNextPage endCursor } }
-        one: pet(id: "1") { ...P inventory { quantity status } }
-        none: pet(id: "999") { id }
+        one: pet(id: "${globalId('Pet', 1)}") { ...P inventory { quantity status } }
+        none: pet(id: "${globalId('Pet', 999)}") { id }
         categories { edges { node { name pets(first: 5) { edges { node { __typename id } } } } } }
       }
       fragment P on Pet { id name status ... on Pet { categoryId } category { name } }`,
@@ -89,11 +90,11 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
     await same(
       'customer',
       'mutation ($input: NewOrderInput!) { o: placeOrder(input: $input) { id petId quantity complete pet { inventory { quantity } } } p: placeOrder(input: $input) { id pet { status inventory { quantity } } } }',
-      { input: { petId: '1', quantity: 1 } },
+      { input: { petId: globalId('Pet', 1), quantity: 1 } },
     );
     await same('customer', 'query { orders { edges { node { id petId quantity complete shipDate } } } }');
     await same('admin', 'query { orders { edges { node { id } } } }');
-    await same('admin', 'mutation { completeOrder(id: "1") { id complete shipDate } }');
+    await same('admin', `mutation { completeOrder(id: "${globalId('Order', 1)}") { id complete shipDate } }`);
     // Unions and __typename over the event feed; @skip/@include on fragment spreads and inline fragments.
     const feed = `query Feed($skip: Boolean!, $inc: Boolean!) {
       events(first: 50) { edges { node { id type createdAt data { __typename ... on Pet { id name } ... on Order { id complete shipDate } ...C @skip(if: $skip) ... on InventoryItem @include(if: $inc) { petId quantity } } } } }
@@ -153,13 +154,13 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
     const queries: Array<[string, Record<string, unknown>?]> = [
       [
         'query ($ids: [ID!]) { pets(filter: { ids: $ids }, first: 100) { edges { node { id name categoryId status } } } }',
-        { ids: ['1', '2', '5', '6', '7', '8', '9', '10', '11', '999'] },
+        { ids: [1, 2, 5, 6, 7, 8, 9, 10, 11, 999].map((n) => globalId('Pet', n)) },
       ],
       [
         'query { pets(first: 100) { edges { cursor node { name id ...F category { name description id } } } pageInfo { hasNextPage endCursor } } } fragment F on Pet { status name }',
       ],
       [
-        'query { one: pet(id: "5") { id name inventory { quantity status } } none: pet(id: "999") { id } categories { edges { node { name pets(first: 5) { edges { node { __typename id name } } } } } } }',
+        `query { one: pet(id: "${globalId('Pet', 5)}") { id name inventory { quantity status } } none: pet(id: "${globalId('Pet', 999)}") { id } categories { edges { node { name pets(first: 5) { edges { node { __typename id name } } } } } } }`,
       ],
       ['query { orders { edges { node { id petId quantity complete shipDate } } } }'],
       ['query { events(first: 50) { edges { node { id type data { __typename ... on Pet { name id } ... on Category { id name } } } } } }'],
@@ -186,10 +187,13 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike over HTTP',
       [who: 'admin' | 'customer' | 'anonymous', query: string, variables?: Record<string, unknown>, operationName?: string]
     > = [
       ['customer', 'query { pet(id: "abc") { id } }'],
-      ['customer', 'query { a: pet(id: "1") { id } b: pet(id: "0") { id } c: pet(id: "998") { name } }'],
+      [
+        'customer',
+        `query { a: pet(id: "${globalId('Pet', 1)}") { id } b: pet(id: "0") { id } c: pet(id: "${globalId('Pet', 998)}") { name } }`,
+      ],
       ['customer', 'mutation { createCategory(input: {name: "Not staff"}) { id } }'],
-      ['customer', 'mutation { placeOrder(input: {petId: "3", quantity: 0}) { id } }'],
-      ['customer', 'mutation { placeOrder(input: {petId: "999", quantity: 1}) { id } }'],
+      ['customer', `mutation { placeOrder(input: {petId: "${globalId('Pet', 3)}", quantity: 0}) { id } }`],
+      ['customer', `mutation { placeOrder(input: {petId: "${globalId('Pet', 999)}", quantity: 1}) { id } }`],
       ['customer', 'query ($id: ID!) { pet(id: $id) { id } }'],
       ['customer', 'query ($id: ID!) { pet(id: $id) { id } }', { id: { not: 'an id' } }],
       ['customer', 'query ($n: Int) { pets(first: $n) { edges { cursor } } }', { n: 'ten' }],

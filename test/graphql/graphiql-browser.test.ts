@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { createPet, startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
@@ -108,7 +109,10 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
     await page.locator('.graphiql-container .graphiql-query-editor .CodeMirror').waitFor();
     await schemaAsked;
     await page.evaluate(
-      editorValue('.graphiql-query-editor', `subscription Stock { inventoryChanged(petId: "${petId}") { petId quantity status } }`),
+      editorValue(
+        '.graphiql-query-editor',
+        `subscription Stock { inventoryChanged(petId: "${globalId('Pet', petId)}") { petId quantity status } }`,
+      ),
     );
     const button = page.locator('.graphiql-execute-button');
     const running = async () => /stop/i.test((await button.getAttribute('aria-label')) ?? '');
@@ -159,7 +163,7 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
     assert.deepEqual(
       pushed,
       {
-        data: { inventoryChanged: { petId: String(petId), quantity, status: 'available' } },
+        data: { inventoryChanged: { petId: globalId('Pet', petId), quantity, status: 'available' } },
         extensions: { cost: { requested: 1, charged: 0 } },
       },
       text,

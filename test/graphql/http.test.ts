@@ -8,6 +8,7 @@ import { cachedOperationShape, operationShape } from '../../src/graphql/server/o
 import { projectPath } from '../../src/project-path.js';
 import { graphqlCost } from '../../src/rate-limit/index.js';
 import { assertGraphQLError, dataOf, gql } from './support.js';
+import { globalId } from '../../src/graphql/global-id.js';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
 
@@ -257,7 +258,7 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
   });
 
   it('when a field fails alongside one that succeeds, then the response is 200 with the data and the error in place', async () => {
-    const res = await gql(t.admin, '{ categories { edges { cursor } } category(id: "404") { id } }');
+    const res = await gql(t.admin, `{ categories { edges { cursor } } category(id: "${globalId('Category', 404)}") { id } }`);
     assertGraphQLError(res, 'NOT_FOUND', 404);
     assert.deepEqual(res.body.data, { categories: { edges: [] }, category: null });
     assert.deepEqual(res.body.errors![0]!.path, ['category']);
@@ -277,7 +278,9 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
   it('when staff revokes a key through GraphQL, then that key is refused on the very next request', async () => {
     const customer = await createAccount(t, { role: 'customer' });
     assert.equal(dataOf(await gql(customer.client, '{ viewer { role } }')).viewer.role, 'customer');
-    const revoked = dataOf(await gql(t.admin, 'mutation($id: ID!) { revokeApiKey(keyId: $id) { id revokedAt } }', { id: customer.keyId }));
+    const revoked = dataOf(
+      await gql(t.admin, 'mutation($id: ID!) { revokeApiKey(keyId: $id) { id revokedAt } }', { id: globalId('ApiKey', customer.keyId) }),
+    );
     assert.ok(revoked.revokeApiKey.revokedAt);
     assertGraphQLError(await gql(customer.client, '{ viewer { role } }'), 'INVALID_API_KEY', 401);
   });
@@ -286,7 +289,7 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     const created = dataOf(
       await gql(
         t.admin,
-        'mutation { createAccount(input: {name: "Shop", role: customer, plan: pro}) { id plan limits { perMinute } apiKey { id key prefix } } }',
+        'mutation { createAccount(input: {name: "Shop", role: customer, plan: pro}) { id databaseId plan limits { perMinute } apiKey { id key prefix } } }',
       ),
     ).createAccount;
     assert.equal(created.limits.perMinute, 300);
@@ -295,7 +298,7 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
       await gql(t.admin, 'mutation($id: ID!) { createApiKey(accountId: $id) { key } }', { id: created.id }),
     ).createApiKey;
     for (const key of [created.apiKey.key, second.key]) {
-      assert.equal(dataOf(await gql(t.anonymous.withKey(key), '{ viewer { id } }')).viewer.id, created.id);
+      assert.equal(dataOf(await gql(t.anonymous.withKey(key), '{ viewer { databaseId } }')).viewer.databaseId, created.databaseId);
     }
   });
 });
@@ -309,7 +312,7 @@ describe('GraphQL: unexpected failures are masked', () => {
 
   it('when the database fails under a resolver, then the error is INTERNAL (500) with no SQL, table or stack in it', async () => {
     await t.app.orm.em.getConnection().execute('drop table inventory');
-    const res = await gql(t.admin, '{ inventoryItem(petId: "1") { quantity } }');
+    const res = await gql(t.admin, `{ inventoryItem(petId: "${globalId('Pet', 1)}") { quantity } }`);
     const error = assertGraphQLError(res, 'INTERNAL', 500);
     assert.doesNotMatch(res.text, /inventory\b(?!Item)|no such table|stacktrace/i);
     assert.equal(error.extensions?.stacktrace, undefined);

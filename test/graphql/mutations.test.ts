@@ -2,6 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, createPet, type TestApp } from '../helpers/app.js';
 import { dataOf, gql } from './support.js';
+import { globalId } from '../../src/graphql/global-id.js';
 
 describe('GraphQL mutations: several root fields in one operation', () => {
   let t: TestApp;
@@ -18,27 +19,32 @@ describe('GraphQL mutations: several root fields in one operation', () => {
         `mutation($id: ID!) {
           stock: setInventory(petId: $id, quantity: 1) { quantity pet { status inventory { quantity } } }
           order: placeOrder(input: {petId: $id, quantity: 1}) { id pet { status inventory { quantity status } } }
-          cancel: cancelOrder(id: "1")
+          cancel: cancelOrder(id: "${globalId('Order', 1)}")
           again: setInventory(petId: $id, quantity: 0) { pet { status } }
         }`,
-        { id: petId },
+        { id: globalId('Pet', petId) },
       ),
     );
     assert.deepEqual(data.stock, { quantity: 1, pet: { status: 'available', inventory: { quantity: 1 } } });
     assert.deepEqual(data.order.pet, { status: 'pending', inventory: { quantity: 0, status: 'pending' } });
-    assert.equal(data.cancel, '1');
+    assert.equal(data.cancel, globalId('Order', 1));
     assert.deepEqual(data.again, { pet: { status: 'sold' } });
   });
 
   it('when the pet of a completed order is deleted, then the order keeps its data with petId and pet null', async () => {
     const { petId } = await createPet(t, { stock: 2 });
     const placed = dataOf(
-      await gql(t.admin, 'mutation($id: ID!) { placeOrder(input: {petId: $id, quantity: 1}) { id } }', { id: petId }),
+      await gql(t.admin, 'mutation($id: ID!) { placeOrder(input: {petId: $id, quantity: 1}) { id } }', { id: globalId('Pet', petId) }),
     ).placeOrder;
     dataOf(await gql(t.admin, 'mutation($id: ID!) { completeOrder(id: $id) { id } }', { id: placed.id }));
-    const stock = dataOf(await gql(t.admin, 'query($id: ID!) { inventoryItem(petId: $id) { quantity pet { id name } } }', { id: petId }));
-    assert.deepEqual(stock.inventoryItem, { quantity: 1, pet: { id: String(petId), name: 'Rex' } });
-    assert.equal(dataOf(await gql(t.admin, 'mutation($id: ID!) { deletePet(id: $id) }', { id: petId })).deletePet, String(petId));
+    const stock = dataOf(
+      await gql(t.admin, 'query($id: ID!) { inventoryItem(petId: $id) { quantity pet { id name } } }', { id: globalId('Pet', petId) }),
+    );
+    assert.deepEqual(stock.inventoryItem, { quantity: 1, pet: { id: globalId('Pet', petId), name: 'Rex' } });
+    assert.equal(
+      dataOf(await gql(t.admin, 'mutation($id: ID!) { deletePet(id: $id) }', { id: globalId('Pet', petId) })).deletePet,
+      globalId('Pet', petId),
+    );
     const order = dataOf(
       await gql(t.admin, 'query($id: ID!) { order(id: $id) { id petId quantity complete pet { id } } }', { id: placed.id }),
     ).order;
@@ -53,7 +59,7 @@ describe('GraphQL mutations: several root fields in one operation', () => {
         first: placeOrder(input: {petId: $id, quantity: 1}) { id }
         second: placeOrder(input: {petId: $id, quantity: 1}) { id }
       }`,
-      { id: petId },
+      { id: globalId('Pet', petId) },
     );
     assert.equal(res.status, 200);
     assert.ok(res.body.data?.first?.id);

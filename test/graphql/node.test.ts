@@ -53,7 +53,7 @@ describe('GraphQL global ids: Node, node(id:), nodes(ids:) (issue 49)', () => {
     assert.deepEqual(category, { __typename: 'Category', id: ids.category, databaseId: 1, name: 'Fish' });
     const order = dataOf(await gql(customer.client, NODE, { id: ids.order })).node;
     assert.deepEqual(order, { __typename: 'Order', id: ids.order, databaseId: 1, quantity: 1 });
-    const stock = dataOf(await gql(customer.client, 'query { pet(id: "' + ids.pet + '") { inventory { id } } }')).pet.inventory;
+    const stock = dataOf(await gql(customer.client, `query { pet(id: "${ids.pet}") { inventory { id } } }`)).pet.inventory;
     const item = dataOf(
       await gql(customer.client, 'query N($id: ID!) { node(id: $id) { __typename ... on InventoryItem { petId quantity } } }', {
         id: stock.id,

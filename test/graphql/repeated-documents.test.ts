@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { startApp, createAccount, type Client, type TestApp, type TestResponse } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { comparableAnswer } from './support.js';
 
 /** The request's log line, without what differs by nature. */
@@ -99,30 +100,30 @@ describe('GraphQL repeated documents: a document already run answers like its fi
     );
     for (const name of ['Rex', 'Fido', 'Tom']) {
       await query('admin', 'mutation ($input: NewPetInput!) { createPet(input: $input) { id name } }', {
-        input: { name, categoryId: '1' },
+        input: { name, categoryId: globalId('Category', 1) },
       });
     }
-    await query('admin', 'mutation { setInventory(petId: "1", quantity: 3) { petId quantity } }');
+    await query('admin', `mutation { setInventory(petId: "${globalId('Pet', 1)}", quantity: 3) { petId quantity } }`);
     // The benchmark's two queries.
     const [, byIds] = await query(
       'customer',
       'query Pets($ids: [ID!]) { pets(filter: { ids: $ids }) { edges { node { id name categoryId status } } } }',
       {
-        ids: ['1', '2', '3'],
+        ids: [1, 2, 3].map((n) => globalId('Pet', n)),
       },
     );
     assert.equal(byIds!.status, 200);
     assert.equal(byIds!.body.data.pets.edges.length, 3);
-    await query('customer', 'query Pet($id: ID!) { pet(id: $id) { id name categoryId status } }', { id: '1' }, 'Pet');
-    await query('customer', 'query Pet($id: ID!) { pet(id: $id) { id name categoryId status } }', { id: '2' }, 'Pet');
-    await query('customer', 'query Pet($id: ID!) { pet(id: $id) { id name categoryId status } }', { id: '999' });
+    await query('customer', 'query Pet($id: ID!) { pet(id: $id) { id name categoryId status } }', { id: globalId('Pet', 1) }, 'Pet');
+    await query('customer', 'query Pet($id: ID!) { pet(id: $id) { id name categoryId status } }', { id: globalId('Pet', 2) }, 'Pet');
+    await query('customer', 'query Pet($id: ID!) { pet(id: $id) { id name categoryId status } }', { id: globalId('Pet', 999) });
     // Aliases, fragments, inline fragments, defaults, nested connections (a nested connection's cost).
     await query(
       'customer',
       `query Read($first: Int = 2, $status: PetStatus) {
         pets(first: $first, filter: { status: $status }) { edges { cursor node { ...P } } pageInfo { hasNextPage endCursor } }
-        one: pet(id: "1") { ...P inventory { quantity status } }
-        none: pet(id: "999") { id }
+        one: pet(id: "${globalId('Pet', 1)}") { ...P inventory { quantity status } }
+        none: pet(id: "${globalId('Pet', 999)}") { id }
         categories { edges { node { name pets(first: 5) { edges { node { __typename id } } } } } }
       }
       fragment P on Pet { id name status ... on Pet { categoryId } category { name } }`,
@@ -161,14 +162,17 @@ describe('GraphQL repeated documents: a document already run answers like its fi
 
   it('when known queries fail or are refused (field errors, variables, operation names, sizes, bodies, keys), then both answer alike', async () => {
     const ONE = 'query ($id: ID!) { pet(id: $id) { id name } }';
-    await query('customer', ONE, { id: '1' });
+    await query('customer', ONE, { id: globalId('Pet', 1) });
     // A field error (charged), variables that do not fit (refused uncharged).
     await query('customer', ONE, { id: 'abc' });
     await query('customer', ONE, { id: { not: 'an id' } });
     await query('customer', ONE, {});
     await query('customer', ONE, { id: null });
     await query('customer', ONE, undefined);
-    await query('customer', 'query { a: pet(id: "1") { id } b: pet(id: "0") { id } c: pet(id: "998") { name } }');
+    await query(
+      'customer',
+      `query { a: pet(id: "${globalId('Pet', 1)}") { id } b: pet(id: "0") { id } c: pet(id: "${globalId('Pet', 998)}") { name } }`,
+    );
     // The size ceiling, with the document already known at a small size.
     const BIG = 'query ($n: Int) { pets(first: $n) { edges { node { category { pets(first: $n) { edges { node { id } } } } } } } }';
     await query('customer', BIG, { n: 1 });

@@ -8,6 +8,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client as WsClient } from 'graphql-ws';
 import { createAccount, createPet, startApp, type Client, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { eventually, subscribe, wsClient } from '../events/support.js';
 import { gql } from './support.js';
 
@@ -50,11 +51,11 @@ describe('subscriptions: one preparation with HTTP (validation, limits, shape)',
       ['several root fields', 'subscription { a: orderUpdated { id } b: inventoryChanged { petId } }'],
       [
         'a string page size',
-        `subscription { inventoryChanged(petId: "${petId}") { pet { category { pets(first: "x") { edges { node { id } } } } } } }`,
+        `subscription { inventoryChanged(petId: "${globalId('Pet', petId)}") { pet { category { pets(first: "x") { edges { node { id } } } } } } }`,
       ],
       [
         'a page size of 5000',
-        `subscription { inventoryChanged(petId: "${petId}") { pet { category { pets(first: 5000) { edges { node { id } } } } } } }`,
+        `subscription { inventoryChanged(petId: "${globalId('Pet', petId)}") { pet { category { pets(first: 5000) { edges { node { id } } } } } } }`,
       ],
       [
         'a page size of 5000 in a variable',
@@ -84,11 +85,11 @@ describe('subscriptions: one preparation with HTTP (validation, limits, shape)',
     const internal = logs.filter((l) => /"level":(50|60)/.test(l) || l.includes('INTERNAL'));
     assert.deepEqual(internal, []);
     // The same socket still subscribes.
-    const ok = await subscribe(ws.client, `subscription { inventoryChanged(petId: "${petId}") { petId quantity } }`);
+    const ok = await subscribe(ws.client, `subscription { inventoryChanged(petId: "${globalId('Pet', petId)}") { petId quantity } }`);
     await t.admin.put(`/v1/store/inventory/${petId}`, { quantity: 7 });
     await eventually('the stock change', () => ok.results.length >= 1);
     assert.deepEqual(ok.errors, []);
-    assert.deepEqual(ok.results[0].data.inventoryChanged, { petId: String(petId), quantity: 7 });
+    assert.deepEqual(ok.results[0].data.inventoryChanged, { petId: globalId('Pet', petId), quantity: 7 });
     ok.dispose();
   });
 

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAccount, startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { ApiKeyAuthenticator } from '../../src/http/authentication.js';
 import { keyRegistry } from '../../src/domain/index.js';
 
@@ -19,11 +20,12 @@ describe('authentication cache follows account changes at once, on both facades'
   const promote = {
     REST: (id: number) => t.admin.patch(`/v1/accounts/${id}`, { role: 'staff' }),
     GraphQL: (id: number) =>
-      t.admin.graphql('mutation($id: ID!) { updateAccount(id: $id, input: { role: staff }) { role } }', { id: String(id) }),
+      t.admin.graphql('mutation($id: ID!) { updateAccount(id: $id, input: { role: staff }) { role } }', { id: globalId('Account', id) }),
   };
   const revoke = {
     REST: (keyId: number) => t.admin.delete(`/v1/api-keys/${keyId}`),
-    GraphQL: (keyId: number) => t.admin.graphql('mutation($id: ID!) { revokeApiKey(keyId: $id) { revokedAt } }', { id: String(keyId) }),
+    GraphQL: (keyId: number) =>
+      t.admin.graphql('mutation($id: ID!) { revokeApiKey(keyId: $id) { revokedAt } }', { id: globalId('ApiKey', keyId) }),
   };
 
   for (const facade of ['REST', 'GraphQL'] as const) {

@@ -8,6 +8,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Socket, connect } from 'node:net';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 
 /** Writes `pieces` to `socket` with `pauseMs` between them. */
 async function writeSlowly(socket: Socket, pieces: Buffer[], pauseMs: number): Promise<void> {
@@ -98,7 +99,7 @@ describe('HTTP request bodies: read whole however they arrive', () => {
         const graphql = Buffer.from(
           JSON.stringify({
             query: 'query ($id: ID!) { category(id: $id) { name } }',
-            variables: { id: String(JSON.parse(created.body).id) },
+            variables: { id: globalId('Category', JSON.parse(created.body).id) },
           }),
         );
         socket.write(Buffer.concat([head('/graphql', `Content-Length: ${graphql.length}\r\n`), graphql]));

@@ -14,6 +14,7 @@ import { connect } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { encodeCursor } from '../../src/domain/pagination.js';
 import { heldRequest, RawConnection, startService, type Service } from './support.js';
+import { globalId } from '../../src/graphql/global-id.js';
 
 interface Answer {
   status: number;
@@ -281,7 +282,11 @@ describe('ops: SIGTERM drains keep-alive clients', () => {
               ? { path: `/v1/pets/${pet.id}`, method: 'GET' }
               : kind === 'order'
                 ? { path: '/v1/store/orders', method: 'POST', body: JSON.stringify({ petId: pet.id, quantity: 1 }) }
-                : { path: '/graphql', method: 'POST', body: JSON.stringify({ query: `{ pet(id: "${pet.id}") { id name } }` }) };
+                : {
+                    path: '/graphql',
+                    method: 'POST',
+                    body: JSON.stringify({ query: `{ pet(id: "${globalId('Pet', pet.id)}") { id name } }` }),
+                  };
           try {
             const res = await agent.request({
               origin,

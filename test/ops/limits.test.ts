@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, createPet, type TestApp, type TestResponse } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { RawConnection } from './support.js';
 
 const MiB = 1024 * 1024;
@@ -140,7 +141,9 @@ describe('ops: request size, page size and quantity bounds on both facades', () 
     for (const quantity of [0, 101]) {
       const rest = await t.admin.post('/v1/store/orders', { petId, quantity });
       assert.deepEqual([rest.status, rest.body.code], [400, 'VALIDATION_FAILED'], `REST quantity ${quantity}`);
-      const gql = await t.admin.graphql(`mutation { placeOrder(input: {petId: "${petId}", quantity: ${quantity}}) { id } }`);
+      const gql = await t.admin.graphql(
+        `mutation { placeOrder(input: {petId: "${globalId('Pet', petId)}", quantity: ${quantity}}) { id } }`,
+      );
       assert.equal(gql.body.errors[0].extensions.code, 'VALIDATION_FAILED', `GraphQL quantity ${quantity}`);
     }
     const stock = await t.admin.get(`/v1/store/inventory/${petId}`);

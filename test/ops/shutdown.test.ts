@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { heldRequest, RawConnection, startService, type Service } from './support.js';
+import { globalId } from '../../src/graphql/global-id.js';
 
 async function api(s: Service, method: string, path: string, body?: unknown) {
   const res = await fetch(s.url + path, {
@@ -38,7 +39,9 @@ describe('ops: graceful shutdown of the real process', () => {
       const gql = await heldRequest(
         s,
         '/graphql',
-        JSON.stringify({ query: `mutation { placeOrder(input: {petId: "${pet.body.id}", quantity: 1}) { id quantity complete } }` }),
+        JSON.stringify({
+          query: `mutation { placeOrder(input: {petId: "${globalId('Pet', pet.body.id)}", quantity: 1}) { id quantity complete } }`,
+        }),
       );
       // A readiness probe whose headers are still arriving when the signal comes.
       const probe = await RawConnection.open(s.url);

@@ -2,6 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { createPet, startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 
 /** Defects an outside review found at the REST edge; each test would have caught one. */
 describe('REST edge: text is valid Unicode, and responses never echo a client-chosen host', () => {
@@ -124,17 +125,17 @@ describe('REST edge: text is valid Unicode, and responses never echo a client-ch
     const created = await t.admin.post('/v1/accounts', { name: 'Twin', role: 'customer', plan: 'pro' });
     const rest = await t.admin.get(`/v1/accounts/${created.body.id}/api-keys`);
     const gql = await t.admin.graphql('query ($id: ID!) { apiKeys(accountId: $id) { id prefix revokedAt } }', {
-      id: String(created.body.id),
+      id: globalId('Account', created.body.id),
     });
     assert.deepEqual(
       gql.body.data.apiKeys,
       rest.body.map((k: { id: number; prefix: string; revokedAt: string | null }) => ({
-        id: String(k.id),
+        id: globalId('ApiKey', k.id),
         prefix: k.prefix,
         revokedAt: k.revokedAt,
       })),
     );
-    const missing = await t.admin.graphql('{ apiKeys(accountId: "987654") { id } }');
+    const missing = await t.admin.graphql(`{ apiKeys(accountId: "${globalId('Account', 987654)}") { id } }`);
     assert.equal(missing.body.errors[0].extensions.code, 'NOT_FOUND');
   });
 

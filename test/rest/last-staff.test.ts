@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAccount, startApp, type TestApp, type TestResponse } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 
 /** A staff key always remains (no API way back otherwise); shown key prefixes expose only 4 secret characters. */
 const assertLastStaff = (res: TestResponse) => {
@@ -29,7 +30,7 @@ describe('the last staff key cannot be given up', () => {
     assertLastStaff(await t.admin.patch(`/v1/accounts/${admin.accountId}`, { role: 'customer', name: 'Renamed' }));
     assertLastStaffGql(
       await t.admin.graphql('mutation ($id: ID!) { updateAccount(id: $id, input: {role: customer}) { role } }', {
-        id: String(admin.accountId),
+        id: globalId('Account', admin.accountId),
       }),
     );
     const me = await t.admin.get('/v1/account');
@@ -40,7 +41,7 @@ describe('the last staff key cannot be given up', () => {
   it('when the last active staff key is revoked, then it is 409 LAST_STAFF_KEY on both facades and the key still works', async () => {
     assertLastStaff(await t.admin.delete(`/v1/api-keys/${admin.keyId}`));
     assertLastStaffGql(
-      await t.admin.graphql('mutation ($id: ID!) { revokeApiKey(keyId: $id) { revokedAt } }', { id: String(admin.keyId) }),
+      await t.admin.graphql('mutation ($id: ID!) { revokeApiKey(keyId: $id) { revokedAt } }', { id: globalId('ApiKey', admin.keyId) }),
     );
     assert.equal((await t.admin.get('/v1/account')).status, 200);
   });
@@ -65,7 +66,9 @@ describe('shown key prefixes', () => {
       const customer = await createAccount(t, { plan: 'free' });
       const me = await customer.client.get('/v1/account');
       assert.equal(me.body.apiKey.prefix, customer.key.slice(0, 8));
-      const listed = await t.admin.graphql('query ($id: ID!) { apiKeys(accountId: $id) { prefix } }', { id: String(customer.accountId) });
+      const listed = await t.admin.graphql('query ($id: ID!) { apiKeys(accountId: $id) { prefix } }', {
+        id: globalId('Account', customer.accountId),
+      });
       assert.deepEqual(listed.body.data.apiKeys, [{ prefix: customer.key.slice(0, 8) }]);
       assert.equal((await t.admin.get(`/v1/accounts/${customer.accountId}/api-keys`)).body[0].prefix, customer.key.slice(0, 8));
     } finally {

@@ -27,7 +27,7 @@ export function toGraphQLEvent(event: EventView): EventType {
 export class EventResolver {
   @Query(() => EventConnection, {
     description:
-      'The event feed, oldest first (REST `GET /events`): pass the id of the last event processed as `after` to continue from it. ' +
+      'The event feed, oldest first (REST `GET /events`): pass the cursor of the last event processed (its `databaseId`) as `after` to continue from it. ' +
       '`types` takes event types or families such as `order.*`.',
   })
   async events(

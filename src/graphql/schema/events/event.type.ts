@@ -42,5 +42,8 @@ export class EventType {
   data!: typeof EventDataUnion;
 }
 
-@ObjectType('EventConnection', { simpleResolvers: true, description: 'A page of events, oldest first; the cursor of an event is its id.' })
+@ObjectType('EventConnection', {
+  simpleResolvers: true,
+  description: 'A page of events, oldest first; the cursor of an event is its `databaseId`.',
+})
 export class EventConnection extends connectionType('Event', EventType) {}
