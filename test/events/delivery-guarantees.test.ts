@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { onOwnPostgres, redisUrl } from '../helpers/services.js';
 import { startService } from '../ops/support.js';
 import { eventually, startReceiver, subscribe, verified, wsClient, type Receiver, type Subscription } from './support.js';
@@ -89,9 +90,9 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
       await liveOnB(sub, pet.id);
       const order = (await a.admin.post('/v1/store/orders', { petId: pet.id, quantity: 2 })).body;
       const pushed = await eventually('the event on instance B', () =>
-        sub.results.find((r) => r.data.orderUpdated.data.id === String(order.id)),
+        sub.results.find((r) => r.data.orderUpdated.data.id === globalId('Order', order.id)),
       );
-      assert.deepEqual(pushed.data.orderUpdated, { type: 'order.placed', data: { id: String(order.id), quantity: 2 } });
+      assert.deepEqual(pushed.data.orderUpdated, { type: 'order.placed', data: { id: globalId('Order', order.id), quantity: 2 } });
       sub.dispose();
     } finally {
       await client.dispose();

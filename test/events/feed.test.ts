@@ -5,11 +5,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { assertError, walk } from '../rest/support.js';
 import { assertGraphQLError, dataOf, gql } from '../graphql/support.js';
 import { EventsService } from '../../src/domain/events.service.js';
 
-const EVENT_FIELDS = `id type createdAt data {
+const EVENT_FIELDS = `id databaseId type createdAt data {
   __typename
   ... on Order { id petId quantity shipDate complete }
   ... on InventoryItem { stockOf: petId quantity status }
@@ -166,7 +167,7 @@ describe('events: the outbox and the event feed', () => {
       const data = dataOf(await gql(who, `{ events(first: 100) { edges { cursor node { ${EVENT_FIELDS} } } pageInfo { hasNextPage } } }`));
       const nodes = data.events.edges.map((e: any) => e.node);
       assert.deepEqual(
-        nodes.map((n: any) => Number(n.id)),
+        nodes.map((n: any) => n.databaseId),
         rest.map((e) => e.id),
       );
       assert.deepEqual(
@@ -181,8 +182,8 @@ describe('events: the outbox and the event feed', () => {
     const data = dataOf(await gql(alice, `{ events(types: ["order.completed"]) { edges { node { ${EVENT_FIELDS} } } } }`));
     assert.deepEqual(data.events.edges[0].node.data, {
       __typename: 'Order',
-      id: String(aliceOrder.id),
-      petId: String(petId),
+      id: globalId('Order', aliceOrder.id),
+      petId: globalId('Pet', petId),
       quantity: 1,
       shipDate: '2030-01-01T00:00:00.000Z',
       complete: true,

@@ -174,8 +174,8 @@ describe('webhooks: redelivery', () => {
     const gql = await buyer.graphql(
       'mutation($w: ID!, $d: ID!) { redeliverWebhookDelivery(webhookId: $w, deliveryId: $d) { id status } }',
       {
-        w: String(hook.id),
-        d: String(delivery.id),
+        w: globalId('WebhookEndpoint', hook.id),
+        d: globalId('WebhookDelivery', delivery.id),
       },
     );
     assert.equal(gql.body.errors, undefined, gql.text);
