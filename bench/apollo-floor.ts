@@ -31,6 +31,7 @@ import {
 } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { floorGuard } from './floor-guard.js';
+import { databaseIdOf, globalId } from '../src/graphql/global-id.js';
 import Database from 'libsql';
 
 type Gateway = NonNullable<ApolloServerOptions<BaseContext>['gateway']>;
@@ -51,9 +52,10 @@ const page = db.prepare(`${COLUMNS} order by id limit ?`);
 const Pet = new GraphQLObjectType({
   name: 'Pet',
   fields: {
-    id: { type: new GraphQLNonNull(GraphQLID) },
+    // Global ids, as the service's: encoded from the row's ids.
+    id: { type: new GraphQLNonNull(GraphQLID), resolve: (row: Row) => globalId('Pet', row.id) },
     name: { type: new GraphQLNonNull(GraphQLString) },
-    categoryId: { type: new GraphQLNonNull(GraphQLID) },
+    categoryId: { type: new GraphQLNonNull(GraphQLID), resolve: (row: Row) => globalId('Category', row.categoryId) },
     status: { type: new GraphQLNonNull(new GraphQLEnumType({ name: 'PetStatus', values: { available: {}, pending: {}, sold: {} } })) },
   },
 });
@@ -75,7 +77,7 @@ const schema = new GraphQLSchema({
         type: new GraphQLNonNull(PetConnection),
         args: { filter: { type: PetFilter }, first: { type: GraphQLInt, defaultValue: 20 }, after: { type: GraphQLString } },
         resolve: (_, { filter, first }: { filter?: { ids?: string[] }; first: number }) => {
-          const ids = filter?.ids?.map(Number);
+          const ids = filter?.ids?.map((id, i) => databaseIdOf('Pet', id, `ids[${i}]`));
           let rows: Row[];
           if (ids) {
             let statement = byIds.get(ids.length);
@@ -91,7 +93,7 @@ const schema = new GraphQLSchema({
       pet: {
         type: Pet,
         args: { id: { type: new GraphQLNonNull(GraphQLID) } },
-        resolve: (_, { id }: { id: string }) => (byId.get as (id: number) => Row | undefined)(Number(id)) ?? null,
+        resolve: (_, { id }: { id: string }) => (byId.get as (id: number) => Row | undefined)(databaseIdOf('Pet', id, 'id')) ?? null,
       },
     },
   }),

@@ -1,4 +1,4 @@
-import { validationFailed } from '../domain/index.js';
+import { validationFailed } from '../domain/errors.js';
 import { MAX_ID } from '../domain/validate.js';
 
 /**

@@ -137,7 +137,7 @@ describe('webhooks: two instances on one PostgreSQL database', async () => {
       const started = performance.now();
       const placed = await Promise.all(Array.from({ length: 40 }, () => a.admin.post('/v1/store/orders', { petId: pet.id, quantity: 1 })));
       assert.deepEqual([...new Set(placed.map((r) => r.status))], [201]);
-      const placedIds = placed.map((r) => String(r.body.id));
+      const placedIds = placed.map((r) => globalId('Order', r.body.id));
       // Polls are a minute apart: only A's announcements can bring the last of them to B now.
       await eventually('all 40 orders on instance B', () => {
         const seen = new Set(sub.results.slice(before).map((r) => String(r.data.events.data.id)));

@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { doc, pattern } from '../helpers/readme.js';
 import { eventually } from './support.js';
 
@@ -65,6 +66,6 @@ describe('docs/EVENTS.md: the subscription example', () => {
 
     const line = await eventually('the event printed', () => output.split('\n').find((l) => l.includes('order.placed')));
     assert.match(line, pattern(expected));
-    assert.equal(JSON.parse(line).orderUpdated.data.id, String(order.body.id));
+    assert.equal(JSON.parse(line).orderUpdated.data.id, globalId('Order', order.body.id));
   });
 });
