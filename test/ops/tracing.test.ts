@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { startService, type Service } from './support.js';
 import { subscribe, wsClient } from '../events/support.js';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
+import { globalId } from '../../src/graphql/global-id.js';
 
 /** `npm run test:postgres` runs the service on a PostgreSQL database of its own; otherwise SQLite. */
 const PG = process.env.TEST_DATABASE_URL;
@@ -249,8 +250,8 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
       'POST',
       '/graphql',
       {
-        query: 'mutation Buy($input: NewOrderInput!) { placeOrder(input: $input) { id quantity } }',
-        variables: { input: { petId, quantity: 2 } },
+        query: 'mutation Buy($input: NewOrderInput!) { placeOrder(input: $input) { id: databaseId quantity } }',
+        variables: { input: { petId: globalId('Pet', Number(petId)), quantity: 2 } },
       },
       { traceparent: `00-${traceId}-${parentId}-01` },
     );
