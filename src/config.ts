@@ -145,6 +145,8 @@ const envSchema = z.object({
   GRAPHQL_MAX_ALIASES: int(0, 1000).default('15'),
   GRAPHQL_MAX_TOKENS: int(10, 100_000).default('1000'),
   GRAPHQL_MAX_COST: int(1, 10_000_000).default('20000'),
+  GRAPHQL_MAX_REPEATED_FIELDS: int(0, 10_000).default('30'),
+  FREE_READS_PER_MINUTE: int(1, 1_000_000).default('120'),
   TRUST_PROXY: trustProxy.default('false'),
   AUTH_FAILURES_MAX_ADDRESSES: int(100, 10_000_000).default('10000'),
   WEBHOOK_ALLOW_PRIVATE: bool.default('false'),
@@ -206,7 +208,9 @@ export interface Config {
   /** SQLite: how long a write waits (asynchronously) for another connection's lock before 503. */
   dbBusyTimeoutMs: number;
   /** GraphQL documents beyond these are refused (400) before anything executes. */
-  graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
+  graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number; maxRepeatedFields: number };
+  /** Free requests (rate-limit status, introspection, the API documents) a key may send per minute. */
+  freeReadsPerMinute: number;
   /** What executes GraphQL queries: graphql-jit (compiled once per document) or graphql-js; mutations, `@skip`/`@include` and answers with errors always run on graphql-js (src/graphql/server/jit.executor.ts). Same answers. */
   graphqlExecutor: 'jit' | 'graphql-js';
   /** Whose `X-Forwarded-For` entries are believed (src/http/client-address.ts); null: the socket's address. */
@@ -287,6 +291,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     banThreshold: e.BAN_THRESHOLD,
     banSeconds: e.BAN_SECONDS,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    freeReadsPerMinute: e.FREE_READS_PER_MINUTE,
     rateLimitKeyPrefix: e.RATE_LIMIT_KEY_PREFIX,
     corsOrigins: e.CORS_ORIGINS.split(',')
       .map((s) => s.trim())
@@ -304,6 +309,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxAliases: e.GRAPHQL_MAX_ALIASES,
       maxTokens: e.GRAPHQL_MAX_TOKENS,
       maxCost: e.GRAPHQL_MAX_COST,
+      maxRepeatedFields: e.GRAPHQL_MAX_REPEATED_FIELDS,
     },
     trustProxy: e.TRUST_PROXY,
     authFailuresMaxAddresses: e.AUTH_FAILURES_MAX_ADDRESSES,

@@ -37,11 +37,11 @@ import type { Actor } from '../../domain/index.js';
 import { pageSize } from '../../domain/pagination.js';
 import { keyRefusal } from '../../http/authentication.js';
 import type { AppState } from '../../http/context.js';
-import { graphqlCost, type RateLimitGate } from '../../rate-limit/index.js';
+import { FREE, graphqlCost, type RateLimitGate } from '../../rate-limit/index.js';
 import type { GraphQLContext } from '../context.js';
 import { requestErrorMessage, toRequestError, type ErrorHooks } from './error.mapping.js';
 import { cachedOperationShape, coerceVariables, type OperationShape } from './operation-shape.js';
-import { queryLimits } from './query-limits.js';
+import { queryLimits, repeatedFieldsRefusal } from './query-limits.js';
 
 /** Validated documents kept, and the source characters they may hold in all. */
 const CACHED_DOCUMENTS = 500;
@@ -233,6 +233,8 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
         refused: [error instanceof GraphQLError ? requestError(error) : validationFailed(requestErrorMessage((error as Error).message))],
       };
     }
+    const repeated = repeatedFieldsRefusal(document, limits.maxRepeatedFields);
+    if (repeated) return { refused: [repeated] };
     const invalid = validate(schema, document, rules);
     if (invalid.length) return { refused: invalid.map(requestError) };
     await documents.set(key, document);
@@ -279,8 +281,11 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     if (before) return { label, operationName, refused: [before] };
     let headers: Record<string, string>;
     try {
-      // Without a valid key every request, introspection included, takes a point from the address's limiter.
-      headers = caller.actor ? await gate.charge(caller.actor, price) : await gate.anonymous(caller.address, true);
+      // Without a valid key every request, introspection included, takes a point from the address's limiter;
+      // with one, a free operation takes one of the key's free requests.
+      headers = caller.actor
+        ? await gate.charge(caller.actor, price, price === 0 ? FREE : undefined)
+        : await gate.anonymous(caller.address, true);
     } catch (error) {
       return { label, operationName, refused: [error] };
     }
