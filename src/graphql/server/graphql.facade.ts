@@ -27,6 +27,7 @@ import { landingPage } from './landing-page.js';
 import { freshLoadersPerMutationField } from './loaders.plugin.js';
 import { persistedQueryCache } from './persisted-queries.js';
 import { requestPreparation, type RequestPreparation } from './request-preparation.js';
+import { resolveHttpRequest } from './trusted-documents.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -57,16 +58,28 @@ export interface GraphQLFacade {
  * bounded document store (`documentStore`), the query limits and the introspection rule (`validationRules`), the
  * operation's transport, shape, cost and charge (a plugin's `didResolveOperation`), the error catalogue
  * (`formatError` and a plugin), graphql-jit (`gateway`), the landing page (a plugin). Automatic persisted queries
- * are on, their store bounded (shared through Redis when it is configured). Body limits, authentication and rate
- * limits are the edge REST uses.
+ * are on, their store bounded (shared through Redis when it is configured). Trusted documents (trusted-documents.ts)
+ * are found by their hash in both stores; a request naming one by `documentId` is given its text before Apollo reads
+ * it. Body limits, authentication and rate limits are the edge REST uses.
  */
 export async function createGraphQLFacade({ config, gate, logger, plugins = [] }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
   const schema = await buildGraphQLSchema({ gate });
   freshLoadersPerMutationField(schema);
-  const preparation = requestPreparation({ schema, gate, limits: config.graphqlLimits, introspection: config.introspection });
+  const preparation = requestPreparation({
+    schema,
+    gate,
+    limits: config.graphqlLimits,
+    introspection: config.introspection,
+    trusted: config.trustedDocuments,
+  });
+  const { trusted } = preparation;
+  if (config.trustedDocuments.file) {
+    logger.info({ file: config.trustedDocuments.file, documents: trusted.size, only: trusted.only }, 'trusted documents loaded');
+  }
   const executor = config.graphqlExecutor === 'jit' ? jitGateway(schema, operationExecutor(schema, 'jit')) : undefined;
-  const persisted = persistedQueryCache(config, logger);
-  const persistedQueries: PersistedQueryOptions = { cache: persisted.cache };
+  // With GRAPHQL_TRUSTED_ONLY a hash names a trusted document or nothing: no registration is kept anywhere.
+  const persisted = trusted.only ? undefined : persistedQueryCache(config, logger);
+  const persistedQueries: PersistedQueryOptions = { cache: trusted.persistedQueries(persisted?.cache) };
   const apollo = new ApolloServer<GraphQLContext>({
     // graphql-jit for queries through Apollo's gateway option (jit.executor.ts); or graphql-js, Apollo's own.
     ...(executor ? { gateway: executor } : { schema }),
@@ -112,7 +125,13 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     // a key or account changed since the headers were checked).
     const recheck = recheckKey(ctx);
     if (recheck) await recheck;
-    const response = await executeWithApollo(apollo, ctx, body, () => Promise.resolve(context));
+    // A `documentId` becomes its trusted text; with GRAPHQL_TRUSTED_ONLY, a text not trusted is refused before parsing.
+    const request = resolveHttpRequest(
+      trusted,
+      { method: ctx.req.method!.toUpperCase(), body, search: ctx.request.querystring },
+      state.actor,
+    );
+    const response = await executeWithApollo(apollo, ctx, request, () => Promise.resolve(context));
     // Apollo answers a malformed HTTP request (CSRF, no query, a GET mutation, another method) before any plugin
     // runs: those error bodies get their request id here.
     if (response.body.kind === 'complete' && (response.status ?? 200) >= 400 && !response.body.string.includes('"requestId"')) {
@@ -159,7 +178,7 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     preparation,
     async stop() {
       await apollo.stop();
-      await persisted.close();
+      await persisted?.close();
     },
   };
 }
