@@ -11,9 +11,11 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ApolloServerPlugin } from '@apollo/server';
 import { generate } from '@graphql-codegen/cli';
 import { Kind, parse } from 'graphql';
 import type { Client as WsClient } from 'graphql-ws';
+import type { GraphQLContext } from '../../src/graphql/context.js';
 import { projectPath } from '../../src/project-path.js';
 import { createAccount, createPet, startApp, type Client, type TestApp, type TestResponse } from '../helpers/app.js';
 import { eventually, subscribe, wsClient } from '../events/support.js';
@@ -75,6 +77,19 @@ async function codegenManifest(dir: string): Promise<{ file: string; byName: Rec
   return { file, byName };
 }
 
+/** An Apollo plugin that records the text of every document Apollo parses (it does not when its document store holds it). */
+function parsingPlugin(parsed: string[]): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async parsingDidStart({ source }) {
+          parsed.push(source);
+        },
+      };
+    },
+  };
+}
+
 const remaining = (res: TestResponse) => Number(res.headers.get('x-ratelimit-remaining'));
 
 /** POST /graphql with any body (documentId, extensions…), as a GraphQL response. */
@@ -104,8 +119,9 @@ describe('GraphQL trusted documents (GRAPHQL_TRUSTED_DOCUMENTS, GRAPHQL_TRUSTED_
 
   describe('with the manifest, other documents accepted', () => {
     let t: TestApp;
+    const parsed: string[] = [];
     before(async () => {
-      t = await startApp({ env: { GRAPHQL_TRUSTED_DOCUMENTS: file } });
+      t = await startApp({ env: { GRAPHQL_TRUSTED_DOCUMENTS: file }, graphqlPlugins: [parsingPlugin(parsed)] });
       await createPet(t, { stock: 3, name: 'Rex' });
     });
     after(() => t?.close());
@@ -126,6 +142,10 @@ describe('GraphQL trusted documents (GRAPHQL_TRUSTED_DOCUMENTS, GRAPHQL_TRUSTED_
       assert.ok(charged > 1, `the document costs more than one point (${charged})`);
       assert.equal(remaining(byText) - remaining(byPost), charged, 'documentId by POST took the points of the text');
       assert.equal(remaining(byPost) - remaining(byGet), charged, 'documentId by GET took the points of the text');
+      // Parsed and validated at start: Apollo finds the document in its store, whether named by id or sent as text.
+      assert.deepEqual(parsed, []);
+      dataOf(await post(client, { query: '{ viewer { plan } }' }));
+      assert.deepEqual(parsed, ['{ viewer { plan } }'], 'a document outside the manifest is parsed as usual');
     });
 
     it("when Apollo's persisted-query hash of a trusted document is sent first, then it is answered without the text ever being registered", async () => {
