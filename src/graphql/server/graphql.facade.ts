@@ -28,6 +28,7 @@ import { freshLoadersPerMutationField } from './loaders.plugin.js';
 import { persistedQueryCache } from './persisted-queries.js';
 import { repeatedFieldsPrecheck } from './query-limits.js';
 import { isRecord, requestPreparation, type RequestPreparation } from './request-preparation.js';
+import { resolveHttpRequest } from './trusted-documents.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -58,16 +59,28 @@ export interface GraphQLFacade {
  * bounded document store (`documentStore`), the query limits and the introspection rule (`validationRules`), the
  * operation's transport, shape, cost and charge (a plugin's `didResolveOperation`), the error catalogue
  * (`formatError` and a plugin), graphql-jit (`gateway`), the landing page (a plugin). Automatic persisted queries
- * are on, their store bounded (shared through Redis when it is configured). Body limits, authentication and rate
- * limits are the edge REST uses.
+ * are on, their store bounded (shared through Redis when it is configured). Trusted documents (trusted-documents.ts)
+ * are found by their hash in both stores; a request naming one by `documentId` is given its text before Apollo reads
+ * it. Body limits, authentication and rate limits are the edge REST uses.
  */
 export async function createGraphQLFacade({ config, gate, logger, plugins = [] }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
   const schema = await buildGraphQLSchema({ gate });
   freshLoadersPerMutationField(schema);
-  const preparation = requestPreparation({ schema, gate, limits: config.graphqlLimits, introspection: config.introspection });
+  const preparation = requestPreparation({
+    schema,
+    gate,
+    limits: config.graphqlLimits,
+    introspection: config.introspection,
+    trusted: config.trustedDocuments,
+  });
+  const { trusted } = preparation;
+  if (config.trustedDocuments.file) {
+    logger.info({ file: config.trustedDocuments.file, documents: trusted.size, only: trusted.only }, 'trusted documents loaded');
+  }
   const executor = config.graphqlExecutor === 'jit' ? jitGateway(schema, operationExecutor(schema, 'jit')) : undefined;
-  const persisted = persistedQueryCache(config, logger);
-  const persistedQueries: PersistedQueryOptions = { cache: persisted.cache };
+  // With GRAPHQL_TRUSTED_ONLY a hash names a trusted document or nothing: no registration is kept anywhere.
+  const persisted = trusted.only ? undefined : persistedQueryCache(config, logger);
+  const persistedQueries: PersistedQueryOptions = { cache: trusted.persistedQueries(persisted?.cache) };
   const apollo = new ApolloServer<GraphQLContext>({
     // graphql-jit for queries through Apollo's gateway option (jit.executor.ts); or graphql-js, Apollo's own.
     ...(executor ? { gateway: executor } : { schema }),
@@ -112,8 +125,12 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
    * (the client sends the text next): one of the key's free requests.
    */
   const unchargedHeaders = (ctx: Context, state: AppState, context: RequestContext, error?: unknown): Promise<Record<string, string>> => {
-    const status = error === undefined ? ctx.status : (describeError(error)?.status ?? 500);
-    const free = status === 401 || status === 403 || status === 429 || status >= 500 || ctx.response.is('html') !== false;
+    const known = error === undefined ? undefined : describeError(error);
+    const status = error === undefined ? ctx.status : (known?.status ?? 500);
+    // A document refused as not trusted is a refusal of the document (costs 1), though its status is 403.
+    const free =
+      known?.code !== 'DOCUMENT_NOT_TRUSTED' &&
+      (status === 401 || status === 403 || status === 429 || status >= 500 || ctx.response.is('html') !== false);
     if (free) return rateLimitHeaders(gate, state, ctx.request.ip, 0);
     if (!state.actor) return gate.anonymous(ctx.request.ip, true);
     return context.observed.errorCode === PERSISTED_QUERY_NOT_FOUND ? gate.charge(state.actor, 0, FREE) : gate.charge(state.actor, 1);
@@ -128,14 +145,20 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     // a key or account changed since the headers were checked).
     const recheck = recheckKey(ctx);
     if (recheck) await recheck;
-    // Apollo validates a document as soon as it has parsed it: a document that would make validation's work
-    // grow with the square of its size is refused before that (query-limits.ts).
+    // A `documentId` becomes its trusted text; with GRAPHQL_TRUSTED_ONLY, a text not trusted is refused before parsing.
+    const request = resolveHttpRequest(
+      trusted,
+      { method: ctx.req.method!.toUpperCase(), body, search: ctx.request.querystring },
+      state.actor,
+    );
+    // Apollo validates a document as soon as it has parsed it: a text the client sent that would make validation's
+    // work grow with the square of its size is refused before that (query-limits.ts). Trusted texts were checked at load.
     const query = body === undefined ? ctx.request.query.query : isRecord(body) ? body.query : undefined;
     if (typeof query === 'string' && query) {
       const refusal = precheck(query);
       if (refusal) throw refusal;
     }
-    const response = await executeWithApollo(apollo, ctx, body, () => Promise.resolve(context));
+    const response = await executeWithApollo(apollo, ctx, request, () => Promise.resolve(context));
     // Apollo answers a malformed HTTP request (CSRF, no query, a GET mutation, another method) before any plugin
     // runs: those error bodies get their request id here.
     if (response.body.kind === 'complete' && (response.status ?? 200) >= 400 && !response.body.string.includes('"requestId"')) {
@@ -189,7 +212,7 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     preparation,
     async stop() {
       await apollo.stop();
-      await persisted.close();
+      await persisted?.close();
     },
   };
 }
