@@ -223,7 +223,8 @@ describe('GraphQL trusted documents (GRAPHQL_TRUSTED_DOCUMENTS, GRAPHQL_TRUSTED_
         const error = assertGraphQLError(res, 'DOCUMENT_NOT_TRUSTED', 403);
         assert.match(error.message, /runs only its trusted documents/);
       }
-      refusals.slice(0, 4).forEach((res, i) => assert.equal(remaining(res), remaining(start) - (i + 1), 'a refusal takes 1 point'));
+      for (const [i, res] of refusals.slice(0, 4).entries())
+        assert.equal(remaining(res), remaining(start) - (i + 1), 'a refusal takes 1 point');
       // The registration was not kept: its hash alone is unknown.
       const hashOnly = await post(client, {
         variables: { input },
