@@ -11,10 +11,10 @@
  *   category) and places its own orders on that pet at 2 per second. Each pushed answer is charged, so the account's
  *   budget runs out and its subscriptions end with RATE_LIMITED; like an attacker, it subscribes again a second
  *   later. Target: the reader's median at most twice its median alone.
- * - Free-document flood (every `npm run bench`): FLOOD_CLIENTS free accounts each send, one after another, a GraphQL
- *   document of reads that cost no points (`rateLimit { plan }` repeated FLOOD_FIELDS times, a new operation name
- *   each time so no cache helps) while another customer reads. Target: that customer's read median at most twice
- *   its median alone.
+ * - Free-document flood (every `npm run bench`, or `--flood` alone): FLOOD_CLIENTS free accounts each send, one after
+ *   another, a GraphQL document of reads that cost no points (`rateLimit { plan }` repeated FLOOD_FIELDS times, a new
+ *   operation name each time so no cache helps) while another customer reads. Target: that customer's read median at
+ *   most twice its median alone. Beside it, the control: as many clients sending plain REST reads.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -215,9 +215,10 @@ export const FLOOD_CLIENTS = 10;
 export const FLOOD_FIELDS = 239;
 
 export interface FloodResult {
-  /** The reader's latencies (ms), alone and beside the flood. */
+  /** The reader's latencies (ms): alone, beside the flood, and beside the same clients sending plain reads. */
   alone: number[];
   beside: number[];
+  besidePlain: number[];
   /** The flood's documents sent, and their answers by status. */
   sent: number;
   statuses: Record<number, number>;
@@ -228,48 +229,66 @@ export function floodDocument(n: number): string {
   return `query q${n} { ${'rateLimit { plan } '.repeat(FLOOD_FIELDS)}}`;
 }
 
+/**
+ * The reader alone, then beside FLOOD_CLIENTS free accounts sending plain reads one after another (the control: what
+ * as many ordinary clients cost it), then beside as many other free accounts sending flood documents.
+ */
 export async function measureBesideFreeDocumentFlood(
   baseUrl: string,
   adminKey: string,
   readerKey: string,
   seconds: number,
 ): Promise<FloodResult> {
-  const keys: string[] = [];
-  for (let i = 0; i < FLOOD_CLIENTS; i++) {
-    const created = await fetch(`${baseUrl}/v1/accounts`, {
-      method: 'POST',
-      headers: { 'X-API-Key': adminKey, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: `Bench flood ${i} ${Date.now()}`, role: 'customer', plan: 'free' }),
+  const freeKeys = async () => {
+    const keys: string[] = [];
+    for (let i = 0; i < FLOOD_CLIENTS; i++) {
+      const created = await fetch(`${baseUrl}/v1/accounts`, {
+        method: 'POST',
+        headers: { 'X-API-Key': adminKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: `Bench flood ${i} ${Date.now()} ${Math.random()}`, role: 'customer', plan: 'free' }),
+      });
+      const account = (await created.json()) as { apiKey?: { key: string } };
+      if (created.status !== 201 || !account.apiKey)
+        throw new Error(`POST /v1/accounts answered ${created.status}: ${JSON.stringify(account)}`);
+      keys.push(account.apiKey.key);
+    }
+    return keys;
+  };
+  const [plainKeys, floodKeys] = [await freeKeys(), await freeKeys()];
+  const result: FloodResult = { alone: [], beside: [], besidePlain: [], sent: 0, statuses: {} };
+  /** The reader's latencies while each key sends `send` one after another. */
+  const besideClients = async (keys: string[], send: (key: string) => Promise<Response>, count?: (status: number) => void) => {
+    let stopped = false;
+    const clients = keys.map(async (key) => {
+      while (!stopped) {
+        const res = await send(key).catch(() => null);
+        await res?.arrayBuffer();
+        count?.(res?.status ?? 0);
+      }
     });
-    const account = (await created.json()) as { apiKey?: { key: string } };
-    if (created.status !== 201 || !account.apiKey)
-      throw new Error(`POST /v1/accounts answered ${created.status}: ${JSON.stringify(account)}`);
-    keys.push(account.apiKey.key);
-  }
-  const alone = await reads(baseUrl, readerKey, seconds);
-  const result: FloodResult = { alone, beside: [], sent: 0, statuses: {} };
-  let stopped = false;
+    try {
+      return await reads(baseUrl, readerKey, seconds);
+    } finally {
+      stopped = true;
+      await Promise.all(clients);
+    }
+  };
   let n = Date.now();
-  const client = async (key: string) => {
-    while (!stopped) {
-      const res = await fetch(`${baseUrl}/graphql`, {
+  result.alone = await reads(baseUrl, readerKey, seconds);
+  result.besidePlain = await besideClients(plainKeys, (key) => fetch(`${baseUrl}/v1/pets?limit=5`, { headers: { 'X-API-Key': key } }));
+  result.beside = await besideClients(
+    floodKeys,
+    (key) =>
+      fetch(`${baseUrl}/graphql`, {
         method: 'POST',
         headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
         body: JSON.stringify({ query: floodDocument(n++) }),
-      }).catch(() => null);
-      await res?.arrayBuffer();
+      }),
+    (status) => {
       result.sent++;
-      const status = res?.status ?? 0;
       result.statuses[status] = (result.statuses[status] ?? 0) + 1;
-    }
-  };
-  const clients = keys.map(client);
-  try {
-    result.beside = await reads(baseUrl, readerKey, seconds);
-  } finally {
-    stopped = true;
-    await Promise.all(clients);
-  }
+    },
+  );
   return result;
 }
 
@@ -278,5 +297,9 @@ export function floodRow(r: FloodResult): string {
   const alone = percentile(r.alone, 50);
   const beside = percentile(r.beside, 50);
   const ratio = beside / alone;
-  return `| another customer's GET /v1/pets?limit=5, beside ${FLOOD_CLIENTS} clients sending free documents (${FLOOD_FIELDS} × rateLimit) | ${alone.toFixed(1)} | ${beside.toFixed(1)} | ${ratio.toFixed(2)}× | ≤ 2× ${ratio <= 2 ? '(met)' : '(**missed**)'} |`;
+  const plain = percentile(r.besidePlain, 50);
+  return [
+    `| another customer's GET /v1/pets?limit=5, beside ${FLOOD_CLIENTS} clients sending free documents (${FLOOD_FIELDS} × rateLimit) | ${alone.toFixed(1)} | ${beside.toFixed(1)} | ${ratio.toFixed(2)}× | ≤ 2× ${ratio <= 2 ? '(met)' : '(**missed**)'} |`,
+    `| control: the same read beside ${FLOOD_CLIENTS} clients sending GET /v1/pets?limit=5 | ${alone.toFixed(1)} | ${plain.toFixed(1)} | ${(plain / alone).toFixed(2)}× | (information) |`,
+  ].join('\n');
 }

@@ -20,6 +20,7 @@
  *                                      # event committed → webhook received / → subscriber: p50, p99 (no load);
  *                                      # then the webhook lag beside another account's hanging endpoint, and another
  *                                      # customer's read beside 20 heavy subscriptions at 2 events/s
+ *   npm run bench -- --flood            # the flood row alone (a few seconds)
  *   npm run bench -- --idle --duration 20
  *                                      # CPU ms per second of an idle service (SQLite; PostgreSQL too with PG_URL)
  *   npm run bench -- --soak            # 5 minutes of mixed load on the service; RSS growth
@@ -105,6 +106,8 @@ const { values: args } = benchArgs(import.meta.url, {
     load: { type: 'boolean', default: false },
     /** The flood row's seconds alone and beside. */
     'flood-seconds': { type: 'string', default: '5' },
+    /** The free-document flood row alone (part of the targets' run). */
+    flood: { type: 'boolean', default: false },
   },
 });
 const ROUNDS = Number(args.rounds);
@@ -126,7 +129,7 @@ const COMMIT = (() => {
   }
 })();
 /** No mode and no scenarios asked: the targets (instructions, CPU beside) and the flood row. */
-const TARGETS_MODE = !args.load && !args.only && !args.soak && !args.events && !args.idle;
+const TARGETS_MODE = !args.load && !args.only && !args.soak && !args.events && !args.idle && !args.flood;
 
 interface Service {
   name: ServiceName;
@@ -284,7 +287,7 @@ async function main() {
     const profDir = projectPath('bench/profiles');
     if (args['cpu-prof']) mkdirSync(profDir, { recursive: true });
     const wanted = new Set<ServiceName>(
-      args.soak || args.events
+      args.soak || args.events || args.flood
         ? ['memory']
         : args.idle
           ? ['memory', ...(PG_URL ? (['postgres'] as const) : [])]
@@ -424,6 +427,7 @@ async function main() {
     if (args.soak) return await soak(services.get('memory')!, keys);
     if (args.events) return await eventLag(services.get('memory')!, keys, db.adminKey);
     if (args.idle) return await idle(services);
+    if (args.flood) return floodReport(await floodOn(services.get('memory')!, db.adminKey, keys.enterprise));
 
     const statements = TARGETS_MODE ? new Map<string, StatementCount>() : await countStatements(copy('sql-count'), SCENARIOS, keys);
 
@@ -458,13 +462,7 @@ async function main() {
     }
     const rssEnd = new Map([...services].map(([name, s]) => [name, rssKb(s.child.pid!)]));
     if (!TARGETS_MODE) return report(scenarios, runs, statements, rssWarm, rssEnd);
-    log(`free-document flood: another customer's read, ${args['flood-seconds']} s alone, then ${args['flood-seconds']} s beside the flood`);
-    const flood = await measureBesideFreeDocumentFlood(
-      services.get('memory')!.url,
-      db.adminKey,
-      keys.enterprise,
-      Number(args['flood-seconds']),
-    );
+    const flood = await floodOn(services.get('memory')!, db.adminKey, keys.enterprise);
     await Promise.all([...services.values()].map(stop));
     log(`instruction counter: ${TARGET_SCENARIOS.join(', ')} under callgrind, side by side`);
     const counts = await countInstructions(TARGET_SCENARIOS, { requests: 2000, warmup: 6000, connections: 8, batches: 1 });
@@ -584,11 +582,7 @@ function report(
  * The targets' report: each scenario's instructions per request (one count) and CPU µs per request (median of the
  * rounds, for information), each target's ratio from instructions with the CPU ratio beside it, and the flood row.
  */
-function targetsReport(
-  runs: Map<string, Run[]>,
-  instructions: Map<string, number>,
-  flood: Awaited<ReturnType<typeof measureBesideFreeDocumentFlood>>,
-) {
+function targetsReport(runs: Map<string, Run[]>, instructions: Map<string, number>, flood: Flood) {
   const cpuUs = (id: string) => median(runs.get(id)!.map((r) => r.cpuMsPerOp)) * 1000;
   log();
   log(
@@ -612,7 +606,20 @@ function targetsReport(
       `| ${t.label} | ${pct(value)} | ≥ ${pct(t.target)} | ${value >= t.target ? 'yes' : '**no**'} | ${pct(cpuUs(t.floor) / cpuUs(t.service))} |`,
     );
   }
+  floodReport(flood);
+}
+
+type Flood = Awaited<ReturnType<typeof measureBesideFreeDocumentFlood>>;
+
+/** The flood row: another customer (`readerKey`) reads alone, then beside the flood. */
+async function floodOn(service: Service, adminKey: string, readerKey: string): Promise<Flood> {
+  log(`free-document flood: another customer's read, ${args['flood-seconds']} s alone, then ${args['flood-seconds']} s beside the flood`);
+  return measureBesideFreeDocumentFlood(service.url, adminKey, readerKey, Number(args['flood-seconds']));
+}
+
+function floodReport(flood: Flood) {
   log();
+  log(`commit ${COMMIT}, node ${SERVER_NODE_VERSION}, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
   log('| hostile row | p50 ms alone | p50 ms beside | ratio | target |');
   log('|---|---:|---:|---:|---:|');
   log(floodRow(flood));

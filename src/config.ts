@@ -135,6 +135,8 @@ const envSchema = z.object({
     .default('https://studio.apollographql.com,https://sandbox.embed.apollographql.com'),
   GRAPHQL_INTROSPECTION: bool.optional(),
   GRAPHQL_EXECUTOR: z.enum(['jit', 'graphql-js']).default('jit'),
+  GRAPHQL_TRUSTED_DOCUMENTS: z.string().min(1).optional(),
+  GRAPHQL_TRUSTED_ONLY: bool.default('false'),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default('10000'),
   REQUEST_TIMEOUT_MS: int(0, 3_600_000).default('30000'),
   HEADERS_TIMEOUT_MS: int(1, 600_000).default('10000'),
@@ -145,6 +147,8 @@ const envSchema = z.object({
   GRAPHQL_MAX_ALIASES: int(0, 1000).default('15'),
   GRAPHQL_MAX_TOKENS: int(10, 100_000).default('1000'),
   GRAPHQL_MAX_COST: int(1, 10_000_000).default('20000'),
+  GRAPHQL_MAX_REPEATED_FIELDS: int(0, 10_000).default('30'),
+  FREE_READS_PER_MINUTE: int(1, 1_000_000).default('120'),
   TRUST_PROXY: trustProxy.default('false'),
   AUTH_FAILURES_MAX_ADDRESSES: int(100, 10_000_000).default('10000'),
   WEBHOOK_ALLOW_PRIVATE: bool.default('false'),
@@ -206,9 +210,17 @@ export interface Config {
   /** SQLite: how long a write waits (asynchronously) for another connection's lock before 503. */
   dbBusyTimeoutMs: number;
   /** GraphQL documents beyond these are refused (400) before anything executes. */
-  graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
+  graphqlLimits: { maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number; maxRepeatedFields: number };
+  /** Free requests (rate-limit status, introspection, the API documents) a key may send per minute. */
+  freeReadsPerMinute: number;
   /** What executes GraphQL queries: graphql-jit (compiled once per document) or graphql-js; mutations, `@skip`/`@include` and answers with errors always run on graphql-js (src/graphql/server/jit.executor.ts). Same answers. */
   graphqlExecutor: 'jit' | 'graphql-js';
+  /**
+   * The manifest of trusted documents (`{"<sha256>": "<document>"}`, as GraphQL Codegen's client preset writes it),
+   * read and checked at start (src/graphql/server/trusted-documents.ts); `only`: every other document is refused,
+   * but from staff keys.
+   */
+  trustedDocuments: { file?: string; only: boolean };
   /** Whose `X-Forwarded-For` entries are believed (src/http/client-address.ts); null: the socket's address. */
   trustProxy: TrustProxy;
   /** How many client addresses the failed-authentication limiter tracks at most (least recently seen dropped first). */
@@ -264,6 +276,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `Invalid configuration:\n  HEADERS_TIMEOUT_MS=${JSON.stringify(String(e.HEADERS_TIMEOUT_MS))}: must not exceed REQUEST_TIMEOUT_MS (${e.REQUEST_TIMEOUT_MS})`,
     );
   }
+  if (e.GRAPHQL_TRUSTED_ONLY && !e.GRAPHQL_TRUSTED_DOCUMENTS) {
+    throw new ConfigError(
+      'Invalid configuration:\n  GRAPHQL_TRUSTED_ONLY="true": needs GRAPHQL_TRUSTED_DOCUMENTS, the manifest of the documents to accept',
+    );
+  }
   const production = e.NODE_ENV === 'production';
   return {
     traces: tracingRequested(env),
@@ -287,6 +304,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     banThreshold: e.BAN_THRESHOLD,
     banSeconds: e.BAN_SECONDS,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    freeReadsPerMinute: e.FREE_READS_PER_MINUTE,
     rateLimitKeyPrefix: e.RATE_LIMIT_KEY_PREFIX,
     corsOrigins: e.CORS_ORIGINS.split(',')
       .map((s) => s.trim())
@@ -299,11 +317,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsEnabled: e.METRICS_ENABLED,
     dbBusyTimeoutMs: e.DB_BUSY_TIMEOUT_MS,
     graphqlExecutor: e.GRAPHQL_EXECUTOR,
+    trustedDocuments: { file: e.GRAPHQL_TRUSTED_DOCUMENTS, only: e.GRAPHQL_TRUSTED_ONLY },
     graphqlLimits: {
       maxDepth: e.GRAPHQL_MAX_DEPTH,
       maxAliases: e.GRAPHQL_MAX_ALIASES,
       maxTokens: e.GRAPHQL_MAX_TOKENS,
       maxCost: e.GRAPHQL_MAX_COST,
+      maxRepeatedFields: e.GRAPHQL_MAX_REPEATED_FIELDS,
     },
     trustProxy: e.TRUST_PROXY,
     authFailuresMaxAddresses: e.AUTH_FAILURES_MAX_ADDRESSES,

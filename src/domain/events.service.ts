@@ -313,24 +313,26 @@ export class EventsService {
   }
 
   /**
-   * Where a subscription resuming after event `after` starts reading: right after that event. An id below every
-   * kept event is past the retention (EVENT_EXPIRED); one that was never written is VALIDATION_FAILED.
+   * Where a subscription of `actor` resuming after event `id` starts reading: right after that event. An id below
+   * every kept event is past the retention (EVENT_EXPIRED); one never written, or one the actor may not see, is
+   * VALIDATION_FAILED with the same message, so another account's event is not told from none.
    */
-  async resumePosition(after: unknown, path = 'after'): Promise<EventPosition> {
-    const id = parseAfter(after, path);
-    if (id === 0) throw validationFailed(`${path} must be the id of an event.`, [{ path, message: 'must be an Event.id' }]);
-    const [row] = await this.em.execute<Array<{ txid: number | string; id: number | string }>>('select txid, id from events where id = ?', [
-      id,
-    ]);
-    if (row) return { txid: Number(row.txid), id: Number(row.id) };
+  async resumePosition(actor: Actor, id: number, path = 'after'): Promise<EventPosition> {
+    const [row] = await this.em.execute<Array<{ txid: number | string; id: number | string; account_id: number | string | null }>>(
+      'select txid, id, account_id from events where id = ?',
+      [id],
+    );
+    if (row && canSee(actor, { accountId: row.account_id === null ? null : Number(row.account_id) }))
+      return { txid: Number(row.txid), id: Number(row.id) };
     const [oldest] = await this.em.execute<Array<{ id: number | string | null }>>('select min(id) as id from events');
-    if (oldest?.id !== null && oldest?.id !== undefined && id < Number(oldest.id)) {
+    if (!row && oldest?.id !== null && oldest?.id !== undefined && id < Number(oldest.id)) {
       throw new DomainError(
         'EVENT_EXPIRED',
-        `Event ${id} is older than 30 days and no longer kept; back-fill from the feed (GET /v1/events) instead.`,
+        `Event ${id} is older than the ${EVENT_RETENTION_MS / 86_400_000}-day retention and no longer kept, nor are some after it: ` +
+          'start again from the oldest kept event (the feed, GET /v1/events or GraphQL events, from its first page) and the current state.',
       );
     }
-    throw validationFailed(`${path}: there is no event ${id}.`, [{ path, message: 'must be the id of an event' }]);
+    throw validationFailed(`${path}: there is no event ${id} you may see.`, [{ path, message: 'must be the id of an event you may see' }]);
   }
 
   /**

@@ -26,12 +26,21 @@ export interface ChargeOptions {
    * would be, but an admitted one consumes nothing: a conditional GET answered 304 (docs/RATE-LIMITS.md, "Conditional requests").
    */
   consume?: boolean;
+  /**
+   * With a cost of 0: the request is one of the free ones a client sends (the rate-limit status, introspection,
+   * the API documents), counted against the key's own budget of them (`FREE_READS_PER_MINUTE`) and refused
+   * (429 RATE_LIMITED) past it. Without it a cost of 0 only reads the windows (the headers of a free answer).
+   */
+  free?: boolean;
 }
+
+/** The options of one of the key's free requests. */
+export const FREE: ChargeOptions = Object.freeze({ free: true });
 
 export interface RateLimitGate {
   /**
    * Charges `cost` to the actor's account; returns the rate-limit headers. A cost of 0 (a free
-   * operation) only reads the windows and is never refused.
+   * operation) reads the windows, and with `free` takes one of the key's free requests.
    */
   charge(actor: Actor, cost: number, options?: ChargeOptions): Promise<Record<string, string>>;
   /**

@@ -1,4 +1,4 @@
-export type { ChargeOptions, RateLimitGate, RateLimitStatus, WindowUsage } from './gate.js';
+export { FREE, type ChargeOptions, type RateLimitGate, type RateLimitStatus, type WindowUsage } from './gate.js';
 export { FREE_GRAPHQL_ROOT_FIELDS, graphqlCost, pushCost, restCost, type GraphQLOperationShape } from './cost.js';
 export { RateLimitRefusal, type RefusalCode } from './refusal.js';
 export { createRateLimitGate } from './limiter.js';

@@ -60,6 +60,9 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
     }),
   ) as Record<PlanName, PlanLimiter>;
 
+  // Free requests are free of the account's budget, not of bounds: each key has a budget of its own for them.
+  const freeReads = store.counter({ name: 'free-reads', points: config.freeReadsPerMinute, duration: minuteSeconds });
+
   const bans = new KeyBans(store, config.banThreshold, config.banSeconds, minuteSeconds);
   const addresses = new AddressLimiter(config.authFailuresPerMinute, minuteSeconds * 1000, config.authFailuresMaxAddresses);
 
@@ -87,14 +90,26 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
   };
 
   return {
-    async charge(actor, cost, { consume = true } = {}) {
+    async charge(actor, cost, { consume = true, free = false } = {}) {
       const account = String(actor.accountId);
       const limiter = plans[actor.plan];
       if (cost <= 0) {
-        // Free operations read the windows and are never refused, not even for a banned key.
-        const [minute, day] = await Promise.all([limiter.minute.get(account), limiter.day.get(account)]);
-        const windows = windowsOf(actor, minute, day, Date.now());
-        return keyedHeaders(windows, nearestExhaustion(windows));
+        // Free operations read the windows, and are refused (not even for a banned key) only past the key's free budget.
+        const [minute, day, reads] = await Promise.all([
+          limiter.minute.get(account),
+          limiter.day.get(account),
+          free ? freeReads.penalty(String(actor.keyId), 1) : null,
+        ]);
+        const now = Date.now();
+        const windows = windowsOf(actor, minute, day, now);
+        const headers = keyedHeaders(windows, nearestExhaustion(windows), now);
+        if (!reads || reads.consumedPoints <= config.freeReadsPerMinute) return headers;
+        const wait = secondsUntil(now + reads.msBeforeNext, now);
+        throw new RateLimitRefusal(
+          'RATE_LIMITED',
+          `Free requests (the rate-limit status, introspection, the API documents) are limited to ${config.freeReadsPerMinute} per minute per key; retry in ${wait} seconds.`,
+          { ...headers, 'Retry-After': String(wait) },
+        );
       }
 
       const remembered = bans.remembered(actor.keyId) ?? (actor.bannedUntil && actor.bannedUntil > Date.now() ? actor.bannedUntil : null);

@@ -15,7 +15,7 @@ import { setHeaders } from '../http/headers.js';
 export function restGuard(gate: Pick<RateLimitGate, 'charge' | 'anonymous'>): RestGuard {
   return async (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean }) => {
     const state = ctx.state as AppState;
-    setHeaders(ctx, await rateLimitHeaders(gate, state, ctx.request.ip, restCost(op), { consume: !answer?.notModified }));
+    setHeaders(ctx, await rateLimitHeaders(gate, state, ctx.request.ip, restCost(op), { consume: !answer?.notModified, free: true }));
     if (state.actor) return;
     const refusal = op ? keyRefusal(state.authFailure, !op.public) : undefined;
     if (refusal) throw refusal;

@@ -1,8 +1,11 @@
 /**
- * Subscriptions that resume (docs/EVENTS.md, "Resuming"): `after:` back-fills what the caller may see after an
- * event, then goes live with no gap and no duplicate; through a SIGKILL and restart (SQLite) and from one
- * instance to another (PostgreSQL), every committed event arrives exactly once, in order. A subscriber that
- * falls behind the backlog bound gets SUBSCRIBER_TOO_SLOW before the end.
+ * Subscriptions that resume (docs/EVENTS.md, "Resuming a subscription"): `after:` back-fills what the caller may
+ * see after an event, then goes live with no gap and no duplicate. Fifty graphql-ws subscribers follow events
+ * committed continuously while the instance is SIGKILLed and restarted (SQLite, or PostgreSQL when
+ * TEST_DATABASE_URL is set), and while one of two instances on one PostgreSQL database is SIGKILLed; each resumes
+ * from its own last id and has every committed event it may see exactly once, in the feed's order. A subscriber
+ * that falls behind the backlog bound gets SUBSCRIBER_TOO_SLOW before the end; a malformed, foreign or expired
+ * `after` is refused.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,31 +15,37 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client as WsClient } from 'graphql-ws';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
-import { globalId } from '../../src/graphql/global-id.js';
-import { onOwnPostgres, redisUrl } from '../helpers/services.js';
+import { decodeEventId, globalId } from '../../src/graphql/global-id.js';
+import { onOwnPostgres } from '../helpers/services.js';
 import { startService, type Service } from '../ops/support.js';
+import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { EventsService, recordEvent } from '../../src/domain/events.service.js';
 import { eventually, subscribe, wsClient, type Subscription } from './support.js';
 
-const EVENTS = 'subscription($after: ID) { events(after: $after) { databaseId type } }';
+const EVENTS = 'subscription($after: ID) { events(after: $after) { id type } }';
+const ORDER_UPDATED = 'subscription($after: ID) { orderUpdated(after: $after) { id type } }';
 
-/** The ids of the events `key` may see, from the feed, in its order. */
-async function feedIds(url: string, key: string): Promise<number[]> {
+/** The events `key` may see, from the feed, in its order. */
+async function feed(url: string, key: string): Promise<Array<{ id: number; type: string }>> {
   const client = new Client(url, key);
-  const ids: number[] = [];
+  const events: Array<{ id: number; type: string }> = [];
   for (let after = 0; ; ) {
     const res = await client.get(`/v1/events?limit=100&after=${after}`);
-    assert.equal(res.status, 200);
-    for (const e of res.body) ids.push(e.id);
-    if (res.body.length < 100) return ids;
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    for (const e of res.body) events.push({ id: e.id, type: e.type });
+    if (res.body.length < 100) return events;
     after = res.body.at(-1).id;
   }
 }
 
-const idsOf = (sub: Subscription): number[] =>
-  sub.results.map((r) => {
+const feedIds = async (url: string, key: string): Promise<number[]> => (await feed(url, key)).map((e) => e.id);
+
+/** The ids a subscription received, in order; any error but a last SUBSCRIBER_TOO_SLOW (then it completed) fails. */
+const idsOf = (sub: Subscription, field = 'events'): number[] =>
+  sub.results.flatMap((r, n) => {
+    if (r.errors?.[0]?.extensions?.code === 'SUBSCRIBER_TOO_SLOW' && n === sub.results.length - 1 && sub.completed) return [];
     assert.equal(r.errors, undefined, JSON.stringify(r.errors));
-    return r.data.events.databaseId;
+    return [decodeEventId(r.data[field].id)];
   });
 
 /** Commits `n` catalogue events (category.created), one request after another, as staff. */
@@ -46,65 +55,164 @@ async function commit(url: string, key: string, n: number) {
     assert.equal((await admin.post('/v1/categories', { name: `Resume ${randomBytes(6).toString('hex')}` })).status, 201);
 }
 
-async function customerKey(url: string, adminKey: string, name: string): Promise<string> {
-  const res = await new Client(url, adminKey).post('/v1/accounts', { name, role: 'customer', plan: 'pro' });
+async function customerKey(url: string, adminKey: string, name: string, plan = 'pro'): Promise<string> {
+  const res = await new Client(url, adminKey).post('/v1/accounts', { name, role: 'customer', plan });
   assert.equal(res.status, 201);
   return res.body.apiKey.key;
 }
 
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const SUBSCRIBERS = 50;
+const SERVICE_ENV = { SUBSCRIPTION_POLL_MS: '20', SEED_DEMO: 'false', SUBSCRIPTION_SOCKETS_PER_ADDRESS: '500' };
+
+interface Follower {
+  key: string;
+  field: 'events' | 'orderUpdated';
+  subs: Subscription[];
+}
+
+/**
+ * Fifty subscribers on `instances` (spread over them), events committed without a pause by staff (categories) and
+ * four customers (orders: theirs alone may see them), on every live instance; the first instance is SIGKILLed and
+ * restarted on the same database, and each of its subscribers resumes from its own last received id (with two
+ * instances, every other one on the survivor). Then every subscriber has each event it may see that committed
+ * after it subscribed, exactly once, in the feed's order.
+ */
+async function killAndResume(databaseUrl: string, instances: 1 | 2, services: Service[], clients: WsClient[]) {
+  const first = await startService(SERVICE_ENV, { databaseUrl });
+  services.push(first);
+  const live: Service[] = [first];
+  if (instances === 2) {
+    const second = await startService(SERVICE_ENV, { databaseUrl, key: first.key });
+    services.push(second);
+    live.push(second);
+  }
+  const staff = new Client(first.url, first.key);
+  const category = await staff.post('/v1/categories', { name: 'Resume stock' });
+  const pet = await staff.post('/v1/pets', { name: 'Rex', categoryId: category.body.id });
+  assert.equal((await staff.put(`/v1/store/inventory/${pet.body.id}`, { quantity: 100_000 })).status, 200);
+  const customers: string[] = [];
+  for (let n = 0; n < 4; n++) customers.push(await customerKey(first.url, first.key, `Follower ${n}`, 'business'));
+  const baseline = (await feedIds(first.url, first.key)).at(-1)!;
+
+  const keys = [first.key, ...customers];
+  const followers: Follower[] = [];
+  const where = new Map<Follower, Service>();
+  const lastId = (f: Follower) => f.subs.flatMap((sub) => idsOf(sub, f.field)).at(-1);
+  /** Subscribes `f` on `s`, after the last event it received (from now on, the first time). */
+  const follow = async (f: Follower, s: Service) => {
+    const { client } = wsClient(s.url, f.key);
+    clients.push(client);
+    const last = lastId(f);
+    const query = f.field === 'events' ? EVENTS : ORDER_UPDATED;
+    f.subs.push(await subscribe(client, query, last === undefined ? undefined : { after: globalId('Event', last) }));
+    where.set(f, s);
+  };
+  // As the documented client does: a subscription the service ended for its backlog resumes after its last id.
+  const resumeEnded = async (f: Follower) => {
+    if (f.subs.at(-1)!.completed && live.includes(where.get(f)!)) await follow(f, where.get(f)!);
+  };
+  for (let n = 0; n < SUBSCRIBERS; n++) {
+    const f: Follower = { key: keys[n % keys.length]!, field: n % 3 === 0 ? 'orderUpdated' : 'events', subs: [] };
+    followers.push(f);
+    await follow(f, live[n % live.length]!);
+  }
+
+  // Writers, each one request after another, on the live instances; a request to a killed one fails and moves on.
+  let writing = true;
+  let committed = 0;
+  const write = async (key: string, body: () => [string, unknown]) => {
+    for (let n = 0; writing; n++) {
+      const target = live[n % live.length]!;
+      const [path, payload] = body();
+      try {
+        const res = await new Client(target.url, key).post(path, payload, { skipContract: true });
+        if (res.status === 201) committed++;
+      } catch {
+        await pause(20);
+      }
+      await pause(20);
+    }
+  };
+  const writers = [
+    write(first.key, () => ['/v1/categories', { name: `Resume ${randomBytes(6).toString('hex')}` }]),
+    ...customers.map((key) => write(key, () => ['/v1/store/orders', { petId: pet.body.id, quantity: 1 }])),
+  ];
+  await eventually('every subscriber has its first events', () => followers.every((f) => f.subs.some((sub) => idsOf(sub, f.field).length)));
+
+  first.child.kill('SIGKILL');
+  await first.exited;
+  live.splice(live.indexOf(first), 1);
+  const restarted = await startService(SERVICE_ENV, { databaseUrl, key: first.key });
+  services.push(restarted);
+  live.push(restarted);
+  // Commits the killed instance's subscribers miss until they are back: their back-fill brings them.
+  const mark = committed;
+  await eventually('commits after the restart', () => committed >= mark + 25, 20, 1500);
+  const committedBefore = (await feedIds(restarted.url, first.key)).at(-1)!;
+
+  const killed = followers.filter((f) => where.get(f) === first);
+  assert.ok(killed.length >= SUBSCRIBERS / (2 * instances), 'the killed instance had its share of subscribers');
+  for (const [n, f] of killed.entries()) {
+    const resumedFrom = f.subs.length;
+    await follow(f, instances === 2 && n % 2 === 0 ? live[0]! : restarted);
+    // Categories committed while it was away: a resumed `events` subscription starts with its back-fill.
+    if (f.field === 'events') {
+      const sub = f.subs[resumedFrom]!;
+      const start = await eventually('the back-fill', () => {
+        const id = idsOf(sub, f.field)[0];
+        return id !== undefined || sub.completed ? { id } : null;
+      });
+      if (start.id !== undefined) assert.ok(start.id <= committedBefore, 'the back-fill brought what it missed');
+    }
+  }
+  await pause(500);
+  writing = false;
+  await Promise.all(writers);
+
+  const byKey = new Map<string, Array<{ id: number; type: string }>>();
+  for (const key of keys) byKey.set(key, await feed(restarted.url, key));
+  for (const [n, f] of followers.entries()) {
+    const expected = byKey
+      .get(f.key)!
+      .filter((e) => e.id > baseline && (f.field === 'events' || e.type.startsWith('order.')))
+      .map((e) => e.id);
+    const seen = await eventually(
+      `subscriber ${n} caught up`,
+      async () => {
+        await resumeEnded(f);
+        const ids = f.subs.flatMap((sub) => idsOf(sub, f.field));
+        return ids.length >= expected.length ? ids : null;
+      },
+      50,
+      600,
+    );
+    assert.deepEqual(seen, expected, `subscriber ${n} (${f.field}): every event it may see once, in the feed's order`);
+  }
+}
+
 describe('subscriptions resume after an event id', () => {
-  describe('on SQLite, through a SIGKILL and a restart', () => {
-    let s: Service | undefined;
-    let restarted: Service | undefined;
+  describe(`through a SIGKILL and a restart, continuously written (${process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'SQLite'})`, () => {
+    const services: Service[] = [];
     const clients: WsClient[] = [];
     const dir = mkdtempSync(join(tmpdir(), 'petstore-resume-'));
-    const databaseUrl = `sqlite:${join(dir, 'petstore.db')}`;
-    const env = { SUBSCRIPTION_POLL_MS: '20', SEED_DEMO: 'false' };
+    const pg = process.env.TEST_DATABASE_URL;
+    const pgName = `petstore_resume_${process.pid}_${randomBytes(3).toString('hex')}`;
     after(async () => {
       for (const c of clients) await c.dispose();
-      for (const x of [s, restarted]) {
-        x?.child.kill('SIGKILL');
-        x?.cleanup();
+      for (const s of services) {
+        s.child.kill('SIGKILL');
+        await s.exited;
+        s.cleanup();
       }
+      if (pg) await dropDatabase(pg, pgName);
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('when the service is killed and restarted, then each subscriber resumes from its last id and sees every committed event exactly once, in order', async () => {
-      s = await startService(env, { databaseUrl });
-      const customer = await customerKey(s.url, s.key, 'Resumer');
-      const keys = [s.key, customer, s.key];
-      const first: Subscription[] = [];
-      for (const key of keys) {
-        const { client } = wsClient(s.url, key);
-        clients.push(client);
-        first.push(await subscribe(client, EVENTS));
-      }
-      await commit(s.url, s.key, 5);
-      await eventually('every subscriber has the first events', () => first.every((sub) => sub.results.length >= 5));
-      s.child.kill('SIGKILL');
-      await s.exited;
-      const lastIds = first.map((sub) => idsOf(sub).at(-1)!);
-
-      restarted = await startService(env, { databaseUrl, key: s.key });
-      // Committed while nobody listened: the back-fill brings them.
-      await commit(restarted.url, s.key, 4);
-      const resumed: Subscription[] = [];
-      const more = commit(restarted.url, s.key, 6);
-      for (const [n, key] of keys.entries()) {
-        const { client } = wsClient(restarted.url, key);
-        clients.push(client);
-        resumed.push(await subscribe(client, EVENTS, { after: globalId('Event', lastIds[n]!) }));
-      }
-      await more;
-      await commit(restarted.url, s.key, 2);
-      for (const [n, key] of keys.entries()) {
-        const expected = await feedIds(restarted.url, key);
-        const seen = await eventually(`subscriber ${n} caught up`, () => {
-          const ids = [...idsOf(first[n]!), ...idsOf(resumed[n]!)];
-          return ids.length >= expected.length ? ids : null;
-        });
-        assert.deepEqual(seen, expected, `subscriber ${n}: every event once, in the feed's order`);
-      }
+    it('when the service is killed and restarted, then each of 50 subscribers resumes from its last id and has every committed event exactly once, in order', async () => {
+      const databaseUrl = pg ? await createDatabase(pg, pgName) : `sqlite:${join(dir, 'petstore.db')}`;
+      await killAndResume(databaseUrl, 1, services, clients);
     });
   });
 
@@ -132,30 +240,64 @@ describe('subscriptions resume after an event id', () => {
       assert.equal(res.status, 201, JSON.stringify(res.body));
     }
 
-    it("when the after is another customer's event, then the back-fill holds only what the caller may see", async () => {
+    /** The error a subscription was refused with (its only answer). */
+    async function refusal(key: string, query: string, after: unknown) {
+      const sub = await subscribe(connect(key), query, { after });
+      await eventually('the refusal', () => sub.results.length > 0 || sub.errors.length > 0);
+      assert.equal(sub.results.length, 1, JSON.stringify(sub.results));
+      assert.equal(sub.results[0].data ?? null, null);
+      return sub.results[0].errors[0];
+    }
+
+    it("when after is another customer's event, then it is refused as an id that names no event; a visible one back-fills only what the caller may see", async () => {
       const alice = await customerKey(t.url, t.adminKey, 'Alice');
       const bob = await customerKey(t.url, t.adminKey, 'Bob');
+      await commit(t.url, t.adminKey, 1);
+      const from = (await feedIds(t.url, bob)).at(-1)!;
       await order(alice);
       const staffFeed = await new Client(t.url, t.adminKey).get('/v1/events?types=order.placed&limit=100');
       const alicesOrder = staffFeed.body.at(-1).id as number;
       await order(bob);
       await order(alice);
+
+      const lastId = (await feedIds(t.url, t.adminKey)).at(-1)!;
+      for (const query of [EVENTS, ORDER_UPDATED]) {
+        const foreign = await refusal(bob, query, globalId('Event', alicesOrder));
+        const none = await refusal(bob, query, globalId('Event', lastId + 1000));
+        assert.equal(foreign.extensions.code, 'VALIDATION_FAILED');
+        assert.equal(none.extensions.code, 'VALIDATION_FAILED');
+        assert.equal(foreign.message.replace(String(alicesOrder), 'N'), none.message.replace(String(lastId + 1000), 'N'), 'told apart');
+        assert.equal(foreign.message, `after: there is no event ${alicesOrder} you may see.`);
+      }
+      // Alice herself resumes after it.
+      const own = await subscribe(connect(alice), ORDER_UPDATED, { after: globalId('Event', alicesOrder) });
+      await eventually("Alice's next order", () => own.results.length >= 1);
+      assert.equal(own.results[0].errors, undefined, JSON.stringify(own.results));
+
       const sub = await subscribe(
         connect(bob),
-        'subscription($after: ID) { events(after: $after) { databaseId type data { ... on Order { id } } } }',
-        {
-          after: globalId('Event', alicesOrder),
-        },
+        'subscription($after: ID) { events(after: $after) { id type data { ... on Order { id } } } }',
+        { after: globalId('Event', from) },
       );
-      const expected = (await feedIds(t.url, bob)).filter((id) => id > alicesOrder);
+      const expected = (await feedIds(t.url, bob)).filter((id) => id > from);
       await eventually('the back-fill', () => sub.results.length >= expected.length);
       assert.deepEqual(idsOf(sub), expected);
       const aliceSees = new Set(await feedIds(t.url, alice));
       const bobsOrders = (await feedIds(t.url, bob)).filter((id) => !aliceSees.has(id));
       assert.ok(bobsOrders.length > 0, "Bob's own order events are back-filled");
-      const staffOnly = (await feedIds(t.url, t.adminKey)).filter((id) => id > alicesOrder && !expected.includes(id));
-      assert.ok(staffOnly.length > 0, "Alice's later order events exist and are left out");
+      const staffOnly = (await feedIds(t.url, t.adminKey)).filter((id) => id > from && !expected.includes(id));
+      assert.ok(staffOnly.includes(alicesOrder), "Alice's order events exist and are left out");
       for (const id of staffOnly) assert.ok(!idsOf(sub).includes(id), `Alice's event ${id} reached Bob`);
+    });
+
+    it('when after is not an event id (letters, 0, negative, a fraction, padded), then the subscription is refused with VALIDATION_FAILED naming after', async () => {
+      for (const after of ['abc', '0', '-3', '1.5', ' 7', '', 'RXZlbnQ6MQ==']) {
+        for (const query of [EVENTS, ORDER_UPDATED]) {
+          const error = await refusal(t.adminKey, query, after);
+          assert.equal(error.extensions.code, 'VALIDATION_FAILED', `${JSON.stringify(after)}: ${JSON.stringify(error)}`);
+          assert.equal(error.message, 'after must be an Event.id, as an event you received gave it.');
+        }
+      }
     });
 
     it('when after names no event, or one past the retention, then the subscription is refused with VALIDATION_FAILED or EVENT_EXPIRED', async () => {
@@ -172,19 +314,25 @@ describe('subscriptions resume after an event id', () => {
       assert.equal(expired.results[0]?.errors?.[0]?.extensions?.code, 'EVENT_EXPIRED', JSON.stringify(expired.results));
     });
 
-    it('when the back-fill reads 150 events, then it costs what two feed pages of 100 cost, on top of the start', async () => {
+    it('when the back-fill reads 200 events, then it costs what paging them through the feed costs (two pages of 100), on top of the start', async () => {
       const key = await customerKey(t.url, t.adminKey, 'Payer');
       const client = new Client(t.url, key);
       const minuteUsed = async (): Promise<number> => (await client.get('/v1/rate_limit')).body.resources.minute.used;
       await commit(t.url, t.adminKey, 1);
       const from = (await feedIds(t.url, key)).at(-1)!;
       await t.app.orm.em.fork().transactional(async (em) => {
-        for (let i = 0; i < 150; i++) await recordEvent(em, 'category.created', { id: 2000 + i, name: `Backlog ${i}` });
+        for (let i = 0; i < 200; i++) await recordEvent(em, 'category.created', { id: 2000 + i, name: `Backlog ${i}` });
       });
+      // What the feed costs for them: a request per page, following `Link: rel="next"` until there is none.
+      let pages = 0;
+      for (let next: string | null = `/v1/events?limit=100&after=${from}`; next; pages++)
+        next = (await client.get(next)).headers.get('link')?.match(/<([^>]+)>; rel="next"/)?.[1] ?? null;
+      assert.equal(pages, 2);
       const before = await minuteUsed();
       const sub = await subscribe(connect(key), EVENTS, { after: globalId('Event', from) });
-      await eventually('the back-fill', () => sub.results.length >= 150);
-      assert.equal((await minuteUsed()) - before, 1 + 2);
+      await eventually('the back-fill', () => sub.results.length >= 200);
+      await pause(200);
+      assert.equal((await minuteUsed()) - before, 1 + pages);
       assert.deepEqual(
         idsOf(sub),
         (await feedIds(t.url, key)).filter((id) => id > from),
@@ -200,71 +348,60 @@ describe('subscriptions resume after an event id', () => {
       await eventually('the end', () => sub.completed || sub.errors.length > 0);
       const last = sub.results.at(-1);
       assert.equal(last?.errors?.[0]?.extensions?.code, 'SUBSCRIBER_TOO_SLOW', JSON.stringify(sub.results.slice(-2)));
-      assert.match(last.errors[0].message, /More than 2 events waited/);
+      assert.match(last.errors[0].message, /More than 2 events \(the backlog bound\)/);
+      assert.match(last.errors[0].message, /subscribe again with after: the last Event\.id you received/);
       assert.equal(sub.completed, true);
+      // The recipe: subscribe again after the last id received, and the rest comes, once.
+      const received = sub.results.slice(0, -1).map((r) => Number(r.data.events.id));
+      const burst = (await feedIds(t.url, t.adminKey)).slice(-10);
+      const again = await subscribe(connect(t.adminKey), EVENTS, { after: globalId('Event', received.at(-1) ?? burst[0]! - 1) });
+      await eventually('the rest', () => received.length + again.results.length >= 10);
+      assert.deepEqual([...received, ...idsOf(again)], burst);
+    });
+
+    it('when events commit during a back-fill longer than SUBSCRIPTION_BACKLOG_MAX, then the subscription does not end: it reads on and gives every event once', async () => {
+      await commit(t.url, t.adminKey, 1);
+      const from = (await feedIds(t.url, t.adminKey)).at(-1)!;
+      await t.app.orm.em.fork().transactional(async (em) => {
+        for (let i = 0; i < 3000; i++) await recordEvent(em, 'category.created', { id: 5000 + i, name: `Old ${i}` });
+      });
+      const sub = await subscribe(connect(t.adminKey), EVENTS, { after: globalId('Event', from) });
+      await eventually('the back-fill under way', () => sub.results.length >= 1, 5);
+      // More than the bound (2) at once while the back-fill is still being read.
+      await t.app.orm.em.fork().transactional(async (em) => {
+        for (let i = 0; i < 10; i++) await recordEvent(em, 'category.created', { id: 9000 + i, name: `New ${i}` });
+      });
+      assert.ok(sub.results.length < 3000, `the back-fill was still being read (${sub.results.length} of 3000)`);
+      await commit(t.url, t.adminKey, 3);
+      const expected = (await feedIds(t.url, t.adminKey)).filter((id) => id > from);
+      await eventually('every event', () => sub.results.length >= expected.length || sub.completed, 50, 400);
+      assert.equal(sub.completed, false, JSON.stringify(sub.results.at(-1)));
+      assert.deepEqual(idsOf(sub), expected);
     });
   });
 
-  describe('on PostgreSQL, from one instance to another', async () => {
-    const redis = await redisUrl();
-    let a: TestApp;
-    let b: TestApp;
+  describe('on PostgreSQL, two instances, one SIGKILLed', async () => {
+    const services: Service[] = [];
     const clients: WsClient[] = [];
-    const skip = await onOwnPostgres(
-      'resume',
-      {
-        setup: async (url) => {
-          const env = {
-            REDIS_URL: redis!,
-            RATE_LIMIT_KEY_PREFIX: `petstore-resume-${randomBytes(4).toString('hex')}`,
-            SUBSCRIPTION_POLL_MS: '20',
-          };
-          const adminKey = `psk_${randomBytes(24).toString('base64url')}`;
-          a = await startApp({ databaseUrl: url, env: { ...env, ADMIN_API_KEY: adminKey } });
-          b = await startApp({ databaseUrl: url, env: { ...env, ADMIN_API_KEY: adminKey } });
-        },
-        teardown: async () => {
-          for (const c of clients) await c.dispose();
-          await a?.close();
-          await b?.close();
-        },
+    let databaseUrl = '';
+    const skip = await onOwnPostgres('resume', {
+      setup: async (url) => {
+        databaseUrl = url;
       },
-      { Redis: redis },
-    );
+      teardown: async () => {
+        for (const c of clients) await c.dispose();
+        for (const s of services) {
+          s.child.kill('SIGKILL');
+          await s.exited;
+          s.cleanup();
+        }
+      },
+    });
 
-    it('when an instance goes away, then its subscribers resume on the other from their last id and see every committed event exactly once, in order', {
+    it('when one instance is killed, then its subscribers resume on the other or on its restart from their last id and every subscriber has each committed event exactly once, in order', {
       skip,
     }, async () => {
-      const customer = await customerKey(a.url, a.adminKey, 'Resumer');
-      const keys = [a.adminKey, customer];
-      const first: Subscription[] = [];
-      for (const key of keys) {
-        const { client } = wsClient(a.url, key);
-        clients.push(client);
-        first.push(await subscribe(client, EVENTS));
-      }
-      // Commits on both instances, concurrently.
-      await Promise.all([commit(a.url, a.adminKey, 5), commit(b.url, b.adminKey, 5)]);
-      await eventually('every subscriber has the first events', () => first.every((sub) => sub.results.length >= 10));
-      const writing = commit(b.url, b.adminKey, 8);
-      await a.close();
-      const lastIds = first.map((sub) => idsOf(sub).at(-1)!);
-      const resumed: Subscription[] = [];
-      for (const [n, key] of keys.entries()) {
-        const { client } = wsClient(b.url, key);
-        clients.push(client);
-        resumed.push(await subscribe(client, EVENTS, { after: globalId('Event', lastIds[n]!) }));
-      }
-      await writing;
-      await commit(b.url, b.adminKey, 3);
-      for (const [n, key] of keys.entries()) {
-        const expected = await feedIds(b.url, key);
-        const seen = await eventually(`subscriber ${n} caught up`, () => {
-          const ids = [...idsOf(first[n]!), ...idsOf(resumed[n]!)];
-          return ids.length >= expected.length ? ids : null;
-        });
-        assert.deepEqual(seen, expected, `subscriber ${n}: every event once, in the feed's order`);
-      }
+      await killAndResume(databaseUrl, 2, services, clients);
     });
   });
 });

@@ -277,7 +277,7 @@ describe('GraphQL executors: graphql-jit and graphql-js answer alike, on cases t
     }),
   });
   const logger = pino({ level: 'silent' });
-  const limits = queryLimits({ maxDepth: 5, maxAliases: 5, maxTokens: 1000, maxCost: 1000 });
+  const limits = queryLimits({ maxDepth: 5, maxAliases: 5, maxTokens: 1000, maxCost: 1000, maxRepeatedFields: 30 });
   const executors = { jit: operationExecutor(schema, 'jit'), js: operationExecutor(schema, 'graphql-js') };
 
   /** The preparation's steps for this schema: parse, validate, coerce, run, and the errors formatted as the service answers them. */

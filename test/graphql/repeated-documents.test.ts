@@ -163,7 +163,7 @@ describe('GraphQL repeated documents: a document already run answers like its fi
   it('when known queries fail or are refused (field errors, variables, operation names, sizes, bodies, keys), then both answer alike', async () => {
     const ONE = 'query ($id: ID!) { pet(id: $id) { id name } }';
     await query('customer', ONE, { id: globalId('Pet', 1) });
-    // A field error (charged), variables that do not fit (refused uncharged).
+    // A field error (charged its cost), variables that do not fit (refused, 1 point).
     await query('customer', ONE, { id: 'abc' });
     await query('customer', ONE, { id: { not: 'an id' } });
     await query('customer', ONE, {});

@@ -1,7 +1,7 @@
 /**
  * A subscription document over WebSocket passes the same preparation as a request over HTTP: the GraphQL spec's
  * validation rules, the query limits, the operation's shape and page sizes. An invalid document is answered with
- * an `error` message in the HTTP code (VALIDATION_FAILED), charges nothing, logs no internal error, and leaves the
+ * an `error` message in the HTTP code (VALIDATION_FAILED), costs 1 as over HTTP, logs no internal error, and leaves the
  * socket open for the client's next subscription.
  */
 import { describe, it, before, after } from 'node:test';
@@ -41,7 +41,7 @@ describe('subscriptions: one preparation with HTTP (validation, limits, shape)',
     return errors[0] as Array<{ message: string; extensions: { code: string; status: number; requestId?: string } }>;
   }
 
-  it('when subscription documents break the spec rules or the limits, then each is refused VALIDATION_FAILED, uncharged, unlogged, the socket open', async () => {
+  it('when subscription documents break the spec rules or the limits, then each is refused VALIDATION_FAILED, charged 1, unlogged, the socket open', async () => {
     const { petId } = await createPet(t, { stock: 5 });
     const cases: Array<[string, string, Record<string, unknown>?]> = [
       ['an unknown root field', 'subscription { nope }'],
@@ -80,8 +80,8 @@ describe('subscriptions: one preparation with HTTP (validation, limits, shape)',
       }
     }
     assert.equal(await stillOpen(), 'open');
-    // Only the rateLimit reads (free) happened in between: nothing was charged.
-    assert.equal(await used(), before);
+    // Each refusal cost 1 (the rateLimit reads in between are free), so that a flood of them meets the limit.
+    assert.equal(await used(), before + cases.length);
     const internal = logs.filter((l) => /"level":(50|60)/.test(l) || l.includes('INTERNAL'));
     assert.deepEqual(internal, []);
     // The same socket still subscribes.

@@ -35,13 +35,13 @@ async function seedCatalogue(t: TestApp, categories: number, petsEach: number) {
 
 const minuteUsed = async (client: Client): Promise<number> => (await client.get('/v1/rate_limit')).body.resources.minute.used;
 
-/** Refused as a whole with 400 VALIDATION_FAILED naming the size limit: no data, nothing charged. */
-async function assertRefusedForSize(client: Client, res: TestResponse) {
+/** Refused as a whole with 400 VALIDATION_FAILED naming the size limit: no data, and 1 point charged (the client's `refusals`-th), as a refused REST request. */
+async function assertRefusedForSize(client: Client, res: TestResponse, refusals = 1) {
   const error = assertGraphQLError(res, 'VALIDATION_FAILED', 400);
   assert.match(error.message, SIZE_LIMIT);
   assert.equal(res.body.data, undefined, 'nothing was executed');
   assert.ok(res.text.length < 2000, `a refusal is short, got ${res.text.length} bytes`);
-  assert.equal(await minuteUsed(client), 0, 'a refused request is charged nothing');
+  assert.equal(await minuteUsed(client), refusals, 'a refused request costs 1, not its estimated size');
 }
 
 describe('GraphQL cost and size are read with the request variables (100 categories × 100 pets, free keys)', () => {
@@ -57,7 +57,7 @@ describe('GraphQL cost and size are read with the request variables (100 categor
   it('when the reported query asks 100 × 100 through a variable, then it is refused with 400 before running, as with a literal 100', async () => {
     const client = await freeClient();
     await assertRefusedForSize(client, await gql(client, ISSUE_QUERY, { n: 100 }));
-    await assertRefusedForSize(client, await gql(client, ISSUE_QUERY.replace('query($n:Int)', '').replaceAll('$n', '100')));
+    await assertRefusedForSize(client, await gql(client, ISSUE_QUERY.replace('query($n:Int)', '').replaceAll('$n', '100')), 2);
   });
 
   it('when the sizes come from a variable default value, then the same query is refused', async () => {

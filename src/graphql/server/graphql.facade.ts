@@ -15,18 +15,20 @@ import { recheckKey } from '../../http/authentication.js';
 import { describeError } from '../../http/errors.js';
 import { setHeader, setHeaders } from '../../http/headers.js';
 import { notFound } from '../../http/not-found.js';
-import type { RateLimitGate } from '../../rate-limit/gate.js';
+import { FREE, type RateLimitGate } from '../../rate-limit/gate.js';
 import { rateLimitHeaders } from '../../rate-limit/headers.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { buildGraphQLSchema } from '../schema/schema.builder.js';
 import type { GraphQLContext } from '../context.js';
-import { errorHooks, formatError } from './error.mapping.js';
+import { errorHooks, formatError, PERSISTED_QUERY_NOT_FOUND } from './error.mapping.js';
 import { jitGateway, operationExecutor } from './jit.executor.js';
 import { executeWithApollo, writeApolloResponse } from './koa.integration.js';
 import { landingPage } from './landing-page.js';
 import { freshLoadersPerMutationField } from './loaders.plugin.js';
 import { persistedQueryCache } from './persisted-queries.js';
-import { requestPreparation, type RequestPreparation } from './request-preparation.js';
+import { repeatedFieldsPrecheck } from './query-limits.js';
+import { isRecord, requestPreparation, type RequestPreparation } from './request-preparation.js';
+import { resolveHttpRequest } from './trusted-documents.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -57,16 +59,28 @@ export interface GraphQLFacade {
  * bounded document store (`documentStore`), the query limits and the introspection rule (`validationRules`), the
  * operation's transport, shape, cost and charge (a plugin's `didResolveOperation`), the error catalogue
  * (`formatError` and a plugin), graphql-jit (`gateway`), the landing page (a plugin). Automatic persisted queries
- * are on, their store bounded (shared through Redis when it is configured). Body limits, authentication and rate
- * limits are the edge REST uses.
+ * are on, their store bounded (shared through Redis when it is configured). Trusted documents (trusted-documents.ts)
+ * are found by their hash in both stores; a request naming one by `documentId` is given its text before Apollo reads
+ * it. Body limits, authentication and rate limits are the edge REST uses.
  */
 export async function createGraphQLFacade({ config, gate, logger, plugins = [] }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
   const schema = await buildGraphQLSchema({ gate });
   freshLoadersPerMutationField(schema);
-  const preparation = requestPreparation({ schema, gate, limits: config.graphqlLimits, introspection: config.introspection });
+  const preparation = requestPreparation({
+    schema,
+    gate,
+    limits: config.graphqlLimits,
+    introspection: config.introspection,
+    trusted: config.trustedDocuments,
+  });
+  const { trusted } = preparation;
+  if (config.trustedDocuments.file) {
+    logger.info({ file: config.trustedDocuments.file, documents: trusted.size, only: trusted.only }, 'trusted documents loaded');
+  }
   const executor = config.graphqlExecutor === 'jit' ? jitGateway(schema, operationExecutor(schema, 'jit')) : undefined;
-  const persisted = persistedQueryCache(config, logger);
-  const persistedQueries: PersistedQueryOptions = { cache: persisted.cache };
+  // With GRAPHQL_TRUSTED_ONLY a hash names a trusted document or nothing: no registration is kept anywhere.
+  const persisted = trusted.only ? undefined : persistedQueryCache(config, logger);
+  const persistedQueries: PersistedQueryOptions = { cache: trusted.persistedQueries(persisted?.cache) };
   const apollo = new ApolloServer<GraphQLContext>({
     // graphql-jit for queries through Apollo's gateway option (jit.executor.ts); or graphql-js, Apollo's own.
     ...(executor ? { gateway: executor } : { schema }),
@@ -100,8 +114,27 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
   });
   await apollo.start();
 
-  /** Rate-limit headers for a response the request preparation never charged (a refused request, the landing page, 413, …): free. */
-  const freeHeaders = (state: AppState, address: string): Promise<Record<string, string>> => rateLimitHeaders(gate, state, address, 0);
+  const precheck = repeatedFieldsPrecheck(config.graphqlLimits);
+
+  /**
+   * The rate-limit headers of an answer the request preparation did not charge. A refusal of the document or of
+   * the HTTP request (a syntax or validation error, a limit, an unknown persisted query, a GET mutation, a body
+   * too large) costs 1 as any REST request does: with a key from the account's budget, without one from the
+   * address's limiter (it may be refused 429 then). Free: the landing page, and refusals that a limiter of
+   * their own already counted (401, 403, 429). An unknown persisted-query hash is the protocol's first step
+   * (the client sends the text next): one of the key's free requests.
+   */
+  const unchargedHeaders = (ctx: Context, state: AppState, context: RequestContext, error?: unknown): Promise<Record<string, string>> => {
+    const known = error === undefined ? undefined : describeError(error);
+    const status = error === undefined ? ctx.status : (known?.status ?? 500);
+    // A document refused as not trusted is a refusal of the document (costs 1), though its status is 403.
+    const free =
+      known?.code !== 'DOCUMENT_NOT_TRUSTED' &&
+      (status === 401 || status === 403 || status === 429 || status >= 500 || ctx.response.is('html') !== false);
+    if (free) return rateLimitHeaders(gate, state, ctx.request.ip, 0);
+    if (!state.actor) return gate.anonymous(ctx.request.ip, true);
+    return context.observed.errorCode === PERSISTED_QUERY_NOT_FOUND ? gate.charge(state.actor, 0, FREE) : gate.charge(state.actor, 1);
+  };
 
   /** Apollo's answer to the request (the edge's body rule first), written onto Koa's response. */
   const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
@@ -112,7 +145,20 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     // a key or account changed since the headers were checked).
     const recheck = recheckKey(ctx);
     if (recheck) await recheck;
-    const response = await executeWithApollo(apollo, ctx, body, () => Promise.resolve(context));
+    // A `documentId` becomes its trusted text; with GRAPHQL_TRUSTED_ONLY, a text not trusted is refused before parsing.
+    const request = resolveHttpRequest(
+      trusted,
+      { method: ctx.req.method!.toUpperCase(), body, search: ctx.request.querystring },
+      state.actor,
+    );
+    // Apollo validates a document as soon as it has parsed it: a text the client sent that would make validation's
+    // work grow with the square of its size is refused before that (query-limits.ts). Trusted texts were checked at load.
+    const query = body === undefined ? ctx.request.query.query : isRecord(body) ? body.query : undefined;
+    if (typeof query === 'string' && query) {
+      const refusal = precheck(query);
+      if (refusal) throw refusal;
+    }
+    const response = await executeWithApollo(apollo, ctx, request, () => Promise.resolve(context));
     // Apollo answers a malformed HTTP request (CSRF, no query, a GET mutation, another method) before any plugin
     // runs: those error bodies get their request id here.
     if (response.body.kind === 'complete' && (response.status ?? 200) >= 400 && !response.body.string.includes('"requestId"')) {
@@ -122,8 +168,8 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
   };
 
   // Mounted on /graphql by the request walk: every request here is GraphQL's. Every answer under /graphql
-  // carries the rate-limit headers (the preparation's charge, or a free read); the usual answer, charged,
-  // settles without a further promise.
+  // carries the rate-limit headers (the preparation's charge, or the charge of a refusal); the usual answer,
+  // charged, settles without a further promise.
   const middleware: Middleware = (ctx: Context) => {
     const state = ctx.state as AppState;
     state.facade = 'graphql';
@@ -138,17 +184,24 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
       return ctx.res.hasHeader('x-ratelimit-limit');
     };
     return answer(ctx, state, context).then(
-      () => (observe() ? undefined : freeHeaders(state, ctx.request.ip).then((headers) => setHeaders(ctx, headers))),
+      // A refusal's charge that is itself refused answers 429 instead (the error envelope, below the facade).
+      () => (observe() ? undefined : unchargedHeaders(ctx, state, context).then((headers) => setHeaders(ctx, headers))),
       // The error envelope answers in the GraphQL shape (`toGraphQLErrorBody`); the rate-limit headers come first
       // (a store that cannot answer gives its own headers instead).
       (error: unknown) => {
         if (observe()) throw error;
-        return freeHeaders(state, ctx.request.ip)
-          .catch((e: unknown) => describeError(e)?.headers ?? {})
-          .then((headers) => {
+        return unchargedHeaders(ctx, state, context, error).then(
+          (headers) => {
             setHeaders(ctx, headers);
             throw error;
-          });
+          },
+          (refusal: unknown) => {
+            const known = describeError(refusal);
+            if (known?.status === 429) throw refusal;
+            setHeaders(ctx, known?.headers ?? {});
+            throw error;
+          },
+        );
       },
     );
   };
@@ -159,7 +212,7 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     preparation,
     async stop() {
       await apollo.stop();
-      await persisted.close();
+      await persisted?.close();
     },
   };
 }

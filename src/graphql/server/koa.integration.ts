@@ -4,15 +4,15 @@ import type { Context } from 'koa';
 
 /**
  * Apollo Server's Koa integration, on Apollo's documented integration API (`executeHTTPGraphQLRequest`): the
- * request's method, headers (copied once, as Node parsed them), query string and the body the edge has already
- * read go in; Apollo's status, headers and body come out and are written once onto Node's response. Apollo does
+ * request's method and headers (copied once, as Node parsed them), and its query string and body (read by the
+ * edge, a trusted document's text put in) go in; Apollo's status, headers and body come out and are written once onto Node's response. Apollo does
  * everything in between: CSRF prevention, GET parameters, POST body checks, persisted queries, content
  * negotiation, the landing page, the request pipeline and its plugins.
  */
 export function executeWithApollo<TContext extends BaseContext>(
   server: ApolloServer<TContext>,
   ctx: Context,
-  body: unknown,
+  request: { body: unknown; search: string },
   context: () => Promise<TContext>,
 ): Promise<HTTPGraphQLResponse> {
   const headers = new HeaderMap();
@@ -31,7 +31,7 @@ export function executeWithApollo<TContext extends BaseContext>(
   ) {
     headers.set('accept', 'application/json');
   }
-  const httpGraphQLRequest: HTTPGraphQLRequest = { method, headers, search: ctx.request.querystring, body };
+  const httpGraphQLRequest: HTTPGraphQLRequest = { method, headers, search: request.search, body: request.body };
   return server.executeHTTPGraphQLRequest({ httpGraphQLRequest, context });
 }
 

@@ -13,7 +13,8 @@
  * Apollo does steps 1–2 itself with what this module gives it (`apollo`: the parse options, the extra
  * validation rules, the document store) and steps 3–4 through this module's plugin (`didResolveOperation`).
  * The WebSocket server calls `prepare`, which runs every step here with the same store, rules and functions:
- * a rule added here holds on both.
+ * a rule added here holds on both. Trusted documents (trusted-documents.ts) are parsed, validated and priced here
+ * once, at start, with the same rules, and sit in front of the document store.
  */
 import { createHash } from 'node:crypto';
 import type { ApolloServerPlugin, DocumentStore } from '@apollo/server';
@@ -21,6 +22,7 @@ import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
 import {
   GraphQLError,
   getOperationAST,
+  Kind,
   parse,
   specifiedRules,
   validate,
@@ -37,11 +39,19 @@ import type { Actor } from '../../domain/index.js';
 import { pageSize } from '../../domain/pagination.js';
 import { keyRefusal } from '../../http/authentication.js';
 import type { AppState } from '../../http/context.js';
-import { graphqlCost, type RateLimitGate } from '../../rate-limit/index.js';
+import { FREE, graphqlCost, type RateLimitGate } from '../../rate-limit/index.js';
 import type { GraphQLContext } from '../context.js';
 import { requestErrorMessage, toRequestError, type ErrorHooks } from './error.mapping.js';
 import { cachedOperationShape, coerceVariables, type OperationShape } from './operation-shape.js';
-import { queryLimits } from './query-limits.js';
+import { queryLimits, repeatedFieldsRefusal } from './query-limits.js';
+import {
+  namesDocument,
+  readManifest,
+  trustedDocuments,
+  withDocumentText,
+  type DocumentCheck,
+  type TrustedDocuments,
+} from './trusted-documents.js';
 
 /** Validated documents kept, and the source characters they may hold in all. */
 const CACHED_DOCUMENTS = 500;
@@ -172,6 +182,8 @@ export interface RequestPreparationOptions {
   gate: RateLimitGate;
   limits: Config['graphqlLimits'];
   introspection: boolean;
+  /** The manifest of trusted documents, if any: read and checked here (the start fails on a bad one). */
+  trusted?: Config['trustedDocuments'];
 }
 
 export interface RequestPreparation {
@@ -206,9 +218,17 @@ export interface RequestPreparation {
   ): Promise<Prepared | Refusal>;
   /** What running the operation once costs under the shared policy (a pushed subscription answer is re-charged from it). */
   cost(document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>): number;
+  /** The trusted documents (none without a manifest). */
+  trusted: TrustedDocuments;
 }
 
-export function requestPreparation({ schema, gate, limits, introspection }: RequestPreparationOptions): RequestPreparation {
+export function requestPreparation({
+  schema,
+  gate,
+  limits,
+  introspection,
+  trusted: manifest,
+}: RequestPreparationOptions): RequestPreparation {
   const { maxCost: maxNodes } = limits;
   const armor = queryLimits(limits);
   const extraRules = [...(introspection ? [] : [noIntrospection]), ...armor.validationRules];
@@ -220,11 +240,8 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     maxSize: CACHED_SOURCE_CHARS,
     sizeCalculation: (document) => Math.max(1, document.loc?.end ?? 1),
   });
-  /** Parse and validate (steps 1–2) for the WebSocket, through the same store. */
-  const documentOf = async (query: string): Promise<DocumentNode | Refusal> => {
-    const key = `websocket:${createHash('sha256').update(query).digest('hex')}`;
-    const cached = await documents.get(key);
-    if (cached) return cached;
+  /** Steps 1–2 on a text: its document, or the refusals. */
+  const parseAndValidate = (query: string): DocumentNode | Refusal => {
     let document: DocumentNode;
     try {
       document = parse(query, parseOptions);
@@ -233,9 +250,25 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
         refused: [error instanceof GraphQLError ? requestError(error) : validationFailed(requestErrorMessage((error as Error).message))],
       };
     }
+    const repeated = repeatedFieldsRefusal(document, limits.maxRepeatedFields);
+    if (repeated) return { refused: [repeated] };
     const invalid = validate(schema, document, rules);
-    if (invalid.length) return { refused: invalid.map(requestError) };
-    await documents.set(key, document);
+    return invalid.length ? { refused: invalid.map(requestError) } : document;
+  };
+  const checkTrusted: DocumentCheck = (text) => {
+    const checked = parseAndValidate(text);
+    return isRefusal(checked) ? { errors: checked.refused.map((e) => (e as Error).message) } : checked;
+  };
+  const trusted = trustedDocuments(manifest?.file ? readManifest(manifest.file, checkTrusted) : new Map(), manifest?.only ?? false);
+  // The store Apollo and the WebSocket read: trusted documents by their hash, then the cache.
+  const store = trusted.documentStore(documents);
+  /** Parse and validate (steps 1–2) for the WebSocket, through the same store. */
+  const documentOf = async (query: string): Promise<DocumentNode | Refusal> => {
+    const key = `websocket:${createHash('sha256').update(query).digest('hex')}`;
+    const cached = await store.get(key);
+    if (cached) return cached;
+    const document = parseAndValidate(query);
+    if (!isRefusal(document)) await store.set(key, document);
     return document;
   };
 
@@ -279,8 +312,11 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     if (before) return { label, operationName, refused: [before] };
     let headers: Record<string, string>;
     try {
-      // Without a valid key every request, introspection included, takes a point from the address's limiter.
-      headers = caller.actor ? await gate.charge(caller.actor, price) : await gate.anonymous(caller.address, true);
+      // Without a valid key every request, introspection included, takes a point from the address's limiter;
+      // with one, a free operation takes one of the key's free requests.
+      headers = caller.actor
+        ? await gate.charge(caller.actor, price, price === 0 ? FREE : undefined)
+        : await gate.anonymous(caller.address, true);
     } catch (error) {
       return { label, operationName, refused: [error] };
     }
@@ -300,10 +336,26 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
     };
   };
 
+  // Each trusted operation is priced once here, with its variables' defaults (when it needs no other value): the shape
+  // and cost caches hold it before the first request, which is charged from them exactly as its text would be.
+  for (const { document } of trusted.all()) {
+    for (const definition of document.definitions) {
+      if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+      const coerced = coerceVariables(schema, definition, undefined);
+      if (!('variables' in coerced)) continue;
+      const shape = cachedOperationShape(schema, document, definition, coerced.variables, maxNodes);
+      readings.set(shape, { label: operationLabel(definition.operation, shape.rootFields), requested: graphqlCost(shape) });
+    }
+  }
+
   const prepare: RequestPreparation['prepare'] = async (body, caller, transport, beforeCharge) => {
     let request: ReturnType<typeof readRequest>;
     try {
-      request = readRequest(body);
+      // A trusted document named by `documentId` (the subscribe payload's `query` left empty) is its text; any
+      // other text must be one the caller may send.
+      const named = isRecord(body) && namesDocument(body);
+      request = readRequest(named ? withDocumentText(trusted, body) : body);
+      if (!named) trusted.checkText(request.query, caller.actor);
     } catch (error) {
       return { refused: [error] };
     }
@@ -321,9 +373,10 @@ export function requestPreparation({ schema, gate, limits, introspection }: Requ
   };
 
   return {
-    apollo: { parseOptions, validationRules: extraRules, documentStore: documents, plugin: (errors) => preparationPlugin(admit, errors) },
+    apollo: { parseOptions, validationRules: extraRules, documentStore: store, plugin: (errors) => preparationPlugin(admit, errors) },
     prepare,
     admit,
+    trusted,
     cost(document, operation, variables) {
       return graphqlCost(cachedOperationShape(schema, document, operation, variables, maxNodes));
     },

@@ -254,7 +254,18 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         });
         if (isRefusal(prepared) || !slot) {
           (slot as SubscriptionSlot | null)?.release();
-          return isRefusal(prepared) ? prepared.refused.map((e) => errorOf(e, requestId)) : [];
+          if (!isRefusal(prepared)) return [];
+          // A refused document costs 1, as over HTTP; refusals of the limits themselves (429, the plan's cap) are not charged again.
+          const [refusal] = prepared.refused;
+          const chargeable =
+            !(refusal instanceof RateLimitRefusal) && !(refusal instanceof DomainError && refusal.code === 'PLAN_LIMIT_REACHED');
+          const limited = chargeable
+            ? await options.gate.charge(actor, 1).then(
+                () => undefined,
+                (error: unknown) => error,
+              )
+            : undefined;
+          return (limited ? [limited] : prepared.refused).map((e) => errorOf(e, requestId));
         }
         open++;
         let slots = counted.get(ctx.extra);

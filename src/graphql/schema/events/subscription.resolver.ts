@@ -1,12 +1,13 @@
 import { Arg, Ctx, ID, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import { canSee, DomainError, parseEventTypes, type EventView, type InventoryView } from '../../../domain/index.js';
 import { actorOf, type GraphQLContext } from '../../context.js';
-import { decodeEventId, optionalDatabaseIdOf } from '../../global-id.js';
+import { optionalDatabaseIdOf } from '../../global-id.js';
 import { MAX_PAGE_SIZE } from '../../../domain/pagination.js';
 import { isAfter, type EventPosition } from '../../../domain/event-position.js';
 import { EventType } from './event.type.js';
 import { InventoryItemType } from '../store/inventory.type.js';
 import { toGraphQLEvent } from './event.resolver.js';
+import { eventIdOf } from './event-id.js';
 
 const ORDER_EVENTS = ['order.placed', 'order.completed', 'order.cancelled'] as const;
 
@@ -29,26 +30,27 @@ interface Follow {
   types?: readonly string[];
   /** What the subscription pushes of the events the caller may see. */
   accept: (event: EventView) => boolean;
-  /** `after:`, an Event.id: back-fill what came after it before going live. */
-  after?: string | null;
+  /** `after:`, decoded (eventIdOf): back-fill what came after that event before going live. */
+  after?: number;
 }
 
 /**
  * The events the caller may see that pass `accept`, as an async iterator for graphql-js. Before each
  * event the request's loaders forget what they loaded, so nested fields read the state after it.
  * With `after`, it listens to the live stream first (buffering), then reads the database after that event
- * page by page; once a page comes back short it goes live, dropping the buffered events its back-fill already
- * gave (those at or before the last position it read), so there is no gap and no duplicate at the join.
+ * a feed page at a time; once a page comes back short it goes live, dropping the buffered events its back-fill
+ * already gave (those at or before the last position it read), so there is no gap and no duplicate at the join.
  */
 async function visibleEvents(ctx: GraphQLContext, { types, accept, after }: Follow): Promise<AsyncIterableIterator<EventView | Ending>> {
   const actor = actorOf(ctx);
   if (!ctx.events) throw new DomainError('VALIDATION_FAILED', 'Subscriptions are served over the graphql-ws protocol at /graphql.');
   const backlogMax = ctx.events.backlogMax;
-  // Where the back-fill reads next; null once live.
-  let backfill: EventPosition | null =
-    after === undefined || after === null ? null : await ctx.domain.events.resumePosition(decodeEventId(after));
-  /** The last position the back-fill read: live events at or before it were already given. */
+  // Where the back-fill reads next; null while live.
+  let backfill: EventPosition | null = after === undefined ? null : await ctx.domain.events.resumePosition(actor, after);
+  /** The last position the back-fill read: live events at or before it were (or will be) given by it. */
   let joined: EventPosition | null = null;
+  /** How many times the buffer was dropped during a back-fill: a page read across a drop is not the last one. */
+  let drops = 0;
   let page: EventView[] = [];
   const queue: Array<{ event: EventView; position: EventPosition }> = [];
   let waiting: ((result: IteratorResult<EventView | Ending>) => void) | null = null;
@@ -84,29 +86,39 @@ async function visibleEvents(ctx: GraphQLContext, { types, accept, after }: Foll
     fail(
       new DomainError(
         'SUBSCRIBER_TOO_SLOW',
-        `More than ${backlogMax} events waited for this subscription to read them; it ended. Subscribe again with after: the last Event.id you received.`,
+        `More than ${backlogMax} events (the backlog bound) waited for this subscription's client to read them, so it ended; ` +
+          'none is lost: subscribe again with after: the last Event.id you received.',
       ),
     );
   unsubscribe = await ctx.events.subscribe((event, position) => {
     if (done || ending || !canSee(actor, event) || !accept(event)) return;
-    if (backfill === null && joined && !isAfter(position, joined)) return;
-    if (waiting && backfill === null && !page.length) {
+    if (joined && !isAfter(position, joined)) return;
+    const live = backfill === null && !page.length;
+    if (live && waiting) {
       const resolve = waiting;
       waiting = null;
       resolve({ value: event, done: false });
-    } else if (queue.push({ event, position }) > backlogMax) tooSlow();
+    } else if (queue.push({ event, position }) > backlogMax) {
+      if (live) return tooSlow();
+      // Behind while back-filling: what the buffer held is in the database, so the back-fill reads on for it.
+      queue.length = 0;
+      drops++;
+      backfill ??= joined;
+    }
   });
   /** The next back-filled event, or null once the back-fill has caught up (then the stream is live). */
   const backfilled = async (): Promise<EventView | null> => {
     while (!page.length && backfill) {
       await ctx.charge?.(1);
-      const rows = await ctx.domain.events.visibleAfter(actor, backfill, types, BACKFILL_PAGE);
-      if (rows.length) joined = backfill = rows.at(-1)!.position;
-      page = rows.map((r) => r.event).filter(accept);
-      if (rows.length < BACKFILL_PAGE) {
-        if (!joined) joined = backfill;
-        backfill = null;
-      }
+      const dropsBefore = drops;
+      // One more than a page, as the feed reads to know whether a next page follows: N events cost what paging them costs.
+      const rows = await ctx.domain.events.visibleAfter(actor, backfill, types, BACKFILL_PAGE + 1);
+      const read = rows.slice(0, BACKFILL_PAGE);
+      if (read.length) joined = backfill = read.at(-1)!.position;
+      joined ??= backfill;
+      page = read.map((r) => r.event).filter(accept);
+      if (rows.length <= BACKFILL_PAGE && drops === dropsBefore) backfill = null;
+      while (queue.length && !isAfter(queue[0]!.position, joined)) queue.shift();
       ctx.loaders.clearAll();
     }
     return page.shift() ?? null;
@@ -157,9 +169,12 @@ async function visibleEvents(ctx: GraphQLContext, { types, accept, after }: Foll
   return iterator;
 }
 
+const afterOf = (value: string | null | undefined) => (value === undefined || value === null ? undefined : eventIdOf(value, 'after'));
+
 const AFTER_DESCRIPTION =
   'Resume after this event (an `Event.id`, the last one received): first the events after it the caller may see, then live, none missed or repeated. ' +
-  'Back-filling reads pages of 100 events, each costing 1 as a feed page does; an event older than the retention is EVENT_EXPIRED, an unknown id VALIDATION_FAILED.';
+  'Back-filling reads pages of 100 events, each costing 1 as a feed page does; an event older than the 30-day retention is EVENT_EXPIRED, ' +
+  'an id that is not one of an event the caller may see VALIDATION_FAILED.';
 
 @Resolver()
 export class SubscriptionResolver {
@@ -169,7 +184,7 @@ export class SubscriptionResolver {
       '`types` takes event types or families such as `order.*`. Starting costs 1; each answer pushed costs its document’s cost less 1 (shown in extensions.cost).',
     subscribe: ({ args, context }: SubscribeResolverData<unknown, { types?: string[] | null; after?: string | null }, GraphQLContext>) => {
       const types = parseEventTypes(args.types ?? undefined);
-      return visibleEvents(context, { types, accept: (e) => !types || types.includes(e.type as never), after: args.after });
+      return visibleEvents(context, { types, accept: (e) => !types || types.includes(e.type as never), after: afterOf(args.after) });
     },
   })
   events(
@@ -188,7 +203,7 @@ export class SubscriptionResolver {
       return visibleEvents(context, {
         types: ORDER_EVENTS,
         accept: (e) => e.type.startsWith('order.') && (id === undefined || e.data.id === id),
-        after: args.after,
+        after: afterOf(args.after),
       });
     },
   })
