@@ -35,8 +35,20 @@ export type IdType = NodeType | 'Viewer' | 'AccountWithKey' | 'NewApiKey' | 'Web
 const isNodeType = (name: string): name is NodeType => (NODE_TYPES as readonly string[]).includes(name);
 const SHAPE = /^([A-Za-z]+):([1-9]\d{0,15})$/;
 
+/** Ids encoded lately, by type: an answer repeats the ids of the rows it reads often, and encoding allocates a Buffer. */
+const ENCODED = new Map<IdType, Map<number, string>>();
+const ENCODED_PER_TYPE = 10_000;
+
 export function globalId(type: IdType, databaseId: number): string {
-  return Buffer.from(`${type}:${databaseId}`).toString('base64url');
+  let known = ENCODED.get(type);
+  if (!known) ENCODED.set(type, (known = new Map()));
+  let id = known.get(databaseId);
+  if (id === undefined) {
+    id = Buffer.from(`${type}:${databaseId}`).toString('base64url');
+    if (known.size >= ENCODED_PER_TYPE) known.clear();
+    known.set(databaseId, id);
+  }
+  return id;
 }
 
 /** The node a global id names; VALIDATION_FAILED at `path` for anything this API did not hand out. */

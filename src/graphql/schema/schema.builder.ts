@@ -15,7 +15,7 @@ import { WebhookResolver } from './events/webhook.resolver.js';
 import { SubscriptionResolver } from './events/subscription.resolver.js';
 import { WebhookDeliveryResolver } from './events/webhook.resolver.js';
 import { NodeResolver } from './node/node.resolver.js';
-import { idFieldsResolver } from './node/node.type.js';
+import { idFieldsResolver, plainIdFields } from './node/node.type.js';
 import { PetType } from './pets/pet.type.js';
 import { CategoryType } from './categories/category.type.js';
 import { OrderType } from './store/order.type.js';
@@ -51,7 +51,7 @@ const ID_FIELDS = [
 ];
 
 /** The executable schema, built from the type-graphql classes of this folder. */
-export function buildGraphQLSchema(services: ResolverServices = unavailable): Promise<GraphQLSchema> {
+export async function buildGraphQLSchema(services: ResolverServices = unavailable): Promise<GraphQLSchema> {
   const resolvers = [
     PetResolver,
     CategoryResolver,
@@ -68,7 +68,7 @@ export function buildGraphQLSchema(services: ResolverServices = unavailable): Pr
   ] as const;
   // One instance per resolver class for the app's lifetime; constructors receive their services.
   const instances = new Map<abstract new (...args: never[]) => object, object>([[RateLimitResolver, new RateLimitResolver(services.gate)]]);
-  return buildSchema({
+  const schema = await buildSchema({
     resolvers,
     // The standard directives (@skip, @include, @deprecated, @specifiedBy) and ours: a list given here replaces the defaults.
     directives: [...specifiedDirectives, stabilityDirective],
@@ -89,6 +89,7 @@ export function buildGraphQLSchema(services: ResolverServices = unavailable): Pr
       },
     },
   });
+  return plainIdFields(schema);
 }
 
 /** The committed SDL (`schema/schema.graphql`): sorted, with applied directives such as `@stability`. */

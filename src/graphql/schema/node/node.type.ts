@@ -1,5 +1,7 @@
 import { Field, FieldResolver, ID, InterfaceType, Resolver, Root, type ClassType } from 'type-graphql';
 import { SafeIntResolver } from 'graphql-scalars';
+import type { GraphQLSchema } from 'graphql';
+import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import { globalId, type IdType } from '../../global-id.js';
 
 export const ID_DESCRIPTION =
@@ -17,6 +19,7 @@ export abstract class NodeInterface {
  * a resolver class to list in the schema builder.
  */
 export function idFieldsResolver(type: ClassType, name: IdType) {
+  ID_TYPES.add(name);
   @Resolver(() => type)
   class IdFieldsResolver {
     @FieldResolver(() => ID, { description: ID_DESCRIPTION })
@@ -30,4 +33,24 @@ export function idFieldsResolver(type: ClassType, name: IdType) {
     }
   }
   return IdFieldsResolver;
+}
+
+/** The GraphQL types whose `id` and `databaseId` idFieldsResolver declares (their names are their IdType). */
+const ID_TYPES = new Set<IdType>();
+
+/**
+ * type-graphql runs each field resolver through its own wrapper (parameters, middlewares); `id` and `databaseId` are
+ * read on every object of an answer, so on the built schema they get plain resolvers instead (graphql-tools'
+ * mapSchema), answering the same values as the declarations above.
+ */
+export function plainIdFields(schema: GraphQLSchema): GraphQLSchema {
+  return mapSchema(schema, {
+    [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
+      if (!ID_TYPES.has(typeName as IdType)) return field;
+      const type = typeName as IdType;
+      if (fieldName === 'id') return { ...field, resolve: (root: { id: number }) => globalId(type, root.id) };
+      if (fieldName === 'databaseId') return { ...field, resolve: (root: { id: number }) => root.id };
+      return field;
+    },
+  });
 }
