@@ -15,12 +15,12 @@ import { recheckKey } from '../../http/authentication.js';
 import { describeError } from '../../http/errors.js';
 import { setHeader, setHeaders } from '../../http/headers.js';
 import { notFound } from '../../http/not-found.js';
-import { FREE, type RateLimitGate } from '../../rate-limit/gate.js';
+import { FREE, refusalCharge, type RateLimitGate } from '../../rate-limit/index.js';
 import { rateLimitHeaders } from '../../rate-limit/headers.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { buildGraphQLSchema } from '../schema/schema.builder.js';
 import type { GraphQLContext } from '../context.js';
-import { errorHooks, formatError, PERSISTED_QUERY_NOT_FOUND } from './error.mapping.js';
+import { errorHooks, formatError } from './error.mapping.js';
 import { jitGateway, operationExecutor } from './jit.executor.js';
 import { executeWithApollo, writeApolloResponse } from './koa.integration.js';
 import { landingPage } from './landing-page.js';
@@ -117,23 +117,18 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
   const precheck = repeatedFieldsPrecheck(config.graphqlLimits);
 
   /**
-   * The rate-limit headers of an answer the request preparation did not charge. A refusal of the document or of
-   * the HTTP request (a syntax or validation error, a limit, an unknown persisted query, a GET mutation, a body
-   * too large) costs 1 as any REST request does: with a key from the account's budget, without one from the
-   * address's limiter (it may be refused 429 then). Free: the landing page, and refusals that a limiter of
-   * their own already counted (401, 403, 429). An unknown persisted-query hash is the protocol's first step
-   * (the client sends the text next): one of the key's free requests.
+   * The rate-limit headers of an answer the request preparation did not charge: a refusal of the document or of the
+   * HTTP request (a syntax or validation error, a limit, an unknown persisted query, a GET mutation, a body too
+   * large) is charged by `refusalCharge`, with a key to the account, without one to the address's limiter (it may be
+   * refused 429 then). The landing page is free.
    */
   const unchargedHeaders = (ctx: Context, state: AppState, context: RequestContext, error?: unknown): Promise<Record<string, string>> => {
     const known = error === undefined ? undefined : describeError(error);
     const status = error === undefined ? ctx.status : (known?.status ?? 500);
-    // A document refused as not trusted is a refusal of the document (costs 1), though its status is 403.
-    const free =
-      known?.code !== 'DOCUMENT_NOT_TRUSTED' &&
-      (status === 401 || status === 403 || status === 429 || status >= 500 || ctx.response.is('html') !== false);
-    if (free) return rateLimitHeaders(gate, state, ctx.request.ip, 0);
+    const charge = ctx.response.is('html') !== false ? 'none' : refusalCharge(status, known?.code ?? context.observed.errorCode);
+    if (charge === 'none') return rateLimitHeaders(gate, state, ctx.request.ip, 0);
     if (!state.actor) return gate.anonymous(ctx.request.ip, true);
-    return context.observed.errorCode === PERSISTED_QUERY_NOT_FOUND ? gate.charge(state.actor, 0, FREE) : gate.charge(state.actor, 1);
+    return charge === 'free-request' ? gate.charge(state.actor, 0, FREE) : gate.charge(state.actor, 1);
   };
 
   /** Apollo's answer to the request (the edge's body rule first), written onto Koa's response. */

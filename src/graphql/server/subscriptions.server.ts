@@ -22,7 +22,9 @@ import { describeError } from '../../http/errors.js';
 import type { ApiKeyAuthenticator } from '../../http/authentication.js';
 import {
   connectionCap,
+  FREE,
   RateLimitRefusal,
+  refusalCharge,
   subscriptionCap,
   type RateLimitGate,
   type SubscriptionSlot,
@@ -255,16 +257,19 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         if (isRefusal(prepared) || !slot) {
           (slot as SubscriptionSlot | null)?.release();
           if (!isRefusal(prepared)) return [];
-          // A refused document costs 1, as over HTTP; refusals of the limits themselves (429, the plan's cap) are not charged again.
+          // A refused document is charged as over HTTP (refusalCharge).
           const [refusal] = prepared.refused;
-          const chargeable =
-            !(refusal instanceof RateLimitRefusal) && !(refusal instanceof DomainError && refusal.code === 'PLAN_LIMIT_REACHED');
-          const limited = chargeable
-            ? await options.gate.charge(actor, 1).then(
-                () => undefined,
-                (error: unknown) => error,
-              )
-            : undefined;
+          const known = describeError(refusal);
+          const extensions = refusal instanceof GraphQLError ? refusal.extensions : undefined;
+          const status = known?.status ?? (typeof extensions?.status === 'number' ? extensions.status : 400);
+          const charge = refusalCharge(status, known?.code ?? (extensions?.code as string | undefined));
+          const limited =
+            charge !== 'none'
+              ? await options.gate.charge(actor, charge === 'point' ? 1 : 0, charge === 'point' ? undefined : FREE).then(
+                  () => undefined,
+                  (error: unknown) => error,
+                )
+              : undefined;
           return (limited ? [limited] : prepared.refused).map((e) => errorOf(e, requestId));
         }
         open++;
