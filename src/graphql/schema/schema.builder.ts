@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { lexicographicSortSchema, specifiedDirectives, type GraphQLSchema } from 'graphql';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
-import { buildSchema } from 'type-graphql';
+import { buildSchema, type ClassType } from 'type-graphql';
 import type { RateLimitGate } from '../../rate-limit/gate.js';
 import { stabilityDirective } from './stability.directive.js';
 import { PetResolver } from './pets/pet.resolver.js';
@@ -16,6 +16,7 @@ import { SubscriptionResolver } from './events/subscription.resolver.js';
 import { WebhookDeliveryResolver } from './events/webhook.resolver.js';
 import { NodeResolver } from './node/node.resolver.js';
 import { idFieldsResolver, plainIdFields } from './node/node.type.js';
+import type { IdType } from '../global-id.js';
 import { PetType } from './pets/pet.type.js';
 import { CategoryType } from './categories/category.type.js';
 import { OrderType } from './store/order.type.js';
@@ -34,21 +35,22 @@ const unavailable: ResolverServices = {
   gate: { status: () => Promise.reject(new Error('no rate-limit gate: this schema only prints')) },
 };
 
-/** `id` and `databaseId` of each type whose source objects carry the database id as `id` (InventoryItem's are in its resolver). */
-const ID_FIELDS = [
-  idFieldsResolver(PetType, 'Pet'),
-  idFieldsResolver(CategoryType, 'Category'),
-  idFieldsResolver(OrderType, 'Order'),
-  idFieldsResolver(AccountType, 'Account'),
-  idFieldsResolver(ApiKeyType, 'ApiKey'),
-  idFieldsResolver(EventType, 'Event'),
-  idFieldsResolver(WebhookEndpointType, 'WebhookEndpoint'),
-  idFieldsResolver(WebhookDeliveryType, 'WebhookDelivery'),
-  idFieldsResolver(ViewerType, 'Viewer'),
-  idFieldsResolver(AccountWithKeyType, 'AccountWithKey'),
-  idFieldsResolver(NewApiKeyType, 'NewApiKey'),
-  idFieldsResolver(WebhookEndpointWithSecretType, 'WebhookEndpointWithSecret'),
+/** Each type whose source objects carry the database id as `id`, and its GraphQL name (InventoryItem's ids are in its resolver). */
+const ID_TYPES: ReadonlyArray<readonly [ClassType, IdType]> = [
+  [PetType, 'Pet'],
+  [CategoryType, 'Category'],
+  [OrderType, 'Order'],
+  [AccountType, 'Account'],
+  [ApiKeyType, 'ApiKey'],
+  [EventType, 'Event'],
+  [WebhookEndpointType, 'WebhookEndpoint'],
+  [WebhookDeliveryType, 'WebhookDelivery'],
+  [ViewerType, 'Viewer'],
+  [AccountWithKeyType, 'AccountWithKey'],
+  [NewApiKeyType, 'NewApiKey'],
+  [WebhookEndpointWithSecretType, 'WebhookEndpointWithSecret'],
 ];
+const ID_FIELDS = ID_TYPES.map(([type, name]) => idFieldsResolver(type, name));
 
 /** The executable schema, built from the type-graphql classes of this folder. */
 export async function buildGraphQLSchema(services: ResolverServices = unavailable): Promise<GraphQLSchema> {
@@ -89,7 +91,10 @@ export async function buildGraphQLSchema(services: ResolverServices = unavailabl
       },
     },
   });
-  return plainIdFields(schema);
+  return plainIdFields(
+    schema,
+    ID_TYPES.map(([, name]) => name),
+  );
 }
 
 /** The committed SDL (`schema/schema.graphql`): sorted, with applied directives such as `@stability`. */

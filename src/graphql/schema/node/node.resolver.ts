@@ -1,5 +1,5 @@
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
-import { DomainError, validationFailed } from '../../../domain/index.js';
+import { DomainError, MAX_IDS, validationFailed } from '../../../domain/index.js';
 import { actorOf, domainOf, type GraphQLContext } from '../../context.js';
 import { decodeGlobalId, type NodeType } from '../../global-id.js';
 import { NodeInterface } from './node.type.js';
@@ -10,9 +10,6 @@ import { InventoryItemType } from '../store/inventory.type.js';
 import { AccountType, ApiKeyType } from '../accounts/account.type.js';
 import { WebhookDeliveryType, WebhookEndpointType } from '../events/webhook.type.js';
 import { toGraphQLEvent } from '../events/event.resolver.js';
-
-/** The most ids `nodes` reads at once (as `pets(filter: {ids})`). */
-export const MAX_NODE_IDS = 100;
 
 /**
  * Reads one node as its typed read does, with that read's visibility. What the caller may not see (another
@@ -65,11 +62,11 @@ export class NodeResolver {
 
   @Query(() => [NodeInterface], {
     nullable: 'items',
-    description: `Objects by their global ids, in the order given, each as \`node(id:)\` reads it (null where it does not). At most ${MAX_NODE_IDS} ids; costs 1 per id.`,
+    description: `Objects by their global ids, in the order given, each as \`node(id:)\` reads it (null where it does not). At most ${MAX_IDS} ids; costs 1 per id.`,
   })
   async nodes(@Arg('ids', () => [ID]) ids: string[], @Ctx() ctx: GraphQLContext): Promise<Array<NodeInterface | null>> {
-    if (ids.length > MAX_NODE_IDS) {
-      throw validationFailed(`ids takes at most ${MAX_NODE_IDS} ids.`, [{ path: 'ids', message: `at most ${MAX_NODE_IDS} ids` }]);
+    if (ids.length > MAX_IDS) {
+      throw validationFailed(`ids takes at most ${MAX_IDS} ids.`, [{ path: 'ids', message: `at most ${MAX_IDS} ids` }]);
     }
     const decoded = ids.map((id, i) => decodeGlobalId(id, `ids[${i}]`));
     return Promise.all(decoded.map(({ type, databaseId }) => readNode(ctx, type, databaseId)));

@@ -14,43 +14,44 @@ export abstract class NodeInterface {
   id!: number | string;
 }
 
+/** The two id fields of a type whose source objects carry their database id as `id`: declared and served by these. */
+const idResolvers = (name: IdType) => ({
+  id: (root: { id: number }): string => globalId(name, root.id),
+  databaseId: (root: { id: number }): number => root.id,
+});
+
 /**
  * The `id` and `databaseId` fields of a type whose source objects carry their database id as `id`:
- * a resolver class to list in the schema builder.
+ * a resolver class to list in the schema builder (it declares the fields; plainIdFields serves them).
  */
 export function idFieldsResolver(type: ClassType, name: IdType) {
-  ID_TYPES.add(name);
+  const resolve = idResolvers(name);
   @Resolver(() => type)
   class IdFieldsResolver {
     @FieldResolver(() => ID, { description: ID_DESCRIPTION })
     id(@Root() root: { id: number }): string {
-      return globalId(name, root.id);
+      return resolve.id(root);
     }
 
     @FieldResolver(() => SafeIntResolver, { description: 'The id of the same object in the REST API (paths such as `/v1/pets/{petId}`).' })
     databaseId(@Root() root: { id: number }): number {
-      return root.id;
+      return resolve.databaseId(root);
     }
   }
   return IdFieldsResolver;
 }
 
-/** The GraphQL types whose `id` and `databaseId` idFieldsResolver declares (their names are their IdType). */
-const ID_TYPES = new Set<IdType>();
-
 /**
  * type-graphql runs each field resolver through its own wrapper (parameters, middlewares); `id` and `databaseId` are
- * read on every object of an answer, so on the built schema they get plain resolvers instead (graphql-tools'
- * mapSchema), answering the same values as the declarations above.
+ * read on every object of an answer, so on the built schema the `types` given get the same resolvers unwrapped
+ * (graphql-tools' mapSchema).
  */
-export function plainIdFields(schema: GraphQLSchema): GraphQLSchema {
+export function plainIdFields(schema: GraphQLSchema, types: readonly IdType[]): GraphQLSchema {
+  const byType = new Map(types.map((name) => [name as string, idResolvers(name)]));
   return mapSchema(schema, {
     [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
-      if (!ID_TYPES.has(typeName as IdType)) return field;
-      const type = typeName as IdType;
-      if (fieldName === 'id') return { ...field, resolve: (root: { id: number }) => globalId(type, root.id) };
-      if (fieldName === 'databaseId') return { ...field, resolve: (root: { id: number }) => root.id };
-      return field;
+      const resolve = byType.get(typeName);
+      return resolve && (fieldName === 'id' || fieldName === 'databaseId') ? { ...field, resolve: resolve[fieldName] } : field;
     },
   });
 }
