@@ -54,6 +54,23 @@ export function assertGraphQLError(
  * with what differs by nature masked (request ids, dates, keys and secrets, the seconds to a window's reset,
  * a ban's end time). `varying`: more headers to mask (e.g. `retry-after`, seconds counted from each app's start).
  */
+/**
+ * Field errors of one answer in a fixed order: resolvers run concurrently, and GraphQL lists their errors in the
+ * order they fail (two database reads may finish either way round).
+ */
+function errorsInAnyOrder(body: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  const errors = (parsed as { errors?: unknown } | null)?.errors;
+  if (!Array.isArray(errors) || errors.length < 2) return body;
+  const sorted = errors.map((e) => JSON.stringify(e)).sort();
+  return JSON.stringify({ ...(parsed as object), errors: sorted.map((e) => JSON.parse(e)) });
+}
+
 export function comparableAnswer(res: TestResponse, varying: readonly string[] = []) {
   const masked = new Set(['date', 'x-request-id', 'x-ratelimit-reset', ...varying]);
   const headers: Record<string, string> = {};
@@ -70,5 +87,5 @@ export function comparableAnswer(res: TestResponse, varying: readonly string[] =
     .replace(/"\d{4}-\d\d-\d\dT[^"]*"/g, (t) => t.replace(/\d/g, '#'))
     // A ban's message says until when (a time a few milliseconds apart in the two apps).
     .replace(/(banned until )[^".]+/g, '$1…');
-  return { status: res.status, headers, body };
+  return { status: res.status, headers, body: errorsInAnyOrder(body) };
 }
