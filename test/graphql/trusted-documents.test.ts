@@ -142,10 +142,10 @@ describe('GraphQL trusted documents (GRAPHQL_TRUSTED_DOCUMENTS, GRAPHQL_TRUSTED_
       assert.ok(charged > 1, `the document costs more than one point (${charged})`);
       assert.equal(remaining(byText) - remaining(byPost), charged, 'documentId by POST took the points of the text');
       assert.equal(remaining(byPost) - remaining(byGet), charged, 'documentId by GET took the points of the text');
-      // Parsed and validated at start: Apollo finds the document in its store, whether named by id or sent as text.
-      assert.deepEqual(parsed, []);
+      // Apollo parsed the text once: named by id, by POST or GET, it is the same text, found in Apollo's document store.
+      assert.deepEqual(parsed, [docs.Pets!.text]);
       dataOf(await post(client, { query: '{ viewer { plan } }' }));
-      assert.deepEqual(parsed, ['{ viewer { plan } }'], 'a document outside the manifest is parsed as usual');
+      assert.deepEqual(parsed, [docs.Pets!.text, '{ viewer { plan } }'], 'a document outside the manifest is parsed as usual');
     });
 
     it("when Apollo's persisted-query hash of a trusted document is sent first, then it is answered without the text ever being registered", async () => {
@@ -225,12 +225,18 @@ describe('GraphQL trusted documents (GRAPHQL_TRUSTED_DOCUMENTS, GRAPHQL_TRUSTED_
       }
       for (const [i, res] of refusals.slice(0, 4).entries())
         assert.equal(remaining(res), remaining(start) - (i + 1), 'a refusal takes 1 point');
-      // The registration was not kept: its hash alone is unknown.
-      const hashOnly = await post(client, {
-        variables: { input },
-        extensions: { persistedQuery: { version: 1, sha256Hash: sha256(placeOrder) } },
-      });
-      assertGraphQLError(hashOnly, 'PERSISTED_QUERY_NOT_FOUND', 200);
+      // A hash alone that names no trusted document is refused as its text is, also once a staff key registered it.
+      const staffOnly = '{ viewer { role } }';
+      const staffApq = { persistedQuery: { version: 1, sha256Hash: sha256(staffOnly) } };
+      assert.deepEqual(dataOf(await post(t.admin, { query: staffOnly, extensions: staffApq })), { viewer: { role: 'staff' } });
+      assert.deepEqual(dataOf(await post(t.admin, { extensions: staffApq })), { viewer: { role: 'staff' } }, 'registered for staff');
+      for (const extensions of [{ persistedQuery: { version: 1, sha256Hash: sha256(placeOrder) } }, staffApq]) {
+        const before = remaining(await post(client, { documentId: docs.Viewer!.id }));
+        const hashOnly = await post(client, { variables: { input }, extensions });
+        assertGraphQLError(hashOnly, 'DOCUMENT_NOT_TRUSTED', 403);
+        assert.equal(remaining(hashOnly), before - 1, 'a refused hash takes 1 point');
+        assertGraphQLError(await get(client, { extensions: JSON.stringify(extensions) }), 'DOCUMENT_NOT_TRUSTED', 403);
+      }
       assert.deepEqual((await client.get('/v1/store/orders')).body, [], 'no order was placed');
       assert.equal((await t.admin.get(`/v1/store/inventory/${restPetId}`)).body.quantity, 5, 'the stock is untouched');
 

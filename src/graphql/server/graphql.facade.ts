@@ -59,9 +59,8 @@ export interface GraphQLFacade {
  * bounded document store (`documentStore`), the query limits and the introspection rule (`validationRules`), the
  * operation's transport, shape, cost and charge (a plugin's `didResolveOperation`), the error catalogue
  * (`formatError` and a plugin), graphql-jit (`gateway`), the landing page (a plugin). Automatic persisted queries
- * are on, their store bounded (shared through Redis when it is configured). Trusted documents (trusted-documents.ts)
- * are found by their hash in both stores; a request naming one by `documentId` is given its text before Apollo reads
- * it. Body limits, authentication and rate limits are the edge REST uses.
+ * are on, their store bounded (shared through Redis when it is configured). A request naming a trusted document
+ * (trusted-documents.ts) by `documentId` or by its hash alone is given its text before Apollo reads it. Body limits, authentication and rate limits are the edge REST uses.
  */
 export async function createGraphQLFacade({ config, gate, logger, plugins = [] }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
   const schema = await buildGraphQLSchema({ gate });
@@ -78,9 +77,8 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     logger.info({ file: config.trustedDocuments.file, documents: trusted.size, only: trusted.only }, 'trusted documents loaded');
   }
   const executor = config.graphqlExecutor === 'jit' ? jitGateway(schema, operationExecutor(schema, 'jit')) : undefined;
-  // With GRAPHQL_TRUSTED_ONLY a hash names a trusted document or nothing: no registration is kept anywhere.
-  const persisted = trusted.only ? undefined : persistedQueryCache(config, logger);
-  const persistedQueries: PersistedQueryOptions = { cache: trusted.persistedQueries(persisted?.cache) };
+  const persisted = persistedQueryCache(config, logger);
+  const persistedQueries: PersistedQueryOptions = { cache: persisted.cache };
   const apollo = new ApolloServer<GraphQLContext>({
     // graphql-jit for queries through Apollo's gateway option (jit.executor.ts); or graphql-js, Apollo's own.
     ...(executor ? { gateway: executor } : { schema }),
@@ -207,7 +205,7 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     preparation,
     async stop() {
       await apollo.stop();
-      await persisted?.close();
+      await persisted.close();
     },
   };
 }

@@ -13,8 +13,8 @@
  * Apollo does steps 1–2 itself with what this module gives it (`apollo`: the parse options, the extra
  * validation rules, the document store) and steps 3–4 through this module's plugin (`didResolveOperation`).
  * The WebSocket server calls `prepare`, which runs every step here with the same store, rules and functions:
- * a rule added here holds on both. Trusted documents (trusted-documents.ts) are parsed, validated and priced here
- * once, at start, with the same rules, and sit in front of the document store.
+ * a rule added here holds on both. Trusted documents (trusted-documents.ts) are checked here at start with the same
+ * rules; a request then runs one as it would run its text.
  */
 import { createHash } from 'node:crypto';
 import type { ApolloServerPlugin, DocumentStore } from '@apollo/server';
@@ -47,6 +47,7 @@ import { queryLimits, repeatedFieldsRefusal } from './query-limits.js';
 import {
   namesDocument,
   readManifest,
+  isRecord,
   trustedDocuments,
   withDocumentText,
   type DocumentCheck,
@@ -107,7 +108,7 @@ export interface Refusal {
 
 export const isRefusal = (value: Prepared | Refusal | DocumentNode): value is Refusal => 'refused' in value;
 
-export const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
+export { isRecord };
 
 /**
  * The body rule of both transports: one JSON object per request (no batches, no scalars). A scalar
@@ -260,15 +261,13 @@ export function requestPreparation({
     return isRefusal(checked) ? { errors: checked.refused.map((e) => (e as Error).message) } : checked;
   };
   const trusted = trustedDocuments(manifest?.file ? readManifest(manifest.file, checkTrusted) : new Map(), manifest?.only ?? false);
-  // The store Apollo and the WebSocket read: trusted documents by their hash, then the cache.
-  const store = trusted.documentStore(documents);
   /** Parse and validate (steps 1–2) for the WebSocket, through the same store. */
   const documentOf = async (query: string): Promise<DocumentNode | Refusal> => {
     const key = `websocket:${createHash('sha256').update(query).digest('hex')}`;
-    const cached = await store.get(key);
+    const cached = await documents.get(key);
     if (cached) return cached;
     const document = parseAndValidate(query);
-    if (!isRefusal(document)) await store.set(key, document);
+    if (!isRefusal(document)) await documents.set(key, document);
     return document;
   };
 
@@ -336,18 +335,6 @@ export function requestPreparation({
     };
   };
 
-  // Each trusted operation is priced once here, with its variables' defaults (when it needs no other value): the shape
-  // and cost caches hold it before the first request, which is charged from them exactly as its text would be.
-  for (const { document } of trusted.all()) {
-    for (const definition of document.definitions) {
-      if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-      const coerced = coerceVariables(schema, definition, undefined);
-      if (!('variables' in coerced)) continue;
-      const shape = cachedOperationShape(schema, document, definition, coerced.variables, maxNodes);
-      readings.set(shape, { label: operationLabel(definition.operation, shape.rootFields), requested: graphqlCost(shape) });
-    }
-  }
-
   const prepare: RequestPreparation['prepare'] = async (body, caller, transport, beforeCharge) => {
     let request: ReturnType<typeof readRequest>;
     try {
@@ -373,7 +360,7 @@ export function requestPreparation({
   };
 
   return {
-    apollo: { parseOptions, validationRules: extraRules, documentStore: store, plugin: (errors) => preparationPlugin(admit, errors) },
+    apollo: { parseOptions, validationRules: extraRules, documentStore: documents, plugin: (errors) => preparationPlugin(admit, errors) },
     prepare,
     admit,
     trusted,

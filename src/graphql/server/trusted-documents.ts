@@ -8,12 +8,11 @@
  * a staff key (the explorers).
  *
  * A trusted document goes through the same pipeline as its text would: the request is rewritten with the text before
- * Apollo (or the WebSocket preparation) sees it, and the pre-parsed document is found in the document store by the
- * text's hash, so it is charged and limited exactly as the text is.
+ * Apollo (or the WebSocket preparation) sees it, so it is parsed, cached, charged and limited exactly as the text is.
+ * Checked at start, it is parsed again on its first use by an instance (Apollo's document store keeps it like any).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
 import type { DocumentNode } from 'graphql';
 import { isStaff, type Actor } from '../../domain/actor.js';
 import { validationFailed } from '../../domain/errors.js';
@@ -26,11 +25,9 @@ const DOCUMENT_ID = /^sha256:([0-9a-f]{64})$/;
 export interface TrustedDocument {
   /** `sha256:<hex>`: what a request's `documentId` names it by. */
   id: string;
-  /** The text's SHA-256, hex: Apollo's persisted-query hash and the document store's key. */
+  /** The text's SHA-256, hex: Apollo's persisted-query hash. */
   hash: string;
   text: string;
-  /** Parsed and validated at start. */
-  document: DocumentNode;
 }
 
 /** A manifest the service cannot use: the start is refused with this message. */
@@ -40,9 +37,6 @@ export class TrustedDocumentsError extends Error {}
 export type DocumentCheck = (text: string) => DocumentNode | { errors: string[] };
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-/** The query's SHA-256 ends the keys Apollo gives its stores (after its `apq:` or schema-hash prefix). */
-const hashOfKey = (key: string) => key.slice(key.lastIndexOf(':') + 1);
 
 /**
  * Reads and checks the manifest: a JSON object of `"sha256:<hex>"` (Codegen) or `"<hex>"` (relay-compiler with
@@ -79,7 +73,7 @@ export function readManifest(file: string, check: DocumentCheck): Map<string, Tr
     if (actual !== hash) fail(`${entry}: the SHA-256 of its document is ${actual}; the key must be the hash of the text.`);
     const checked = check(text);
     if ('errors' in checked) fail(`${entry}: the document is not valid against the schema: ${checked.errors.join(' ')}`);
-    documents.set(hash, { id: `sha256:${hash}`, hash, text, document: checked as DocumentNode });
+    documents.set(hash, { id: `sha256:${hash}`, hash, text });
   }
   return documents;
 }
@@ -88,16 +82,16 @@ export interface TrustedDocuments {
   /** Whether only trusted documents run (but from staff keys). */
   readonly only: boolean;
   readonly size: number;
-  all(): IterableIterator<TrustedDocument>;
   byHash(hash: string): TrustedDocument | undefined;
   /** The document a `documentId` names; a malformed id is VALIDATION_FAILED, an unknown one PERSISTED_DOCUMENT_NOT_FOUND. */
   named(documentId: unknown): TrustedDocument;
   /** Refuses a document sent as text that the caller may not send (DOCUMENT_NOT_TRUSTED). */
   checkText(text: string, actor: Actor | undefined): void;
-  /** Apollo's persisted-query store: trusted documents first; with `only`, nothing else (no registration is kept). */
-  persistedQueries(others: KeyValueCache<string> | undefined): KeyValueCache<string>;
-  /** Apollo's document store: a trusted document's pre-parsed document, by its hash, before the cache. */
-  documentStore(cache: KeyValueCache<DocumentNode>): KeyValueCache<DocumentNode>;
+  /**
+   * The trusted document an APQ hash sent without its text names; with `only`, a hash that names none is refused
+   * (DOCUMENT_NOT_TRUSTED, as its text would be) but from a staff key, whose registrations are Apollo's as usual.
+   */
+  checkHash(hash: string, actor: Actor | undefined): TrustedDocument | undefined;
 }
 
 export function trustedDocuments(documents: ReadonlyMap<string, TrustedDocument>, only: boolean): TrustedDocuments {
@@ -105,7 +99,6 @@ export function trustedDocuments(documents: ReadonlyMap<string, TrustedDocument>
   return {
     only,
     size: documents.size,
-    all: () => documents.values(),
     byHash,
     named(documentId) {
       const hash = typeof documentId === 'string' ? DOCUMENT_ID.exec(documentId)?.[1] : undefined;
@@ -125,38 +118,21 @@ export function trustedDocuments(documents: ReadonlyMap<string, TrustedDocument>
     },
     checkText(text, actor) {
       if (!only || (actor && isStaff(actor)) || documents.has(sha256(text))) return;
-      throw new HttpError(
-        'DOCUMENT_NOT_TRUSTED',
-        'This server runs only its trusted documents: send a documentId (or persisted-query hash) of the manifest, not a document text.',
-      );
+      throw notTrusted();
     },
-    persistedQueries(others) {
-      return {
-        async get(key) {
-          const trusted = byHash(hashOfKey(key));
-          return trusted ? trusted.text : only ? undefined : others?.get(key);
-        },
-        async set(key, value, options) {
-          if (!only && !byHash(hashOfKey(key))) await others?.set(key, value, options);
-        },
-        async delete(key) {
-          return only ? false : (others?.delete(key) ?? false);
-        },
-      };
-    },
-    documentStore(cache) {
-      return {
-        async get(key) {
-          return byHash(hashOfKey(key))?.document ?? cache.get(key);
-        },
-        async set(key, value, options) {
-          if (!byHash(hashOfKey(key))) await cache.set(key, value, options);
-        },
-        delete: (key) => cache.delete(key),
-      };
+    checkHash(hash, actor) {
+      const found = documents.get(hash);
+      if (found || !only || (actor && isStaff(actor))) return found;
+      throw notTrusted();
     },
   };
 }
+
+const notTrusted = () =>
+  new HttpError(
+    'DOCUMENT_NOT_TRUSTED',
+    'This server runs only its trusted documents: send a documentId (or persisted-query hash) of the manifest, not a document text.',
+  );
 
 /** An HTTP request's GraphQL fields as Apollo reads them: the POST body, or GET's query string. */
 export interface HttpGraphQLRequest {
@@ -166,9 +142,9 @@ export interface HttpGraphQLRequest {
 }
 
 /**
- * A request that names a trusted document by `documentId` becomes the request with its text (in the body, or
- * GET's `query`), which Apollo then serves as it serves any; a text the caller may not send is refused here,
- * before it is parsed. `documentId` beside a non-empty `query` is refused (one or the other).
+ * A request that names a trusted document by `documentId`, or by its APQ hash without the text, becomes the request
+ * with its text (in the body, or GET's `query`), which Apollo then serves as it serves any; a text the caller may not
+ * send is refused here, before it is parsed. `documentId` beside a non-empty `query` is refused (one or the other).
  */
 export function resolveHttpRequest(trusted: TrustedDocuments, request: HttpGraphQLRequest, actor: Actor | undefined): HttpGraphQLRequest {
   if (request.method === 'GET') {
@@ -181,16 +157,51 @@ export function resolveHttpRequest(trusted: TrustedDocuments, request: HttpGraph
       params.set('query', trusted.named(documentId).text);
       return { ...request, search: params.toString() };
     }
-    if (query) trusted.checkText(query, actor);
-    return request;
+    if (query) {
+      trusted.checkText(query, actor);
+      return request;
+    }
+    const extensions = params.get('extensions');
+    const found = extensions === null ? undefined : byPersistedQuery(trusted, parseJson(extensions), actor);
+    if (!found) return request;
+    params.set('query', found.text);
+    params.set('extensions', JSON.stringify(found.extensions));
+    return { ...request, search: params.toString() };
   }
   const body = request.body;
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return request;
-  const fields = body as Record<string, unknown>;
-  if (namesDocument(fields)) return { ...request, body: withDocumentText(trusted, fields) };
-  if (typeof fields.query === 'string' && fields.query) trusted.checkText(fields.query, actor);
-  return request;
+  if (!isRecord(body)) return request;
+  if (namesDocument(body)) return { ...request, body: withDocumentText(trusted, body) };
+  if (typeof body.query === 'string' && body.query) {
+    trusted.checkText(body.query, actor);
+    return request;
+  }
+  const found = byPersistedQuery(trusted, body.extensions, actor);
+  return found ? { ...request, body: { ...body, query: found.text, extensions: found.extensions } } : request;
 }
+
+/**
+ * The trusted text an APQ hash sent alone names, and the extensions without `persistedQuery` (the text is the
+ * manifest's: nothing to verify or register); undefined when the hash is not a trusted document's.
+ */
+function byPersistedQuery(trusted: TrustedDocuments, extensions: unknown, actor: Actor | undefined) {
+  if (!isRecord(extensions)) return undefined;
+  const { persistedQuery, ...others } = extensions;
+  const hash = isRecord(persistedQuery) ? persistedQuery.sha256Hash : undefined;
+  if (typeof hash !== 'string') return undefined;
+  const found = trusted.checkHash(hash, actor);
+  return found && { text: found.text, extensions: others };
+}
+
+/** A JSON object (not null, not an array). */
+export const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
 
 /** Whether a request's fields name a document by `documentId`. */
 export const namesDocument = (fields: Record<string, unknown>): boolean => fields.documentId !== undefined && fields.documentId !== null;
