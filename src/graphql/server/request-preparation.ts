@@ -22,7 +22,6 @@ import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
 import {
   GraphQLError,
   getOperationAST,
-  Kind,
   parse,
   specifiedRules,
   validate,
