@@ -1,5 +1,4 @@
 import { mkdirSync, readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { MikroORM, type Options } from '@mikro-orm/core';
 import { BaseSqlitePlatform, type AbstractSqlDriver } from '@mikro-orm/knex';
@@ -89,42 +88,8 @@ export async function createOrm(config: OrmConfig): Promise<Orm> {
     config.database.kind === 'sqlite' ? sqliteState(config.database.path, config.dbBusyTimeoutMs ?? DEFAULT_BUSY_BUDGET_MS) : undefined;
   if (sqlite) options.driver = await resilientSqliteDriver(sqlite);
   const orm = (await MikroORM.init(options)) as unknown as Orm;
-  if (sqlite) {
-    beginAsWriter(orm);
-    registerSqliteState(orm, sqlite);
-  }
+  if (sqlite) registerSqliteState(orm, sqlite);
   return orm;
-}
-
-/**
- * SQLite transactions start as writers (`BEGIN IMMEDIATE`). knex sends a deferred `BEGIN`, which in WAL
- * mode reads first and can then fail to become a writer with SQLITE_BUSY *without* waiting for the busy
- * timeout (another connection wrote in between); `BEGIN IMMEDIATE` takes the write lock up front, where
- * the busy timeout applies. knex also swallows an error of its own `BEGIN` (the caller then gets
- * "Transaction query already complete" instead of SQLITE_BUSY, a 500): here a failed begin rejects the
- * transaction with the driver's error, which the error envelope maps to 503 UNAVAILABLE.
- */
-function beginAsWriter(orm: Orm) {
-  type KnexTransaction = new (client: unknown, container: unknown, config: unknown, outerTx: unknown) => object;
-  const requireFromMikro = createRequire(createRequire(import.meta.url).resolve('@mikro-orm/knex'));
-  const Transaction = requireFromMikro('knex/lib/execution/transaction.js') as KnexTransaction;
-  class WriterTransaction extends Transaction {
-    /**
-     * `exec`, not a prepared statement: libsql does not reset a prepared statement that failed, and a
-     * failed `BEGIN` left behind keeps every later COMMIT on this connection failing ("SQL statements
-     * in progress").
-     */
-    begin(conn: { exec(sql: string): void }) {
-      return new Promise<void>((resolve) => {
-        conn.exec('BEGIN IMMEDIATE');
-        resolve();
-      });
-    }
-  }
-  const client = orm.em.getConnection().getKnex().client as { transaction: (...args: unknown[]) => unknown };
-  client.transaction = function (this: unknown, container: unknown, config: unknown, outerTx: unknown) {
-    return new WriterTransaction(this, container, config, outerTx);
-  };
 }
 
 /** A fixed key for PostgreSQL's advisory lock, so two instances starting at once migrate one at a time. */

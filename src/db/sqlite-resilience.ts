@@ -14,7 +14,7 @@
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Configuration, MikroORM } from '@mikro-orm/core';
-import type { AbstractSqlDriver } from '@mikro-orm/knex';
+import type { AbstractSqlDriver, Knex } from '@mikro-orm/knex';
 import { DatabaseUnavailable } from './errors.js';
 
 /** The ORM (as `src/db/orm.ts` builds it; named here so the two modules do not import each other). */
@@ -66,10 +66,26 @@ export const sqliteState = (path: string, budgetMs: number): SqliteState => ({ p
  * readiness: the driver and connection classes as published, subclassed, and handed to MikroORM as its `driver`.
  */
 export async function resilientSqliteDriver(state: SqliteState) {
-  const [{ AbstractSqlDriver }, { LibSqlConnection, LibSqlPlatform }] = await Promise.all([
+  const [{ AbstractSqlDriver, LibSqlKnexDialect }, { LibSqlConnection, LibSqlPlatform }] = await Promise.all([
     import('@mikro-orm/knex'),
     import('@mikro-orm/libsql'),
   ]);
+  /**
+   * Transactions start as writers (`BEGIN IMMEDIATE`). knex sends a deferred `BEGIN;`, which in WAL mode reads
+   * first and can then fail to become a writer with SQLITE_BUSY *without* waiting (another connection wrote in
+   * between); `BEGIN IMMEDIATE` takes the write lock up front, where the retries below apply. Sent with `exec`,
+   * not a prepared statement: libsql does not reset a statement that failed, and a failed `BEGIN` left behind
+   * keeps every later COMMIT on the connection failing ("SQL statements in progress").
+   */
+  class WriterDialect extends LibSqlKnexDialect {
+    query(connection: { exec(sql: string): void }, queryParam: unknown): Promise<unknown> {
+      if (queryParam !== 'BEGIN;') return super.query(connection, queryParam);
+      return new Promise((resolve) => {
+        connection.exec('BEGIN IMMEDIATE');
+        resolve(undefined);
+      });
+    }
+  }
   const guarded = <T>(attempt: () => Promise<T>) =>
     whileBusy(attempt, state.budgetMs).catch((error: unknown) => {
       if (isSqliteFull(error)) state.full = true;
@@ -83,11 +99,21 @@ export async function resilientSqliteDriver(state: SqliteState) {
   class ResilientConnection extends LibSqlConnection {
     // Inside a transaction the write lock is already held (BEGIN IMMEDIATE): only the outermost step waits.
     override begin(options: Parameters<Connection['begin']>[0] = {}): ReturnType<Connection['begin']> {
-      return options.ctx ? super.begin(options) : guarded(() => super.begin(options));
+      if (options.ctx) return super.begin(options);
+      return guarded(async () => {
+        const trx = await super.begin(options);
+        // knex hands out a transaction whose own BEGIN failed, already completed: its error is the begin's.
+        if (trx.isCompleted()) await trx.executionPromise;
+        return trx;
+      });
     }
     override execute<T extends Awaited<ReturnType<Connection['execute']>>>(...args: Parameters<Connection['execute']>): Promise<T> {
       const ctx = args[3];
       return ctx ? super.execute<T>(...args).catch(noteFull) : guarded(() => super.execute<T>(...args));
+    }
+    // knex's Config names a dialect class by knex's own `Client` type; MikroORM types its dialects as `any`.
+    protected override getKnexOptions(type: string): Knex.Config {
+      return { ...super.getKnexOptions(type), client: WriterDialect as unknown as Knex.Config['client'] };
     }
     // In WAL mode a full disk can also surface when the commit writes the log.
     override commit(...args: Parameters<Connection['commit']>): Promise<void> {
