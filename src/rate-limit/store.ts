@@ -1,8 +1,5 @@
-import type { RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible';
-// The two modules used on every start, not the package's index, which loads every store it supports
-// (rate-limiter-flexible.d.ts); the Redis counter loads with the Redis client.
-import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
-import RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
+// The package's index (it loads every store it supports, about 30 ms once at start).
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 /** What the gate uses of a counter: it only counts (`penalty`/`reward`), reads, blocks and deletes. */
 export type Counter = Pick<RateLimiterAbstract, 'get' | 'penalty' | 'reward' | 'block' | 'delete'>;
@@ -93,10 +90,7 @@ export async function redisStore(
 ): Promise<LimiterStore> {
   const { logger, commandTimeoutMs } = options;
   // Loaded only when Redis is configured: the embedded default never holds the client in memory.
-  const [{ Redis }, { default: RedisCounter }] = await Promise.all([
-    import('ioredis'),
-    import('rate-limiter-flexible/lib/RateLimiterRedis.js'),
-  ]);
+  const { Redis } = await import('ioredis');
   const client = new Redis(url, {
     ...failFastRedisOptions(commandTimeoutMs),
     lazyConnect: false,
@@ -124,7 +118,7 @@ export async function redisStore(
     kind: 'redis',
     counter: ({ name, points, duration }) =>
       guarded(
-        new RedisCounter({ storeClient: client, keyPrefix: `${keyPrefix}:${name}`, points, duration, rejectIfRedisNotReady: true }),
+        new RateLimiterRedis({ storeClient: client, keyPrefix: `${keyPrefix}:${name}`, points, duration, rejectIfRedisNotReady: true }),
         new RateLimiterMemory({ keyPrefix: `insurance:${name}`, points, duration }),
         breaker,
       ),
