@@ -1,7 +1,8 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { WebhookDeliveryView, WebhookEndpointView, WebhookEndpointWithSecretView } from '../../../domain/index.js';
 import { actorOf, domainOf, type GraphQLContext } from '../../context.js';
-import { databaseIdOf, globalId } from '../../global-id.js';
+import { databaseIdOf } from '../../global-id.js';
+import { REFERENCE_IDS } from '../node/node.type.js';
 import { PageArgs, paged, type Connection } from '../connection.type.js';
 import {
   NewWebhookInput,
@@ -115,11 +116,11 @@ export class WebhookResolver {
 export class WebhookDeliveryResolver {
   @FieldResolver(() => ID, { description: 'The `id` of the endpoint.' })
   webhookId(@Root() delivery: WebhookDeliveryView): string {
-    return globalId('WebhookEndpoint', delivery.webhookId);
+    return REFERENCE_IDS.WebhookDelivery.webhookId(delivery);
   }
 
   @FieldResolver(() => ID, { description: "The `id` of the event delivered (its `webhook-id` header is the event's `databaseId`)." })
   eventId(@Root() delivery: WebhookDeliveryView): string {
-    return globalId('Event', delivery.eventId);
+    return REFERENCE_IDS.WebhookDelivery.eventId(delivery);
   }
 }

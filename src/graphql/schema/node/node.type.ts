@@ -42,16 +42,36 @@ export function idFieldsResolver(type: ClassType, name: IdType) {
 }
 
 /**
- * type-graphql runs each field resolver through its own wrapper (parameters, middlewares); `id` and `databaseId` are
- * read on every object of an answer, so on the built schema the `types` given get the same resolvers unwrapped
- * (graphql-tools' mapSchema).
+ * The fields that hold another object's id, by type: each type-graphql field resolver that declares one returns
+ * what its function here does, and plainIdFields serves the function itself.
+ */
+export const REFERENCE_IDS = {
+  Pet: { categoryId: (pet: { categoryId: number }) => globalId('Category', pet.categoryId) },
+  Order: { petId: (order: { petId: number | null }) => (order.petId === null ? null : globalId('Pet', order.petId)) },
+  InventoryItem: {
+    id: (item: { petId: number }) => globalId('InventoryItem', item.petId),
+    petId: (item: { petId: number }) => globalId('Pet', item.petId),
+  },
+  WebhookDelivery: {
+    webhookId: (delivery: { webhookId: number }) => globalId('WebhookEndpoint', delivery.webhookId),
+    eventId: (delivery: { eventId: number }) => globalId('Event', delivery.eventId),
+  },
+} as const;
+
+type PlainResolver = (root: never) => unknown;
+
+/**
+ * type-graphql runs each field resolver through its own wrapper (parameters, middlewares); the id fields (`id`,
+ * `databaseId` of the `types` given, and REFERENCE_IDS) are read on every object of an answer, so on the built
+ * schema they get the same functions unwrapped (graphql-tools' mapSchema).
  */
 export function plainIdFields(schema: GraphQLSchema, types: readonly IdType[]): GraphQLSchema {
-  const byType = new Map(types.map((name) => [name as string, idResolvers(name)]));
+  const byType = new Map<string, Readonly<Record<string, PlainResolver>>>(Object.entries(REFERENCE_IDS));
+  for (const name of types) byType.set(name, { ...byType.get(name), ...idResolvers(name) });
   return mapSchema(schema, {
     [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
-      const resolve = byType.get(typeName);
-      return resolve && (fieldName === 'id' || fieldName === 'databaseId') ? { ...field, resolve: resolve[fieldName] } : field;
+      const resolve = byType.get(typeName)?.[fieldName];
+      return resolve ? { ...field, resolve: resolve as (root: unknown) => unknown } : field;
     },
   });
 }

@@ -1,7 +1,8 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { CategoryView, InventoryView, PetView } from '../../../domain/index.js';
 import { actorOf, domainOf, type GraphQLContext } from '../../context.js';
-import { databaseIdOf, globalId, optionalDatabaseIdOf } from '../../global-id.js';
+import { databaseIdOf, optionalDatabaseIdOf } from '../../global-id.js';
+import { REFERENCE_IDS } from '../node/node.type.js';
 import { PageArgs, paged, type Connection } from '../connection.type.js';
 import { PetConnection, PetType } from './pet.type.js';
 import { NewPetInput, PetFilterInput } from './pet.input.js';
@@ -65,7 +66,7 @@ export class PetResolver {
 
   @FieldResolver(() => ID, { description: "The `id` of the pet's category (the `category` field navigates to it)." })
   categoryId(@Root() pet: PetView): string {
-    return globalId('Category', pet.categoryId);
+    return REFERENCE_IDS.Pet.categoryId(pet);
   }
 
   @FieldResolver(() => CategoryType, { description: "The pet's category." })

@@ -1,8 +1,8 @@
 import { Arg, Args, Ctx, Directive, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { InventoryView, PetView } from '../../../domain/index.js';
 import { actorOf, domainOf, type GraphQLContext } from '../../context.js';
-import { databaseIdOf, globalId } from '../../global-id.js';
-import { ID_DESCRIPTION } from '../node/node.type.js';
+import { databaseIdOf } from '../../global-id.js';
+import { ID_DESCRIPTION, REFERENCE_IDS } from '../node/node.type.js';
 import { PageArgs, paged, type Connection } from '../connection.type.js';
 import { InventoryItemConnection, InventoryItemType } from './inventory.type.js';
 import { PetType } from '../pets/pet.type.js';
@@ -40,12 +40,12 @@ export class InventoryResolver {
 
   @FieldResolver(() => ID, { description: ID_DESCRIPTION })
   id(@Root() item: InventoryView): string {
-    return globalId('InventoryItem', item.petId);
+    return REFERENCE_IDS.InventoryItem.id(item);
   }
 
   @FieldResolver(() => ID, { description: 'The `id` of the pet this stock belongs to.' })
   petId(@Root() item: InventoryView): string {
-    return globalId('Pet', item.petId);
+    return REFERENCE_IDS.InventoryItem.petId(item);
   }
 
   @FieldResolver(() => PetType, { nullable: true, description: 'The pet this stock belongs to.' })

@@ -2,7 +2,8 @@ import { Arg, Args, Ctx, Directive, FieldResolver, ID, Mutation, Query, Resolver
 import { DateTimeResolver } from 'graphql-scalars';
 import type { OrderView, PetView } from '../../../domain/index.js';
 import { actorOf, domainOf, type GraphQLContext } from '../../context.js';
-import { databaseIdOf, globalId, optionalDatabaseIdOf } from '../../global-id.js';
+import { databaseIdOf, optionalDatabaseIdOf } from '../../global-id.js';
+import { REFERENCE_IDS } from '../node/node.type.js';
 import { PageArgs, paged, type Connection } from '../connection.type.js';
 import { OrderConnection, OrderType } from './order.type.js';
 import { NewOrderInput, OrderFilterInput } from './order.input.js';
@@ -75,7 +76,7 @@ export class OrderResolver {
 
   @FieldResolver(() => ID, { nullable: true, description: 'The `id` of the ordered pet; null once the pet has been deleted.' })
   petId(@Root() order: OrderView): string | null {
-    return order.petId === null ? null : globalId('Pet', order.petId);
+    return REFERENCE_IDS.Order.petId(order);
   }
 
   @FieldResolver(() => PetType, { nullable: true, description: 'The ordered pet; null once it has been deleted.' })
