@@ -427,7 +427,24 @@ async function main() {
     if (args.soak) return await soak(services.get('memory')!, keys);
     if (args.events) return await eventLag(services.get('memory')!, keys, db.adminKey);
     if (args.idle) return await idle(services);
-    if (args.flood) return floodReport(await floodOn(services.get('memory')!, db.adminKey, keys.enterprise));
+    /**
+     * The flood rows: on a service as deployed (its default ban threshold: a key refused 429 ten times is banned), the
+     * target; on the bans-off service of the other rows, what the documents themselves cost (information).
+     */
+    const floods = async (): Promise<Floods> => {
+      const { BAN_THRESHOLD: _, ...asDeployed } = serviceEnv('as-deployed');
+      const deployed = await start('as-deployed', 'dist/src/main.js', asDeployed, work, ownNodeArgs);
+      try {
+        await writeOnce(deployed.url, db.adminKey);
+        return {
+          deployed: await floodOn(deployed, db.adminKey, keys.enterprise),
+          bansOff: await floodOn(services.get('memory')!, db.adminKey, keys.enterprise),
+        };
+      } finally {
+        await stop(deployed);
+      }
+    };
+    if (args.flood) return floodReport(await floods());
 
     const statements = TARGETS_MODE ? new Map<string, StatementCount>() : await countStatements(copy('sql-count'), SCENARIOS, keys);
 
@@ -462,7 +479,7 @@ async function main() {
     }
     const rssEnd = new Map([...services].map(([name, s]) => [name, rssKb(s.child.pid!)]));
     if (!TARGETS_MODE) return report(scenarios, runs, statements, rssWarm, rssEnd);
-    const flood = await floodOn(services.get('memory')!, db.adminKey, keys.enterprise);
+    const flood = await floods();
     await Promise.all([...services.values()].map(stop));
     log(`instruction counter: ${TARGET_SCENARIOS.join(', ')} under callgrind, side by side`);
     const counts = await countInstructions(TARGET_SCENARIOS, { requests: 2000, warmup: 6000, connections: 8, batches: 1 });
@@ -582,7 +599,7 @@ function report(
  * The targets' report: each scenario's instructions per request (one count) and CPU µs per request (median of the
  * rounds, for information), each target's ratio from instructions with the CPU ratio beside it, and the flood row.
  */
-function targetsReport(runs: Map<string, Run[]>, instructions: Map<string, number>, flood: Flood) {
+function targetsReport(runs: Map<string, Run[]>, instructions: Map<string, number>, flood: Floods) {
   const cpuUs = (id: string) => median(runs.get(id)!.map((r) => r.cpuMsPerOp)) * 1000;
   log();
   log(
@@ -610,24 +627,32 @@ function targetsReport(runs: Map<string, Run[]>, instructions: Map<string, numbe
 }
 
 type Flood = Awaited<ReturnType<typeof measureBesideFreeDocumentFlood>>;
+interface Floods {
+  deployed: Flood;
+  bansOff: Flood;
+}
 
 /** The flood row: another customer (`readerKey`) reads alone, then beside the flood. */
 async function floodOn(service: Service, adminKey: string, readerKey: string): Promise<Flood> {
-  log(`free-document flood: another customer's read, ${args['flood-seconds']} s alone, then ${args['flood-seconds']} s beside the flood`);
+  log(
+    `free-document flood on ${service.name}: another customer's read, ${args['flood-seconds']} s alone, then ${args['flood-seconds']} s beside the flood`,
+  );
   return measureBesideFreeDocumentFlood(service.url, adminKey, readerKey, Number(args['flood-seconds']));
 }
 
-function floodReport(flood: Flood) {
+function floodReport({ deployed, bansOff }: Floods) {
+  const answered = (flood: Flood) =>
+    Object.entries(flood.statuses)
+      .map(([status, n]) => `${n} × ${status}`)
+      .join(', ');
   log();
   log(`commit ${COMMIT}, node ${SERVER_NODE_VERSION}, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
   log('| hostile row | p50 ms alone | p50 ms beside | ratio | target |');
   log('|---|---:|---:|---:|---:|');
-  log(floodRow(flood));
-  log(
-    `(the flood sent ${flood.sent} documents, answered ${Object.entries(flood.statuses)
-      .map(([status, n]) => `${n} × ${status}`)
-      .join(', ')})`,
-  );
+  log(floodRow(deployed, 'the service as deployed (bans after 10 refusals)', true));
+  log(floodRow(bansOff, 'bans off (what the documents cost)', false));
+  log(`(as deployed, the flood sent ${deployed.sent} documents, answered ${answered(deployed)};`);
+  log(` bans off, ${bansOff.sent} documents, answered ${answered(bansOff)})`);
 }
 
 function sqlCell(c: StatementCount | undefined): string {

@@ -20,6 +20,8 @@ export type ServiceName =
   | 'floor'
   | 'apollo-floor'
   | 'memory'
+  /** The flood row's service: as deployed, with its default ban threshold. */
+  | 'as-deployed'
   | 'no-limiter'
   | 'no-outbox'
   | 'traced'
