@@ -230,7 +230,8 @@ describe('GraphQL trusted documents (GRAPHQL_TRUSTED_DOCUMENTS, GRAPHQL_TRUSTED_
       const staffApq = { persistedQuery: { version: 1, sha256Hash: sha256(staffOnly) } };
       assert.deepEqual(dataOf(await post(t.admin, { query: staffOnly, extensions: staffApq })), { viewer: { role: 'staff' } });
       assert.deepEqual(dataOf(await post(t.admin, { extensions: staffApq })), { viewer: { role: 'staff' } }, 'registered for staff');
-      for (const extensions of [{ persistedQuery: { version: 1, sha256Hash: sha256(placeOrder) } }, staffApq]) {
+      const notAString = { persistedQuery: { version: 1, sha256Hash: [sha256(staffOnly)] } };
+      for (const extensions of [{ persistedQuery: { version: 1, sha256Hash: sha256(placeOrder) } }, staffApq, notAString]) {
         const before = remaining(await post(client, { documentId: docs.Viewer!.id }));
         const hashOnly = await post(client, { variables: { input }, extensions });
         assertGraphQLError(hashOnly, 'DOCUMENT_NOT_TRUSTED', 403);

@@ -181,15 +181,16 @@ export function resolveHttpRequest(trusted: TrustedDocuments, request: HttpGraph
 
 /**
  * The trusted text an APQ hash sent alone names, and the extensions without `persistedQuery` (the text is the
- * manifest's: nothing to verify or register); undefined when the hash is not a trusted document's.
+ * manifest's: nothing to verify or register); undefined when the hash is not a trusted document's. Under `only`, a
+ * `persistedQuery` that names no trusted document by a string hash is refused here (Apollo would look up any value).
  */
 function byPersistedQuery(trusted: TrustedDocuments, extensions: unknown, actor: Actor | undefined) {
-  if (!isRecord(extensions)) return undefined;
+  if (!isRecord(extensions) || extensions.persistedQuery === undefined || extensions.persistedQuery === null) return undefined;
   const { persistedQuery, ...others } = extensions;
   const hash = isRecord(persistedQuery) ? persistedQuery.sha256Hash : undefined;
-  if (typeof hash !== 'string') return undefined;
-  const found = trusted.checkHash(hash, actor);
-  return found && { text: found.text, extensions: others };
+  const found = trusted.checkHash(typeof hash === 'string' ? hash : '', actor);
+  // Another version is Apollo's to refuse, as for any hash.
+  return found && isRecord(persistedQuery) && persistedQuery.version === 1 ? { text: found.text, extensions: others } : undefined;
 }
 
 /** A JSON object (not null, not an array). */
