@@ -70,18 +70,27 @@ export function selfTimes(profile: Profile) {
 function inspector(url: string) {
   const socket = new WebSocket(url);
   let next = 1;
-  const pending = new Map<number, (result: unknown) => void>();
+  const pending = new Map<number, { ok: (result: unknown) => void; fail: (error: Error) => void }>();
+  const failAll = (error: Error) => {
+    for (const [, settle] of pending) settle.fail(error);
+    pending.clear();
+  };
   socket.on('message', (data) => {
-    const message = JSON.parse(String(data)) as { id?: number; result?: unknown };
-    if (message.id) pending.get(message.id)?.(message.result);
+    const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string } };
+    const settle = message.id ? pending.get(message.id) : undefined;
+    if (!settle) return;
+    pending.delete(message.id!);
+    if (message.error) settle.fail(new Error(`inspector: ${message.error.message}`));
+    else settle.ok(message.result);
   });
+  socket.on('close', () => failAll(new Error('inspector: the connection closed')));
   const opened = new Promise<void>((ok, fail) => socket.once('open', () => ok()).once('error', fail));
   return {
     async send<T>(method: string, params: Record<string, unknown> = {}): Promise<T> {
       await opened;
       const id = next++;
-      return new Promise<T>((ok) => {
-        pending.set(id, ok as (result: unknown) => void);
+      return new Promise<T>((ok, fail) => {
+        pending.set(id, { ok: ok as (result: unknown) => void, fail });
         socket.send(JSON.stringify({ id, method, params }));
       });
     },
@@ -128,9 +137,15 @@ async function profileOne(id: string, work: string, db: Awaited<ReturnType<typeo
     const answered = await load(url, db.enterpriseKey, id, options.requests);
     const { profile } = await session.send<{ profile: Profile }>('Profiler.stop');
     session.close();
+    if (!answered) throw new Error(`${id}: no request was answered 2xx`);
     return { answered, ...selfTimes(profile) };
   } finally {
-    child.kill('SIGTERM');
+    // One server at a time: the next starts once this one has exited.
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
   }
 }
 

@@ -16,7 +16,7 @@ const MAX_STATEMENTS = 200;
  * and through the ORM share the same connections and locks (SQLite: the one pooled connection, whose
  * `BEGIN IMMEDIATE` makes it the writer; PostgreSQL: the ORM's pool and its settings).
  * - SQLite: each SQL text is prepared once per connection and kept; BEGIN/COMMIT/ROLLBACK go through
- *   `exec` (a failed prepared BEGIN would be left in progress, see src/db/orm.ts). A foreign write
+ *   `exec` (a failed prepared BEGIN would be left in progress, see src/db/sqlite-resilience.ts). A foreign write
  *   lock is waited out asynchronously and a full disk remembered, as for the ORM
  *   (src/db/sqlite-resilience.ts).
  * - PostgreSQL: the transaction's first statement goes with its BEGIN as one message, its last writes with the
