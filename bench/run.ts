@@ -30,6 +30,8 @@
  *   npm run bench -- --node "$(npx -y node@24 -p process.execPath)"
  *                                      # every server on another node binary (the load generator stays on this one)
  *   npm run bench -- --load --threads  # each round's line also splits the server's CPU per request by thread
+ *   npm run bench -- --load --only gql-ids,apollo-ids --cpu-prof
+ *                                      # each server's sampled time split by package (where the instructions go)
  *
  * Every service runs with the node flags of its build's start command (package.json's `start`), as served.
  */
@@ -80,6 +82,10 @@ const { values: args } = benchArgs(import.meta.url, {
     events: { type: 'boolean', default: false },
     idle: { type: 'boolean', default: false },
     'soak-minutes': { type: 'string', default: '5' },
+    /**
+     * Each server under V8's sampling profiler (bench/profiles/<service>-<time>.cpuprofile, whole run); at the end, each
+     * profile's self time split by package (where the instructions go: callgrind cannot name V8's compiled code).
+     */
     'cpu-prof': { type: 'boolean', default: false },
     only: { type: 'string' },
     against: { type: 'string' },
@@ -151,6 +157,7 @@ interface Run {
 }
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
+const RUN_STARTED = Date.now();
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -486,6 +493,7 @@ async function main() {
     targetsReport(runs, new Map([...counts].map(([id, c]) => [id, lowest(c)])), flood);
   } finally {
     await Promise.all([...services.values()].map(stop));
+    if (args['cpu-prof']) profilesReport(RUN_STARTED);
     closeSink();
     if (REDIS_URL && services.has('redis')) await dropRedisKeys(REDIS_URL, redisPrefix).catch(() => {});
     if (pgCreated) await dropDatabase(PG_URL!, pgDatabase).catch((error: Error) => log(`could not drop ${pgDatabase}: ${error.message}`));
@@ -769,3 +777,44 @@ async function dropRedisKeys(url: string, prefix: string) {
 }
 
 await main();
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string } }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** A frame's bucket: the package it runs in, the server's own code, Node's internals, or V8's pseudo-frames. */
+function bucketOf(url: string, functionName: string): string {
+  if (!url) return functionName.startsWith('(') ? functionName : '(native: libsql, socket writes, hashing)';
+  if (url.startsWith('node:')) return "Node's internals";
+  const modules = url.lastIndexOf('/node_modules/');
+  if (modules < 0) return url.includes('/dist/src/') ? "the service's own code" : "the floor's own code";
+  const [scope, name] = url.slice(modules + '/node_modules/'.length).split('/');
+  return scope!.startsWith('@') ? `${scope}/${name}` : scope!;
+}
+
+/** The profiles this run wrote (--cpu-prof): each server's sampled self time by bucket, in ms and as a share of its busy time. */
+function profilesReport(since: number) {
+  const dir = projectPath('bench/profiles');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile') && Number(/-(\d+)\.cpuprofile$/.exec(f)?.[1]) >= since);
+  for (const file of files) {
+    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+    const frames = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
+    const buckets = new Map<string, number>();
+    profile.samples.forEach((id, i) => {
+      const frame = frames.get(id)!;
+      const bucket = bucketOf(frame.url, frame.functionName);
+      buckets.set(bucket, (buckets.get(bucket) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
+    });
+    buckets.delete('(idle)');
+    const busy = [...buckets.values()].reduce((a, b) => a + b, 0);
+    log();
+    log(`${file}: sampled self time while busy, ${(busy / 1000).toFixed(0)} ms (start and warm-up included)`);
+    log('| bucket | ms | share |');
+    log('|---|---:|---:|');
+    for (const [bucket, us] of [...buckets].sort((a, b) => b[1] - a[1]).filter(([, us]) => us / busy >= 0.005)) {
+      log(`| ${bucket} | ${(us / 1000).toFixed(0)} | ${((100 * us) / busy).toFixed(1)}% |`);
+    }
+  }
+}
