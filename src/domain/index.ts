@@ -13,7 +13,7 @@ export { DomainError, ReplayedDomainError, DOMAIN_ERROR_CODES, type DomainErrorC
 export { OPERATOR, type Actor } from './actor.js';
 export type { Page, PageRequest } from './pagination.js';
 export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from './pagination.js';
-export { MAX_IDS } from './pets.service.js';
+export { MAX_IDS, idCount } from './validate.js';
 export type * from './views.js';
 export { PLAN_LIMITS, limitsFor } from './plans.js';
 export {

@@ -30,14 +30,13 @@ export interface PetInput {
   status?: PetStatus | null;
 }
 
-export const MAX_IDS = 100;
 /** `ids[0]` … `ids[99]`: where a refused id is, named without a new string per id read. */
-const ID_PATHS = Array.from({ length: MAX_IDS }, (_, i) => `ids[${i}]`);
+const ID_PATHS = Array.from({ length: v.MAX_IDS }, (_, i) => `ids[${i}]`);
 
 /**
  * A list's SQL text per shape (the dialect, which filters it has, how many ids), made once: each read hands the
  * reader the same string, whose hash V8 keeps, so the statement cache finds it without a new text being built,
- * flattened and hashed. At most 2 × 16 × (MAX_IDS + 1) shapes.
+ * flattened and hashed. At most 2 × 16 × (v.MAX_IDS + 1) shapes.
  */
 const LIST_SQL = new Map<number, string>();
 
@@ -95,9 +94,7 @@ export class PetsService {
     }
     let idCount = 0;
     if (filter.ids !== undefined) {
-      if (filter.ids.length === 0 || filter.ids.length > MAX_IDS) {
-        throw validationFailed(`ids takes 1 to ${MAX_IDS} ids.`, [{ path: 'ids', message: `1 to ${MAX_IDS} ids` }]);
-      }
+      v.idCount(filter.ids.length, 'ids', 1);
       idCount = filter.ids.length;
       shape |= idCount << 5;
       for (let i = 0; i < idCount; i++) params.push(v.id(filter.ids[i], ID_PATHS[i]!));

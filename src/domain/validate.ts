@@ -7,6 +7,15 @@ import { validationFailed } from './errors.js';
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
+/** The most ids one read takes (REST `?ids=`, GraphQL `ids:` filters and `nodes(ids:)`). */
+export const MAX_IDS = 100;
+
+/** A list of `count` ids at `path`: at least `min`, at most MAX_IDS, or VALIDATION_FAILED saying the bounds. */
+export function idCount(count: number, path: string, min = 0): void {
+  if (count >= min && count <= MAX_IDS) return;
+  const bounds = min > 0 ? `${min} to ${MAX_IDS} ids` : `at most ${MAX_IDS} ids`;
+  throw validationFailed(`${path} takes ${bounds}.`, [{ path, message: bounds }]);
+}
 
 /** An id as a client gives it: a number, or its decimal digits (REST paths, GraphQL `ID`). */
 export type Id = number | string;

@@ -1,5 +1,5 @@
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
-import { DomainError, MAX_IDS, validationFailed } from '../../../domain/index.js';
+import { DomainError, idCount, MAX_IDS } from '../../../domain/index.js';
 import { actorOf, domainOf, type GraphQLContext } from '../../context.js';
 import { decodeGlobalId, type NodeType } from '../../global-id.js';
 import { NodeInterface } from './node.type.js';
@@ -65,9 +65,7 @@ export class NodeResolver {
     description: `Objects by their global ids, in the order given, each as \`node(id:)\` reads it (null where it does not). At most ${MAX_IDS} ids; costs 1 per id.`,
   })
   async nodes(@Arg('ids', () => [ID]) ids: string[], @Ctx() ctx: GraphQLContext): Promise<Array<NodeInterface | null>> {
-    if (ids.length > MAX_IDS) {
-      throw validationFailed(`ids takes at most ${MAX_IDS} ids.`, [{ path: 'ids', message: `at most ${MAX_IDS} ids` }]);
-    }
+    idCount(ids.length, 'ids');
     const decoded = ids.map((id, i) => decodeGlobalId(id, `ids[${i}]`));
     return Promise.all(decoded.map(({ type, databaseId }) => readNode(ctx, type, databaseId)));
   }
