@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { WebSocket } from 'ws';
 import { createClient } from 'graphql-ws';
+import { decodeEventId } from '../src/graphql/global-id.js';
 
 export interface EventLagResult {
   orders: number;
@@ -67,7 +68,8 @@ export async function measureEventLag(baseUrl: string, key: string, seconds: num
     { query: 'subscription { events(types: ["order.placed"]) { id createdAt } }' },
     {
       next: ({ data }) => {
-        if (data) subscriberLag.set(Number(data.events.id), Date.now() - Date.parse(data.events.createdAt));
+        // The subscription's ids are global ids (`Event:<n>`, base64url); the webhook's are the event's number.
+        if (data) subscriberLag.set(decodeEventId(data.events.id), Date.now() - Date.parse(data.events.createdAt));
       },
       error: (err) => process.stderr.write(`subscription error: ${JSON.stringify(err)}\n`),
       complete: () => undefined,

@@ -14,10 +14,12 @@
  * - Free-document flood (every `npm run bench`, or `--flood` alone): FLOOD_CLIENTS free accounts each send, one after
  *   another, a GraphQL document of reads that cost no points (`rateLimit { plan }` repeated FLOOD_FIELDS times, a new
  *   operation name each time so no cache helps) while another customer reads. Target: that customer's read median at
- *   most twice its median alone. Beside it, the control: as many clients sending plain REST reads.
+ *   most twice its median alone. Beside it, the control: as many clients sending plain REST reads. The clients run on
+ *   a worker thread, as an attacker runs on a machine of its own: only the service's work is between them and the reader.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { WebSocket } from 'ws';
 import { createClient, type Client } from 'graphql-ws';
 import { measureEventLag, percentile, type EventLagResult } from './events.js';
@@ -256,41 +258,79 @@ export async function measureBesideFreeDocumentFlood(
   };
   const [plainKeys, floodKeys] = [await freeKeys(), await freeKeys()];
   const result: FloodResult = { alone: [], beside: [], besidePlain: [], sent: 0, statuses: {} };
-  /** The reader's latencies while each key sends `send` one after another. */
-  const besideClients = async (keys: string[], send: (key: string) => Promise<Response>, count?: (status: number) => void) => {
-    let stopped = false;
-    const clients = keys.map(async (key) => {
-      while (!stopped) {
-        const res = await send(key).catch(() => null);
-        await res?.arrayBuffer();
-        count?.(res?.status ?? 0);
-      }
+  /**
+   * The reader's latencies while each key sends its kind of request, one after another. The clients run on a thread
+   * of their own: on the reader's event loop, their own JavaScript (fetch, the 4 kB bodies) would be timed as the
+   * service's, the more so the faster the service refuses them.
+   */
+  const besideClients = async (keys: string[], kind: ClientsJob['kind']) => {
+    const job: ClientsJob = { baseUrl, keys, kind, firstName: Date.now() };
+    const clients = new Worker(new URL(import.meta.url), { workerData: { [CLIENTS_JOB]: job } });
+    const done = new Promise<Record<number, number>>((resolve, reject) => {
+      clients.once('message', resolve);
+      clients.once('error', reject);
+      clients.once('exit', (code) => reject(new Error(`the flood's clients exited (${code}) before they reported`)));
     });
+    await new Promise((resolve) => clients.once('online', resolve));
     try {
       return await reads(baseUrl, readerKey, seconds);
     } finally {
-      stopped = true;
-      await Promise.all(clients);
+      clients.postMessage('stop');
+      const statuses = await done;
+      if (kind === 'flood')
+        for (const [status, n] of Object.entries(statuses)) {
+          result.sent += n;
+          result.statuses[Number(status)] = (result.statuses[Number(status)] ?? 0) + n;
+        }
     }
   };
-  let n = Date.now();
   result.alone = await reads(baseUrl, readerKey, seconds);
-  result.besidePlain = await besideClients(plainKeys, (key) => fetch(`${baseUrl}/v1/pets?limit=5`, { headers: { 'X-API-Key': key } }));
-  result.beside = await besideClients(
-    floodKeys,
-    (key) =>
-      fetch(`${baseUrl}/graphql`, {
-        method: 'POST',
-        headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ query: floodDocument(n++) }),
-      }),
-    (status) => {
-      result.sent++;
-      result.statuses[status] = (result.statuses[status] ?? 0) + 1;
-    },
-  );
+  result.besidePlain = await besideClients(plainKeys, 'plain');
+  result.beside = await besideClients(floodKeys, 'flood');
   return result;
 }
+
+/** What the clients' thread is given: where, whose keys, and what each key sends (`flood`: a new flood document each time). */
+interface ClientsJob {
+  baseUrl: string;
+  keys: string[];
+  kind: 'plain' | 'flood';
+  /** The first flood document's operation number. */
+  firstName: number;
+}
+const CLIENTS_JOB = 'petstoreBenchClients';
+
+/** On the clients' thread: each key sends one request after another until the reader is done; posts the answers by status. */
+async function runClients({ baseUrl, keys, kind, firstName }: ClientsJob): Promise<void> {
+  let stopped = false;
+  parentPort!.once('message', () => {
+    stopped = true;
+  });
+  let n = firstName;
+  const statuses: Record<number, number> = {};
+  const send = (key: string) =>
+    kind === 'plain'
+      ? fetch(`${baseUrl}/v1/pets?limit=5`, { headers: { 'X-API-Key': key } })
+      : fetch(`${baseUrl}/graphql`, {
+          method: 'POST',
+          headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ query: floodDocument(n++) }),
+        });
+  await Promise.all(
+    keys.map(async (key) => {
+      while (!stopped) {
+        const res = await send(key).catch(() => null);
+        await res?.arrayBuffer();
+        const status = res?.status ?? 0;
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }
+    }),
+  );
+  parentPort!.postMessage(statuses);
+  parentPort!.close();
+}
+
+if (!isMainThread && workerData?.[CLIENTS_JOB]) await runClients(workerData[CLIENTS_JOB] as ClientsJob);
 
 /** The flood's rows on one service (`where`): the reader's medians and their ratio, against the target (≤ 2×) or for information. */
 export function floodRow(r: FloodResult, where: string, target: boolean): string {

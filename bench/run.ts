@@ -713,8 +713,10 @@ async function eventLag(service: Service, keys: BenchKeys, adminKey: string) {
   log(`|---|---:|---:|---:|---:|---:|`);
   const row = (label: string, lags: number[], target: number, orders = result.orders) => {
     const p99 = percentile(lags, 99);
+    // An event that never arrived has no lag to count: the row is met only when every one did.
+    const met = p99 <= target && lags.length === orders;
     log(
-      `| ${label} | ${lags.length} of ${orders} | ${percentile(lags, 50)} | ${p99} | ${Math.max(...lags)} | ≤ ${target} ${p99 <= target ? '(met)' : '(**missed**)'} |`,
+      `| ${label} | ${lags.length} of ${orders} | ${percentile(lags, 50)} | ${p99} | ${Math.max(...lags)} | ≤ ${target} ${met ? '(met)' : '(**missed**)'} |`,
     );
   };
   row('webhook received', result.webhook, 250);
