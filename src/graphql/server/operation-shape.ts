@@ -4,36 +4,22 @@ import {
   getNullableType,
   getVariableValues,
   isAbstractType,
-  isLeafType,
   isListType,
   isObjectType,
   Kind,
-  typeFromAST,
-  valueFromAST,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLError,
   type GraphQLField,
-  type GraphQLInputType,
   type GraphQLObjectType,
   type GraphQLSchema,
-  type NamedTypeNode,
   type OperationDefinitionNode,
   visit,
 } from 'graphql';
-import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
-import { createRequire } from 'node:module';
-import { isDeepStrictEqual } from 'node:util';
-import type { CoercedVariableValues } from 'graphql-jit/dist/variables.js';
+import { collectFields, collectSubFields, type FieldsAndPatches, type VariableValues } from '@graphql-tools/utils';
 import type { GraphQLOperationShape } from '../../rate-limit/cost.js';
 import { pageSize } from '../../domain/pagination.js';
-
-// graphql-jit's ESM file for this module imports './generate' without an extension, which Node's ESM loader cannot
-// resolve: its CommonJS build is loaded instead (the one its main entry loads too, over the same graphql-js).
-export const { compileVariableParsing, failToParseVariables } = createRequire(import.meta.url)(
-  'graphql-jit/dist/variables.js',
-) as typeof import('graphql-jit/dist/variables.js');
 
 /** Root fields that only introspect: a keyless caller may send them. */
 const INTROSPECTION: ReadonlySet<string> = new Set(['__schema', '__type', '__typename']);
@@ -52,55 +38,25 @@ export interface OperationShape extends GraphQLOperationShape {
 }
 
 /**
- * Per operation of a cached document: its variables' coercion compiled by graphql-jit into one generated function
- * (graphql-js walks every value with a path and an error callback; bench scenario gql-ids), or null when it is not used:
- * when a variable's type holds an input object (graphql-jit 0.8 takes an array for an input object, which graphql-js
- * refuses), a variable is named after a property of `Object.prototype`, a default does not survive a JSON round trip,
- * or graphql-jit cannot compile it.
- */
-const compiledCoercions = new WeakMap<OperationDefinitionNode, ((inputs: Record<string, unknown>) => CoercedVariableValues) | null>();
-
-export function compiledCoercion(schema: GraphQLSchema, operation: OperationDefinitionNode) {
-  let coerce = compiledCoercions.get(operation);
-  if (coerce === undefined) {
-    const definitions = operation.variableDefinitions ?? [];
-    const leavesOnly = definitions.every((d) => {
-      const type = typeFromAST(schema, d.type as NamedTypeNode);
-      if (!type || !isLeafType(getNamedType(type))) return false;
-      // graphql-jit stores each variable on a plain object (`$__proto__` would set its prototype, not a key) and
-      // writes a default into its code as JSON (a DateTime default would stay a string, -0 become 0).
-      if (d.variable.name.value in Object.prototype) return false;
-      if (!d.defaultValue) return true;
-      const value = valueFromAST(d.defaultValue, type as GraphQLInputType);
-      return value !== undefined && isDeepStrictEqual(JSON.parse(JSON.stringify(value) ?? 'null'), value);
-    });
-    try {
-      coerce = leavesOnly ? compileVariableParsing(schema, definitions) : null;
-    } catch {
-      coerce = null;
-    }
-    compiledCoercions.set(operation, coerce);
-  }
-  return coerce;
-}
-
-/**
- * Coerces the request's variables as execution will (defaults applied); the errors when they do not
- * fit the operation (execution then refuses the request with the same errors before any resolver).
- *
- * The operation's compiled coercion (graphql-jit's), where there is one, runs first. What it accepts, graphql-js
- * accepts with the same values (test/graphql/variable-coercion.test.ts compares the two over generated inputs);
- * anything it refuses goes to graphql-js's `getVariableValues`, whose verdict and messages are the answer.
+ * Coerces the request's variables as execution will (defaults applied), with graphql-js's `getVariableValues`; the
+ * errors when they do not fit the operation (execution would refuse the request with the same errors before any
+ * resolver).
  */
 export function coerceVariables(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
   inputs: Record<string, unknown> | undefined,
 ): { variables: Record<string, unknown> } | { errors: readonly GraphQLError[] } {
-  const fast = compiledCoercion(schema, operation)?.(inputs ?? {});
-  if (fast && !failToParseVariables(fast)) return { variables: fast.coerced };
   const result = getVariableValues(schema, operation.variableDefinitions ?? [], inputs ?? {}, { maxErrors: 50 });
   return result.errors ? { errors: result.errors } : { variables: result.coerced };
+}
+
+/** The fields collected, with those of deferred fragments (none while the schema has no `@defer`): every one runs. */
+function everyField({ fields, patches }: FieldsAndPatches): Map<string, readonly FieldNode[]> {
+  if (patches.length === 0) return fields;
+  const all = new Map<string, readonly FieldNode[]>(fields);
+  for (const patch of patches) for (const [key, nodes] of patch.fields) all.set(key, [...(all.get(key) ?? []), ...nodes]);
+  return all;
 }
 
 const isConnection = (field: GraphQLField<unknown, unknown>): boolean => {
@@ -143,7 +99,7 @@ function pageSizeOf(field: GraphQLField<unknown, unknown>, node: FieldNode, vari
 /**
  * The shape of the operation that will execute, with its coerced variables: root fields by response
  * key, nested connections with the number of parents each is resolved for, and the estimated result
- * size. Fields are collected with graphql-js's own `collectFields`, the step execution uses, so
+ * size. Fields are collected with `@graphql-tools/utils`' `collectFields` (graphql-js's execution step, published), so
  * fragments, inline fragments, `@skip`/`@include` and field merging count exactly as they run.
  * Stops counting once `ceiling` is passed (a document cannot make this walk long).
  */
@@ -161,6 +117,8 @@ export function operationShape(
   if (!root) return shape;
   const nested: number[] = [];
   const nodesIds: number[] = [];
+  // The variables as @graphql-tools/utils takes them (graphql-js 16 reads `coerced` only; `sources` is for 17).
+  const collected: VariableValues = { coerced: variables, sources: {} };
 
   /** Fields selected on `type`, each appearing `parents` times; `pageSize` when `type` is a connection. */
   const walk = (
@@ -199,11 +157,11 @@ export function operationShape(
       // An abstract type counts every possible type's selection: an upper bound.
       const runtimeTypes = isAbstractType(named) ? schema.getPossibleTypes(named) : [named];
       for (const runtime of runtimeTypes)
-        walk(runtime, collectSubfields(schema, fragments, variables, runtime, nodes), items, ownPageSize, false);
+        walk(runtime, everyField(collectSubFields(schema, fragments, collected, runtime, [...nodes])), items, ownPageSize, false);
     }
   };
 
-  const rootFields = collectFields(schema, fragments, variables, root, operation.selectionSet);
+  const rootFields = everyField(collectFields(schema, fragments, collected, root, operation.selectionSet));
   shape.rootFields = [...rootFields.values()].map((nodes) => nodes[0]!.name.value);
   shape.needsKey = shape.rootFields.some((name) => !INTROSPECTION.has(name));
   walk(root, rootFields, 1, undefined, true);
