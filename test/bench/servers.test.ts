@@ -14,11 +14,13 @@ import { projectPath } from '../../src/project-path.js';
 import { seedBenchDatabase } from '../../bench/seed.js';
 import { announcedUrl, checkAnswer, serverCommand, writeOnce } from '../../bench/start-server.js';
 import { REST_IDS_PATH, scenarioRequest } from '../../bench/scenarios.js';
-import { floodDocument } from '../../bench/hostile.js';
+import { floodDocument, measureBesideFreeDocumentFlood } from '../../bench/hostile.js';
+import { measureEventLag } from '../../bench/events.js';
 
 const work = mkdtempSync(join(tmpdir(), 'petstore-bench-servers-'));
 const children: ChildProcess[] = [];
 let key = '';
+let adminKey = '';
 const urls: Record<string, string> = {};
 
 async function start(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<string> {
@@ -36,13 +38,15 @@ async function start(name: string, script: string, env: Record<string, string>, 
 before(async () => {
   const db = await seedBenchDatabase(join(work, 'seed.db'), { manyKeys: 0 });
   key = db.enterpriseKey;
+  adminKey = db.adminKey;
   const copy = (name: string) => {
     const file = join(work, `${name}.db`);
     copyFileSync(db.file, file);
     return file;
   };
   const service = serverCommand('service', copy('service'), key);
-  urls.service = await start('service', service.script, service.env, service.nodeArgs);
+  // Webhooks to the bench's own receiver on 127.0.0.1 (`--events`).
+  urls.service = await start('service', service.script, { ...service.env, WEBHOOK_ALLOW_PRIVATE: 'true' }, service.nodeArgs);
   await writeOnce(urls.service, db.adminKey);
   const body = await fetch(urls.service + REST_IDS_PATH, { headers: { 'X-API-Key': key } }).then((r) => r.text());
   const bodyFile = join(work, 'body.json');
@@ -97,4 +101,26 @@ test("the flood's document is a valid query of the service's schema whose fields
   const document = parse(floodDocument(1));
   assert.deepEqual(validate(schema, document), []);
   assert.notEqual(floodDocument(1), floodDocument(2), 'a new operation name each time');
+});
+
+test("--events counts each order's event once at the webhook and once at the subscriber", async () => {
+  const lag = await measureEventLag(urls.service!, key, 1, 100);
+  assert.ok(lag.orders >= 3, `${lag.orders} orders`);
+  assert.equal(lag.badSignatures, 0);
+  assert.equal(lag.webhook.length, lag.orders, 'webhook');
+  assert.equal(lag.subscriber.length, lag.orders, 'subscriber');
+});
+
+test("the flood row's clients (on a thread of their own) send documents the service refuses, while the reader reads", async () => {
+  const flood = await measureBesideFreeDocumentFlood(urls.service!, adminKey, key, 1);
+  assert.ok(flood.alone.length > 0 && flood.besidePlain.length > 0 && flood.beside.length > 0);
+  assert.ok((flood.statuses[400] ?? 0) > 0, JSON.stringify(flood.statuses));
+  assert.equal(
+    flood.sent,
+    Object.values(flood.statuses).reduce((a, b) => a + b, 0),
+  );
+  assert.deepEqual(
+    Object.keys(flood.statuses).filter((status) => status !== '400' && status !== '429'),
+    [],
+  );
 });
