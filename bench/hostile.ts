@@ -271,7 +271,8 @@ export async function measureBesideFreeDocumentFlood(
       clients.once('error', reject);
       clients.once('exit', (code) => reject(new Error(`the flood's clients exited (${code}) before they reported`)));
     });
-    await new Promise((resolve) => clients.once('online', resolve));
+    // A thread that fails to start rejects `done` before it is ever online.
+    await Promise.race([new Promise((resolve) => clients.once('online', resolve)), done]);
     try {
       return await reads(baseUrl, readerKey, seconds);
     } finally {
