@@ -376,6 +376,16 @@ describe('GraphQL cost: 1 per root field of the executed operation', () => {
     assert.deepEqual(cost('{ rateLimit { plan } __typename }'), { cost: 0, needsKey: true });
   });
 
+  it('when a schema allows @defer, then the fields of a deferred fragment count as if they were not deferred', () => {
+    const withDefer = buildSchema(
+      `${readFileSync(projectPath('schema/schema.graphql'), 'utf8')}\ndirective @defer(label: String, if: Boolean! = true) on FRAGMENT_SPREAD | INLINE_FRAGMENT`,
+    );
+    const document = parse('{ viewer { id } ... @defer { a: pets { edges { cursor } } b: pets { edges { cursor } } } }');
+    const shape = operationShape(withDefer, document, document.definitions[0] as OperationDefinitionNode, {});
+    assert.deepEqual([...shape.rootFields].sort(), ['pets', 'pets', 'viewer']);
+    assert.equal(graphqlCost(shape), 3);
+  });
+
   it('when a document holds several operations, then only the executed one counts', () => {
     const source = 'query A { pets { edges { cursor } } } query B { a: viewer { id } b: viewer { id } c: viewer { id } }';
     assert.equal(cost(source, 'A').cost, 1);
