@@ -188,6 +188,7 @@ function byPersistedQuery(trusted: TrustedDocuments, extensions: unknown, actor:
   if (!isRecord(extensions) || extensions.persistedQuery === undefined || extensions.persistedQuery === null) return undefined;
   const { persistedQuery, ...others } = extensions;
   const hash = isRecord(persistedQuery) ? persistedQuery.sha256Hash : undefined;
+  // A hash that is not a string names no document: under `only` refused as one that names none.
   const found = trusted.checkHash(typeof hash === 'string' ? hash : '', actor);
   // Another version is Apollo's to refuse, as for any hash.
   return found && isRecord(persistedQuery) && persistedQuery.version === 1 ? { text: found.text, extensions: others } : undefined;
