@@ -32,6 +32,11 @@ export async function countStatements(file: string, scenarios: Scenario[], keys:
       seen.push(`${sql}  [prepared]`);
       return all(sql, params);
     };
+    const one = app.reader.one.bind(app.reader);
+    app.reader.one = (sql, params) => {
+      seen.push(`${sql}  [prepared]`);
+      return one(sql, params);
+    };
     const { url } = await app.listen(0, '127.0.0.1');
     const send = async (key: string, request: autocannon.Request) => {
       const prepared = typeof request.setupRequest === 'function' ? request.setupRequest(request, {}) : request;

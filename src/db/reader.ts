@@ -28,14 +28,17 @@ async function sqliteReader(path: string): Promise<SqlReader & { close(): void }
   db.pragma('busy_timeout = 100');
   // The least recently used statement goes when the cache is full (a statement needs no finalising).
   const statements = new LRUCache<string, ReturnType<typeof db.prepare>>({ max: MAX_STATEMENTS });
-  const all = <Row>(sql: string, params: readonly unknown[]): Row[] => {
+  const prepared = (sql: string) => {
     let statement = statements.get(sql);
     if (!statement) {
       statement = db.prepare(sql);
       statements.set(sql, statement);
     }
-    return (statement.all as (...values: unknown[]) => Row[])(...params);
+    return statement;
   };
+  const all = <Row>(sql: string, params: readonly unknown[]): Row[] => (prepared(sql).all as (...values: unknown[]) => Row[])(...params);
+  const one = <Row>(sql: string, params: readonly unknown[]): Row | undefined =>
+    (prepared(sql).get as (...values: unknown[]) => Row | undefined)(...params);
   // libsql has no OpenTelemetry instrumentation: with tracing on, each statement is a span (its text, not its values).
   const traced = tracingOn();
   return {
@@ -43,6 +46,10 @@ async function sqliteReader(path: string): Promise<SqlReader & { close(): void }
     async all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]> {
       if (!traced) return all<Row>(sql, params);
       return sqliteSpan(sql, () => all<Row>(sql, params));
+    },
+    async one<Row>(sql: string, params: readonly unknown[]): Promise<Row | undefined> {
+      if (!traced) return one<Row>(sql, params);
+      return sqliteSpan(sql, () => one<Row>(sql, params));
     },
     close: () => void db.close(),
   };
@@ -53,17 +60,19 @@ interface PgConnection {
 }
 
 function postgresReader(knex: Knex): SqlReader & { close(): void } {
+  const all = async <Row>(sql: string, params: readonly unknown[]): Promise<Row[]> => {
+    const { name, text } = namedStatement(sql);
+    const connection = (await knex.client.acquireConnection()) as PgConnection;
+    try {
+      return (await connection.query({ name, text, values: params })).rows as Row[];
+    } finally {
+      await knex.client.releaseConnection(connection);
+    }
+  };
   return {
     dialect: 'postgresql',
-    async all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]> {
-      const { name, text } = namedStatement(sql);
-      const connection = (await knex.client.acquireConnection()) as PgConnection;
-      try {
-        return (await connection.query({ name, text, values: params })).rows as Row[];
-      } finally {
-        await knex.client.releaseConnection(connection);
-      }
-    },
+    all,
+    one: async <Row>(sql: string, params: readonly unknown[]) => (await all<Row>(sql, params))[0],
     close: () => undefined,
   };
 }

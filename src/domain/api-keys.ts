@@ -56,7 +56,7 @@ export async function authenticateKey(
   given: { hash?: string; now?: number } = {},
 ): Promise<Actor | null> {
   if (!wellFormedKey(rawKey)) return null;
-  const [row] = await reader.all<KeyRow>(KEY_SELECT, [given.hash ?? hashApiKey(rawKey)]);
+  const row = await reader.one<KeyRow>(KEY_SELECT, [given.hash ?? hashApiKey(rawKey)]);
   const now = given.now ?? Date.now();
   if (!row) return null;
   const bannedUntil = row.banned_until === null ? null : timeOf(row.banned_until);

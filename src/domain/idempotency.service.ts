@@ -127,7 +127,7 @@ export class IdempotencyService {
       if (!(error instanceof UniqueConstraintViolationException)) throw error;
     }
     // Committed rows only (the reader), as the ORM's fork read them before.
-    const [existing] = await this.reader.all<RecordRow>(
+    const existing = await this.reader.one<RecordRow>(
       'select id, request_hash, outcome, created_at, expires_at from idempotency_records where account_id = ? and key = ?',
       [accountId, key],
     );

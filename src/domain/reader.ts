@@ -9,4 +9,6 @@ export interface SqlReader {
   /** The SQL dialect, for the few conditions written differently (a case-insensitive name search). */
   readonly dialect: 'sqlite' | 'postgresql';
   all<Row>(sql: string, params: readonly unknown[]): Promise<Row[]>;
+  /** The first row, or undefined: for a read by a unique key (on SQLite, one step of the statement instead of a row list). */
+  one<Row>(sql: string, params: readonly unknown[]): Promise<Row | undefined>;
 }

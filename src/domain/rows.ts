@@ -42,6 +42,7 @@ export interface InventoryRow {
 }
 /** Stock with its pet's status (a pet's status and its inventory entry's status are the same value). */
 export const INVENTORY_SELECT = 'select i.pet_id, i.quantity, p.status from inventory i join pets p on p.id = i.pet_id';
+export const INVENTORY_BY_PET = `${INVENTORY_SELECT} where i.pet_id = ?`;
 export const inventoryRowToView = (r: InventoryRow): InventoryView => ({
   petId: Number(r.pet_id),
   quantity: Number(r.quantity),
@@ -75,23 +76,29 @@ export interface ReadById<Row, View> {
   /** `select <columns> from <table>`. */
   select: string;
   view: (row: Row) => View;
+  /** The statements' texts, made once (a text built per read is flattened and hashed again for the statement cache). */
+  sql: { one: string; page: string };
 }
-export const PETS_BY_ID: ReadById<PetRow, PetView> = {
+const readById = <Row, View>(by: Omit<ReadById<Row, View>, 'sql'>): ReadById<Row, View> => ({
+  ...by,
+  sql: { one: `${by.select} where id = ?`, page: `${by.select} where id > ? order by id asc limit ?` },
+});
+export const PETS_BY_ID = readById<PetRow, PetView>({
   resource: 'Pet',
   idName: 'petId',
   select: `select ${PET_COLUMNS} from pets`,
   view: petRowToView,
-};
-export const CATEGORIES_BY_ID: ReadById<CategoryRow, CategoryView> = {
+});
+export const CATEGORIES_BY_ID = readById<CategoryRow, CategoryView>({
   resource: 'Category',
   idName: 'categoryId',
   select: `select ${CATEGORY_COLUMNS} from categories`,
   view: categoryRowToView,
-};
+});
 
 /** One row by id, as its view: the id checked by the domain's id rule, NOT_FOUND when there is no such row. */
 export async function readOne<Row, View>(reader: SqlReader, by: ReadById<Row, View>, id: number): Promise<View> {
-  const [row] = await reader.all<Row>(`${by.select} where id = ?`, [v.id(id, by.idName)]);
+  const row = await reader.one<Row>(by.sql.one, [v.id(id, by.idName)]);
   if (!row) throw notFound(by.resource, id);
   return by.view(row);
 }
@@ -110,6 +117,6 @@ export async function readPage<Row, View extends { id: number }>(
   page: PageRequest,
 ): Promise<Page<View>> {
   const limit = pageSize(page.limit);
-  const rows = await reader.all<Row>(`${by.select} where id > ? order by id asc limit ?`, [decodeCursor(page.cursor), limit + 1]);
+  const rows = await reader.all<Row>(by.sql.page, [decodeCursor(page.cursor), limit + 1]);
   return toPage(rows.map(by.view), limit);
 }

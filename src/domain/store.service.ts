@@ -14,7 +14,7 @@ import { currentTraceparent } from './trace-context.js';
 import type { SqlReader } from './reader.js';
 import type { SqlTransaction, SqlWriter } from './writer.js';
 import { orderRepresentation } from './representations.js';
-import { INVENTORY_SELECT, inventoryRowToView, placeholders, type InventoryRow } from './rows.js';
+import { INVENTORY_BY_PET, INVENTORY_SELECT, inventoryRowToView, placeholders, type InventoryRow } from './rows.js';
 
 export interface OrderFilter {
   complete?: boolean;
@@ -237,7 +237,7 @@ export class StoreService {
 
   async getInventory(petId: number): Promise<InventoryView> {
     const id = v.id(petId, 'petId');
-    const [row] = await this.reader.all<InventoryRow>(`${INVENTORY_SELECT} where i.pet_id = ?`, [id]);
+    const row = await this.reader.one<InventoryRow>(INVENTORY_BY_PET, [id]);
     if (!row) throw notFound('Inventory entry for pet', id);
     return inventoryRowToView(row);
   }
