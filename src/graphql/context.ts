@@ -18,8 +18,8 @@ export interface GraphQLContext {
   /** The client's address, as the HTTP pipeline determined it (per-address limiter). */
   readonly clientAddress: string;
   readonly requestId: string;
-  /** What the facade reports back to the request log and metrics. */
-  readonly observed: { operationName?: string; operation?: string; errorCode?: string };
+  /** What the facade reports back to the request log and metrics, and the operation's cost once it is charged (HTTP). */
+  readonly observed: { operationName?: string; operation?: string; errorCode?: string; cost?: { requested: number; charged: number } };
   /** Committed events as they happen: set on subscription operations (over graphql-ws) only. */
   readonly events?: EventSubscriptions;
   /**

@@ -17,7 +17,7 @@
  * rules; a request then runs one as it would run its text.
  */
 import { createHash } from 'node:crypto';
-import type { ApolloServerPlugin, DocumentStore } from '@apollo/server';
+import type { ApolloServerPlugin, DocumentStore, GraphQLRequestListener } from '@apollo/server';
 import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
 import {
   GraphQLError,
@@ -380,41 +380,44 @@ export function requestPreparation({
  * plugin's listener on every request, each a promise, so they share one listener.
  */
 function preparationPlugin(admit: RequestPreparation['admit'], errors: ErrorHooks): ApolloServerPlugin<GraphQLContext> {
-  return {
-    async requestDidStart() {
-      let cost: OperationCost | undefined;
-      return {
-        didResolveOperation({ contextValue: ctx, operation, operationName, document, request, response }) {
-          if (operationName) ctx.observed.operationName = operationName;
-          if (!operation) return Promise.resolve();
-          const caller: Caller = ctx.actor ? { actor: ctx.actor } : { address: ctx.clientAddress, authFailure: ctx.authFailure };
-          return admit(document, operation, request.variables, caller, 'http').then((admitted) => {
-            if (admitted.label) ctx.observed.operation = admitted.label;
-            if (admitted.headers)
-              for (const name in admitted.headers) response.http.headers.set(name.toLowerCase(), admitted.headers[name]!);
-            if (!isRefusal(admitted)) {
-              cost = admitted.cost;
-              return;
-            }
-            if (admitted.variables) return;
-            throw toRequestError(admitted.refused[0]);
-          });
-        },
-        async didEncounterErrors(requestContext) {
-          errors.didEncounterErrors(requestContext);
-        },
-        async willSendResponse(requestContext) {
-          errors.willSendResponse(requestContext);
-          const { response } = requestContext;
-          if (!cost || response.body.kind !== 'single') return;
-          const result = response.body.singleResult;
-          // A request refused as a whole shows no cost; an executed one does, errors or not.
-          if (result.data === undefined) return;
-          result.extensions = { ...result.extensions, cost };
-        },
-      };
+  // One listener for every request (the cost goes on the request's context), and hooks that answer with one settled
+  // promise: Apollo awaits each hook of each listener, and every promise made per request is work (on Node 20 and 22
+  // also the async hooks of AsyncLocalStorage).
+  const settled = Promise.resolve();
+  const listener: GraphQLRequestListener<GraphQLContext> = {
+    didResolveOperation({ contextValue: ctx, operation, operationName, document, request, response }) {
+      if (operationName) ctx.observed.operationName = operationName;
+      if (!operation) return settled;
+      const caller: Caller = ctx.actor ? { actor: ctx.actor } : { address: ctx.clientAddress, authFailure: ctx.authFailure };
+      return admit(document, operation, request.variables, caller, 'http').then((admitted) => {
+        if (admitted.label) ctx.observed.operation = admitted.label;
+        // Apollo's HeaderMap keys by the lower-cased name itself.
+        if (admitted.headers) for (const name in admitted.headers) response.http.headers.set(name, admitted.headers[name]!);
+        if (!isRefusal(admitted)) {
+          ctx.observed.cost = admitted.cost;
+          return;
+        }
+        if (admitted.variables) return;
+        throw toRequestError(admitted.refused[0]);
+      });
+    },
+    didEncounterErrors(requestContext) {
+      errors.didEncounterErrors(requestContext);
+      return settled;
+    },
+    willSendResponse(requestContext) {
+      errors.willSendResponse(requestContext);
+      const { response, contextValue } = requestContext;
+      const cost = contextValue.observed.cost;
+      if (!cost || response.body.kind !== 'single') return settled;
+      const result = response.body.singleResult;
+      // A request refused as a whole shows no cost; an executed one does, errors or not.
+      if (result.data !== undefined) result.extensions = { ...result.extensions, cost };
+      return settled;
     },
   };
+  const started = Promise.resolve(listener);
+  return { requestDidStart: () => started };
 }
 
 /** `query pets`, `mutation placeOrder`, or `query (several fields)`: never client input such as the operation name. */
