@@ -235,3 +235,34 @@ describe('automatic persisted queries across two instances sharing Redis', { ski
     assert.deepEqual(onB, ['GET'], 'B found the hash A registered');
   });
 });
+
+describe("Apollo's reporting to its cloud", () => {
+  it('when APOLLO_KEY (without a graph ref) and APOLLO_SCHEMA_REPORTING are in the environment, then the service starts, answers, and Apollo neither reports nor warns about its key', async () => {
+    const saved = { key: process.env.APOLLO_KEY, schema: process.env.APOLLO_SCHEMA_REPORTING };
+    // Neither variable names a graph ref: even without the markers, Apollo would only warn (usage reporting) or
+    // refuse to start (schema reporting without a usable key), never send anything.
+    process.env.APOLLO_KEY = 'service:petstore-test:not-a-real-key';
+    process.env.APOLLO_SCHEMA_REPORTING = 'true';
+    const lines: string[] = [];
+    let app: TestApp | undefined;
+    try {
+      app = await startApp({ env: { LOG_LEVEL: 'warn' }, logStream: { write: (line) => void lines.push(line) } });
+      const res = await new Client(app.url, app.adminKey).request('POST', '/graphql', { body: { query: '{ __typename }' } });
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body.data, { __typename: 'Query' });
+    } finally {
+      await app?.close();
+      for (const [name, value] of [
+        ['APOLLO_KEY', saved.key],
+        ['APOLLO_SCHEMA_REPORTING', saved.schema],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    assert.deepEqual(
+      lines.filter((line) => /Apollo key|graph ref|usage reporting|schema reporting/i.test(line)),
+      [],
+    );
+  });
+});

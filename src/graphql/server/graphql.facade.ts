@@ -101,11 +101,10 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
       preparation.apollo.plugin(errorHooks(logger)),
       // Apollo's defaults the service does not use, off: cache control (no cache hints are set; its per-field hook
       // makes Apollo wrap every resolver), inline tracing (for federated subgraphs), and usage and schema reporting
-      // to Apollo's cloud (they would start with an APOLLO_KEY in the environment).
+      // to Apollo's cloud (`cloudReportingOff`).
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
-      ApolloServerPluginUsageReportingDisabled(),
-      ApolloServerPluginSchemaReportingDisabled(),
+      ...cloudReportingOff(process.env),
       landingPage(config.env === 'production'),
       ...plugins,
     ],
@@ -208,6 +207,16 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
       await persisted.close();
     },
   };
+}
+
+/**
+ * The plugins that keep Apollo's usage and schema reporting to its cloud off. Apollo installs them only when its
+ * variables are in the process's environment (APOLLO_KEY; APOLLO_SCHEMA_REPORTING), so the markers are listed only
+ * then: Apollo starts every plugin of the list on every request (two promises each), markers included.
+ */
+export function cloudReportingOff(env: NodeJS.ProcessEnv): ApolloServerPlugin<GraphQLContext>[] {
+  if (!env.APOLLO_KEY && !env.APOLLO_SCHEMA_REPORTING) return [];
+  return [ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()];
 }
 
 /**
