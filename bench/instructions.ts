@@ -42,6 +42,8 @@ export interface CountOptions {
   /** Added to the service's environment. */
   env?: Record<string, string>;
   cacheSim?: boolean;
+  /** Name the JavaScript that runs (V8's `--perf-basic-prof` map) and keep each scenario's `functions` costliest. */
+  functions?: number;
   /** Keep the work directory (callgrind's dumps). */
   keep?: boolean;
 }
@@ -67,6 +69,8 @@ export interface Misses {
 export interface Count {
   batches: number[];
   misses: Misses[];
+  /** With `functions`: the last batch's costliest functions on the main thread, self Ir per request. */
+  functions?: Array<{ name: string; ir: number }>;
 }
 
 /** Under valgrind a server starts some 50× slower, and slower still on a busy host: it has half an hour to listen. */
@@ -123,7 +127,7 @@ function fileMisses(text: string): Misses {
 }
 
 /** A dump file's total Ir, and the part of it in JIT compilation (self costs, from callgrind_annotate). */
-function fileIr(file: string): { total: number; jit: number; misses: Misses } {
+function fileIr(file: string): { total: number; jit: number; misses: Misses; annotated: string } {
   const text = readFileSync(file, 'utf8');
   const total = Number(/^totals: (\d+)/m.exec(text)![1]);
   const annotated = spawnSync('callgrind_annotate', ['--threshold=100', file], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
@@ -132,14 +136,54 @@ function fileIr(file: string): { total: number; jit: number; misses: Misses } {
     const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*)$/.exec(line);
     if (m && JIT.test(m[2]!)) jit += Number(m[1]!.replace(/,/g, ''));
   }
-  return { total, jit, misses: fileMisses(text) };
+  return { total, jit, misses: fileMisses(text), annotated };
+}
+
+/**
+ * Self Ir by function from callgrind_annotate's listing, V8's compiled JavaScript named through the process's
+ * `--perf-basic-prof` map (callgrind knows such code only by address; an address V8 reused is named by its latest
+ * code). Returns the `most` costliest, JIT compilation left out.
+ */
+function namedFunctions(annotated: string, perfMap: string, most: number): Array<{ name: string; ir: number }> {
+  const byStart = new Map<number, { size: number; name: string }>();
+  for (const line of existsSync(perfMap) ? readFileSync(perfMap, 'utf8').split('\n') : []) {
+    const m = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
+    if (m) byStart.set(Number.parseInt(m[1]!, 16), { size: Number.parseInt(m[2]!, 16), name: m[3]! });
+  }
+  const starts = [...byStart.keys()].sort((a, b) => a - b);
+  const jsName = (address: number): string => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid]! <= address) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    const entry = hi >= 0 ? byStart.get(starts[hi]!) : undefined;
+    return entry && address < starts[hi]! + entry.size ? entry.name.replace(/file:\/\/|\/[^ ]*?node_modules\//g, '') : 'unnamed code';
+  };
+  const costs = new Map<string, number>();
+  for (const line of annotated.split('\n')) {
+    const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*?)(?: \[[^\]]*\])?$/.exec(line);
+    if (!m || m[2] === 'PROGRAM TOTALS' || JIT.test(m[2]!)) continue;
+    const address = /^\?\?\?:0x([0-9a-f]+)$/.exec(m[2]!);
+    const name = address ? `JS ${jsName(Number.parseInt(address[1]!, 16))}` : m[2]!.replace(/^\?\?\?:/, '').slice(0, 120);
+    costs.set(name, (costs.get(name) ?? 0) + Number(m[1]!.replace(/,/g, '')));
+  }
+  return [...costs]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, most)
+    .map(([name, ir]) => ({ name, ir }));
 }
 
 /**
  * Ir of dump number `n`, once written, without JIT compilation: the main thread's (file `<out>.<n>-01`), which runs
  * every request, and all threads' (with V8's concurrent marking).
  */
-async function dumpedIr(outFile: string, n: number): Promise<{ main: number; all: number; jit: number; misses: Misses }> {
+async function dumpedIr(
+  outFile: string,
+  n: number,
+): Promise<{ main: number; all: number; jit: number; misses: Misses; annotated: string }> {
   const dir = outFile.slice(0, outFile.lastIndexOf('/'));
   const prefix = `${outFile.slice(outFile.lastIndexOf('/') + 1)}.${n}-`;
   const deadline = Date.now() + 120_000;
@@ -149,7 +193,7 @@ async function dumpedIr(outFile: string, n: number): Promise<{ main: number; all
       const counts = files.map((f) => [f, fileIr(join(dir, f))] as const);
       const main = counts.find(([f]) => f.endsWith('-01'))![1];
       const all = counts.reduce((a, [, c]) => ({ total: a.total + c.total, jit: a.jit + c.jit }), { total: 0, jit: 0 });
-      return { main: main.total - main.jit, all: all.total - all.jit, jit: all.jit, misses: main.misses };
+      return { main: main.total - main.jit, all: all.total - all.jit, jit: all.jit, misses: main.misses, annotated: main.annotated };
     }
     if (Date.now() > deadline) throw new Error(`no totals in ${prefix}*`);
     await new Promise((r) => setTimeout(r, 500));
@@ -178,6 +222,12 @@ async function measure(id: string, server: Server, key: string, options: CountOp
     const ir = await dumpedIr(server.outFile, b + 1);
     count.batches.push(ir.main / answered);
     count.misses.push({ i1: ir.misses.i1 / answered, d1: ir.misses.d1 / answered, ll: ir.misses.ll / answered });
+    if (options.functions) {
+      count.functions = namedFunctions(ir.annotated, `/tmp/perf-${pid}.map`, options.functions).map((f) => ({
+        name: f.name,
+        ir: f.ir / answered,
+      }));
+    }
     log(
       `  ${id.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads, JIT compilation left out (${Math.round(ir.jit / answered).toLocaleString('en')}; ${answered} answered)`,
     );
@@ -199,6 +249,8 @@ export async function countInstructions(ids: readonly string[], options: CountOp
       copyFileSync(db.file, file);
       return file;
     };
+    // V8 writes /tmp/perf-<pid>.map, the names of the code it compiles (removed once read).
+    const perfArgs = options.functions ? ['--perf-basic-prof'] : [];
     const measureOne = async (id: string): Promise<[string, Count]> => {
       const scenario = id.replace('@against', '');
       if (!TARGET_SCENARIOS.includes(scenario))
@@ -214,7 +266,7 @@ export async function countInstructions(ids: readonly string[], options: CountOp
           join(root, 'dist/src/main.js'),
           { ...benchServiceEnv(copy(id)), ...options.env },
           work,
-          startNodeArgs(root),
+          [...perfArgs, ...startNodeArgs(root)],
           options.cacheSim ?? false,
         );
       } else {
@@ -224,7 +276,7 @@ export async function countInstructions(ids: readonly string[], options: CountOp
           command.script,
           kind === 'service' ? { ...command.env, ...options.env } : command.env,
           work,
-          command.nodeArgs,
+          [...perfArgs, ...command.nodeArgs],
           options.cacheSim ?? false,
         );
       }
@@ -233,6 +285,7 @@ export async function countInstructions(ids: readonly string[], options: CountOp
       await checkAnswer(server.url, db.enterpriseKey, scenario);
       const count = await measure(id, server, db.enterpriseKey, options);
       server.child.kill('SIGTERM');
+      if (options.functions) rmSync(`/tmp/perf-${server.child.pid}.map`, { force: true });
       return [id, count];
     };
     return new Map(await Promise.all(ids.map(measureOne)));
@@ -260,6 +313,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       env: { type: 'string', multiple: true, default: [] },
       /** Simulate the caches too (callgrind `--cache-sim=yes`): misses per request beside the instructions. */
       'cache-sim': { type: 'boolean', default: false },
+      /** Print each scenario's N costliest functions (self Ir per request), its JavaScript named (V8's --perf-basic-prof). */
+      functions: { type: 'string', default: '0' },
     },
   });
   const results = await countInstructions(args.only.split(','), {
@@ -270,6 +325,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     against: args.against,
     env: envOption(args.env),
     cacheSim: args['cache-sim'],
+    functions: Number(args.functions),
     keep: Boolean(process.env.KEEP),
   });
   const n = (x: number) => Math.round(x).toLocaleString('en');
@@ -282,5 +338,12 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     log('| scenario | main thread per request (per batch): first-level instruction misses · first-level data misses · last-level misses |');
     log('|---|---|');
     for (const [id, count] of results) log(`| ${id} | ${count.misses.map((m) => `${n(m.i1)} · ${n(m.d1)} · ${n(m.ll)}`).join(' ; ')} |`);
+  }
+  for (const [id, count] of results) {
+    if (!count.functions) continue;
+    log('');
+    log(`| ${id}: function (self, last batch) | Ir / request |`);
+    log('|---|---:|');
+    for (const f of count.functions) log(`| ${f.name.replace(/\|/g, '\\|')} | ${n(f.ir)} |`);
   }
 }
