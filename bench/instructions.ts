@@ -249,8 +249,9 @@ export async function countInstructions(ids: readonly string[], options: CountOp
       copyFileSync(db.file, file);
       return file;
     };
-    // V8 writes /tmp/perf-<pid>.map, the names of the code it compiles (removed once read).
-    const perfArgs = options.functions ? ['--perf-basic-prof'] : [];
+    // V8 writes /tmp/perf-<pid>.map, the names of the code it compiles (removed once read), and on Node 26 a log of
+    // its own, kept in the work directory.
+    const perfArgs = (name: string) => (options.functions ? ['--perf-basic-prof', `--logfile=${join(work, `${name}.v8.log`)}`] : []);
     const measureOne = async (id: string): Promise<[string, Count]> => {
       const scenario = id.replace('@against', '');
       if (!TARGET_SCENARIOS.includes(scenario))
@@ -266,7 +267,7 @@ export async function countInstructions(ids: readonly string[], options: CountOp
           join(root, 'dist/src/main.js'),
           { ...benchServiceEnv(copy(id)), ...options.env },
           work,
-          [...perfArgs, ...startNodeArgs(root)],
+          [...perfArgs(name), ...startNodeArgs(root)],
           options.cacheSim ?? false,
         );
       } else {
@@ -276,7 +277,7 @@ export async function countInstructions(ids: readonly string[], options: CountOp
           command.script,
           kind === 'service' ? { ...command.env, ...options.env } : command.env,
           work,
-          [...perfArgs, ...command.nodeArgs],
+          [...perfArgs(name), ...command.nodeArgs],
           options.cacheSim ?? false,
         );
       }
