@@ -4,7 +4,8 @@
  * `npm run bench` runs it over the targets' scenarios; alone, for an A/B of one lever:
  *
  *   npm run bench:instructions -- [--only floor,rest-ids,apollo-ids,gql-ids,apollo-pet,gql-pet] [--requests 2000] [--warmup 6000] [--batches 1]
- *     [--against DIR] [--env NAME=VALUE …] [--cache-sim]      (KEEP=1 keeps the run's directory and callgrind's dumps in it)
+ *     [--against DIR] [--against-node-args FLAGS] [--env NAME=VALUE …] [--cache-sim] [--functions N]
+ *     (KEEP=1 keeps the run's directory and callgrind's dumps in it)
  *   npm run bench:instructions -- --only rest-ids,rest-ids@against --against /tmp/petstore-ref --batches 3
  *
  * Seeds the bench database, starts each server under `valgrind --tool=callgrind --instr-atstart=no` (nothing is
@@ -13,6 +14,11 @@
  * `--connections` keep-alive connections, switches it off, and prints the instructions (Ir) per request. The load
  * generator runs outside valgrind, so only the server's work is counted. The figure is the main thread's, less V8's
  * JIT compilation (whose amount depends on when tiering happens); with several batches, the lowest counts.
+ *
+ * `--functions N`: each server runs with V8's `--perf-basic-prof`, whose map names the JavaScript callgrind knows only by
+ * address, and each scenario's N costliest functions (self Ir per request, the last batch) are printed: where the
+ * instructions go. The map makes V8 report every object a young collection moves, so the collector's share reads higher
+ * than in a plain count; judge the targets by a run without it.
  *
  * `--cache-sim`: callgrind also simulates the caches and the main thread's misses per request are printed beside the
  * instructions (work that costs more than its instructions say). Slower, and whole-thread, JIT compilation included.
@@ -39,6 +45,8 @@ export interface CountOptions {
   batches: number;
   /** The build `@against` scenarios run. */
   against?: string;
+  /** Node flags after the `@against` build's own start flags (a later V8 flag wins). */
+  againstNodeArgs?: string[];
   /** Added to the service's environment. */
   env?: Record<string, string>;
   cacheSim?: boolean;
@@ -267,7 +275,7 @@ export async function countInstructions(ids: readonly string[], options: CountOp
           join(root, 'dist/src/main.js'),
           { ...benchServiceEnv(copy(id)), ...options.env },
           work,
-          [...perfArgs(name), ...startNodeArgs(root)],
+          [...perfArgs(name), ...startNodeArgs(root), ...(options.againstNodeArgs ?? [])],
           options.cacheSim ?? false,
         );
       } else {
@@ -308,6 +316,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       warmup: { type: 'string', default: '6000' },
       connections: { type: 'string', default: '8' },
       against: { type: 'string' },
+      /** Node flags for the --against build after its start command's (`--against . --against-node-args=--max-semi-space-size=0`: the same build on V8's default young generation). */
+      'against-node-args': { type: 'string', default: '' },
       /** Repeat the measured batch this many times on the same server (one figure per batch). */
       batches: { type: 'string', default: '1' },
       /** NAME=VALUE for the service's environment (repeatable), e.g. `--env LOG_LEVEL=warn`. */
@@ -324,6 +334,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     connections: Number(args.connections),
     batches: Number(args.batches),
     against: args.against,
+    againstNodeArgs: args['against-node-args'].split(' ').filter(Boolean),
     env: envOption(args.env),
     cacheSim: args['cache-sim'],
     functions: Number(args.functions),
