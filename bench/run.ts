@@ -84,7 +84,8 @@ const { values: args } = benchArgs(import.meta.url, {
     'soak-minutes': { type: 'string', default: '5' },
     /**
      * Each server under V8's sampling profiler (bench/profiles/<service>-<time>.cpuprofile, whole run); at the end, each
-     * profile's self time split by package (where the instructions go: callgrind cannot name V8's compiled code).
+     * profile's self time split by package (sampled time; `npm run bench:instructions -- --functions N` names where the
+     * instructions go).
      */
     'cpu-prof': { type: 'boolean', default: false },
     only: { type: 'string' },
