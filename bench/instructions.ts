@@ -79,6 +79,8 @@ export interface Count {
   misses: Misses[];
   /** With `functions`: the last batch's costliest functions on the main thread, self Ir per request. */
   functions?: Array<{ name: string; ir: number }>;
+  /** With `functions`: every function's self Ir per request on the main thread, summed by FUNCTION_GROUPS. */
+  groups?: Map<string, number>;
 }
 
 /** Under valgrind a server starts some 50× slower, and slower still on a busy host: it has half an hour to listen. */
@@ -147,12 +149,25 @@ function fileIr(file: string): { total: number; jit: number; misses: Misses; ann
   return { total, jit, misses: fileMisses(text), annotated };
 }
 
+/** Where a function's instructions are counted in `--functions`' summary: the first group whose pattern its name matches. */
+const FUNCTION_GROUPS: ReadonlyArray<readonly [string, RegExp]> = [
+  ['young collections', /Scaveng|IterateObjectCache|OnMoveEvent|SizeFromMap|IteratePointers|Evacuate|SemiSpaceCopy|MutablePage/],
+  ['header names lower-cased', /StringToLowerCase/],
+  ['header names and values checked', /RegExp\.< src: '(\[\^\\t|\^\[\\\^_)/],
+  [
+    'strings joined and flattened',
+    /StringAdd|WriteToFlat|NewRawOneByteString|SlowFlatten|NewConsString|InternalizeString|ComputeAndSetRawHash|MakeThin/,
+  ],
+  ['promises and microtasks', /Promise|Microtask|AsyncFunction|Await|GetProperty/],
+  ['other JavaScript', /^JS /],
+];
+
 /**
  * Self Ir by function from callgrind_annotate's listing, V8's compiled JavaScript named through the process's
  * `--perf-basic-prof` map (callgrind knows such code only by address; an address V8 reused is named by its latest
  * code). Returns the `most` costliest, JIT compilation left out.
  */
-function namedFunctions(annotated: string, perfMap: string, most: number): Array<{ name: string; ir: number }> {
+function namedFunctions(annotated: string, perfMap: string): Map<string, number> {
   const byStart = new Map<number, { size: number; name: string }>();
   for (const line of existsSync(perfMap) ? readFileSync(perfMap, 'utf8').split('\n') : []) {
     const m = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
@@ -178,10 +193,17 @@ function namedFunctions(annotated: string, perfMap: string, most: number): Array
     const name = address ? `JS ${jsName(Number.parseInt(address[1]!, 16))}` : m[2]!.replace(/^\?\?\?:/, '').slice(0, 120);
     costs.set(name, (costs.get(name) ?? 0) + Number(m[1]!.replace(/,/g, '')));
   }
-  return [...costs]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, most)
-    .map(([name, ir]) => ({ name, ir }));
+  return costs;
+}
+
+/** Each function's cost in the first of FUNCTION_GROUPS it matches, the rest as `everything else`. */
+function groupedCosts(costs: ReadonlyMap<string, number>): Map<string, number> {
+  const groups = new Map<string, number>([...FUNCTION_GROUPS.map(([label]) => [label, 0] as [string, number]), ['everything else', 0]]);
+  for (const [name, ir] of costs) {
+    const label = FUNCTION_GROUPS.find(([, pattern]) => pattern.test(name))?.[0] ?? 'everything else';
+    groups.set(label, groups.get(label)! + ir);
+  }
+  return groups;
 }
 
 /**
@@ -231,10 +253,12 @@ async function measure(id: string, server: Server, key: string, options: CountOp
     count.batches.push(ir.main / answered);
     count.misses.push({ i1: ir.misses.i1 / answered, d1: ir.misses.d1 / answered, ll: ir.misses.ll / answered });
     if (options.functions) {
-      count.functions = namedFunctions(ir.annotated, `/tmp/perf-${pid}.map`, options.functions).map((f) => ({
-        name: f.name,
-        ir: f.ir / answered,
-      }));
+      const costs = namedFunctions(ir.annotated, `/tmp/perf-${pid}.map`);
+      count.functions = [...costs]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, options.functions)
+        .map(([name, cost]) => ({ name, ir: cost / answered }));
+      count.groups = new Map([...groupedCosts(costs)].map(([label, cost]) => [label, cost / answered]));
     }
     log(
       `  ${id.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads, JIT compilation left out (${Math.round(ir.jit / answered).toLocaleString('en')}; ${answered} answered)`,
@@ -350,6 +374,14 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     log('| scenario | main thread per request (per batch): first-level instruction misses · first-level data misses · last-level misses |');
     log('|---|---|');
     for (const [id, count] of results) log(`| ${id} | ${count.misses.map((m) => `${n(m.i1)} · ${n(m.d1)} · ${n(m.ll)}`).join(' ; ')} |`);
+  }
+  const withGroups = [...results].filter(([, count]) => count.groups);
+  if (withGroups.length) {
+    log('');
+    log(`| self Ir / request, main thread, last batch | ${withGroups.map(([id]) => id).join(' | ')} |`);
+    log(`|---|${withGroups.map(() => '---:').join('|')}|`);
+    for (const label of withGroups[0]![1].groups!.keys())
+      log(`| ${label} | ${withGroups.map(([, count]) => n(count.groups!.get(label)!)).join(' | ')} |`);
   }
   for (const [id, count] of results) {
     if (!count.functions) continue;

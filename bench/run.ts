@@ -597,10 +597,10 @@ function report(
   log('|---|---:|---:|');
   for (const [name, kb] of rssWarm) log(`| ${name} | ${mb(kb)} | ${mb(rssEnd.get(name)!)} |`);
   log();
-  log('SQL statements per request (steady state, API key cached):');
+  log('SQL statements and promises per request (steady state, API key cached; in-process, on this node):');
   for (const [id, c] of statements)
     log(
-      `  ${id}: ${c.total}${c.transactionControl ? ` (${c.transactionControl} transaction control)` : ''}\n    ${c.statements.map((s) => s.slice(0, 160)).join('\n    ')}`,
+      `  ${id}: ${c.total}${c.transactionControl ? ` (${c.transactionControl} transaction control)` : ''}, ${c.promises} promises\n    ${c.statements.map((s) => s.slice(0, 160)).join('\n    ')}`,
     );
 }
 

@@ -1,17 +1,24 @@
 /**
- * SQL statements per request, counted from knex's `query` events on an in-process app over a copy of
- * the benchmark database. Each scenario's request is sent once to warm up (which also caches the API
+ * SQL statements and promises per request, counted from knex's `query` events (and an async hook's promise
+ * inits) on an in-process app over a copy of the benchmark database. Each scenario's request is sent once to warm up (which also caches the API
  * key), then once more to count: the steady state, where the key lookup (1 statement) happens at
  * most once per key per second (the authenticator's TTL). On SQLite a transaction's `BEGIN IMMEDIATE`
  * is sent below knex (src/db/orm.ts) and is not among the events; its COMMIT is.
  */
 import 'reflect-metadata';
+import { createHook } from 'node:async_hooks';
+import { Agent, request as httpRequest } from 'node:http';
 import type autocannon from 'autocannon';
 import { loadConfig } from '../src/config.js';
 import { createApp } from '../src/app.js';
 import { keyedRequests, type BenchKeys, type Scenario } from './scenarios.js';
 
 export interface StatementCount {
+  /**
+   * Promises the process made while serving the request (an async hook's count; the client's request is sent by
+   * callbacks, which make none). On Node 20 and 22 each also runs AsyncLocalStorage's hooks once MikroORM's are on.
+   */
+  promises: number;
   total: number;
   /** BEGIN/COMMIT/ROLLBACK/SAVEPOINT, included in `total`. */
   transactionControl: number;
@@ -48,6 +55,42 @@ export async function countStatements(file: string, scenarios: Scenario[], keys:
       await res.arrayBuffer();
       return res.status;
     };
+    // The counted request goes by node:http's callbacks, so that the promises counted are the server's.
+    let promises = 0;
+    let counting = false;
+    const hook = createHook({
+      init(_id, type) {
+        if (counting && type === 'PROMISE') promises++;
+      },
+    });
+    const agent = new Agent({ keepAlive: true });
+    const sendCounted = (key: string, request: autocannon.Request) =>
+      new Promise<number>((answered, failed) => {
+        const prepared = typeof request.setupRequest === 'function' ? request.setupRequest(request, {}) : request;
+        promises = 0;
+        counting = true;
+        const req = httpRequest(
+          url + prepared.path,
+          {
+            agent,
+            method: prepared.method ?? 'GET',
+            headers: { 'X-API-Key': key, ...(prepared.headers as Record<string, string> | undefined) },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => {
+              counting = false;
+              answered(res.statusCode ?? 0);
+            });
+          },
+        );
+        req.on('error', (error) => {
+          counting = false;
+          failed(error);
+        });
+        req.end(prepared.body as string | undefined);
+      });
+    hook.enable();
     for (const scenario of scenarios) {
       if (scenario.service !== 'memory') continue;
       // A many-keys scenario is counted with its first key (steady state: the key cached).
@@ -55,19 +98,26 @@ export async function countStatements(file: string, scenarios: Scenario[], keys:
       // The free key's 60 per minute: spend them so the counted request is a refusal.
       const warmups = scenario.expect === 429 ? 61 : 1;
       for (let i = 0; i < warmups; i++) for (const r of scenario.requests) await send(key, r);
+      // Once by the counting client too (its connection opened), then counted.
+      for (const r of scenario.requests) await sendCounted(key, r);
       seen = [];
+      let made = 0;
       for (const r of scenario.requests) {
-        const status = await send(key, r);
+        const status = await sendCounted(key, r);
+        made += promises;
         if (status !== scenario.expect) throw new Error(`${scenario.id}: ${r.path} answered ${status}, expected ${scenario.expect}`);
       }
       // Without the webhook worker's background checks (its own tables), which share the connection pool.
       const statements = seen.filter((sql) => !/\b(event_relays|webhook_endpoints|webhook_deliveries)\b/.test(sql));
       counts.set(scenario.id, {
+        promises: made,
         total: statements.length,
         transactionControl: statements.filter((s) => /^\s*(begin|commit|rollback|savepoint|release)/i.test(s)).length,
         statements,
       });
     }
+    hook.disable();
+    agent.destroy();
   } finally {
     await app.close();
   }

@@ -13,7 +13,8 @@ import { buildSchema, parse, validate } from 'graphql';
 import { projectPath } from '../../src/project-path.js';
 import { seedBenchDatabase } from '../../bench/seed.js';
 import { announcedUrl, checkAnswer, serverCommand, writeOnce } from '../../bench/start-server.js';
-import { REST_IDS_PATH, scenarioRequest } from '../../bench/scenarios.js';
+import { REST_IDS_PATH, SCENARIOS, scenarioRequest } from '../../bench/scenarios.js';
+import { countStatements } from '../../bench/sql-count.js';
 import { FLOOD_CLIENTS, floodDocument, measureBesideFreeDocumentFlood } from '../../bench/hostile.js';
 import { measureEventLag } from '../../bench/events.js';
 
@@ -21,6 +22,7 @@ const work = mkdtempSync(join(tmpdir(), 'petstore-bench-servers-'));
 const children: ChildProcess[] = [];
 let key = '';
 let adminKey = '';
+let freeKey = '';
 const urls: Record<string, string> = {};
 
 async function start(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<string> {
@@ -39,6 +41,7 @@ before(async () => {
   const db = await seedBenchDatabase(join(work, 'seed.db'), { manyKeys: 0 });
   key = db.enterpriseKey;
   adminKey = db.adminKey;
+  freeKey = db.freeKey;
   const copy = (name: string) => {
     const file = join(work, `${name}.db`);
     copyFileSync(db.file, file);
@@ -120,4 +123,20 @@ test("the flood row's clients (on a thread of their own) send documents the serv
     Object.keys(flood.statuses).filter((status) => status !== '400' && status !== '429'),
     [],
   );
+});
+
+test("the per-request counts: the service's reads each send one prepared statement and make the promises an async hook counts on the server", async () => {
+  const counted = SCENARIOS.filter((s) => s.id === 'gql-pet' || s.id === 'rest-ids');
+  const file = join(work, 'counts.db');
+  copyFileSync(join(work, 'seed.db'), file);
+  const counts = await countStatements(file, counted, { enterprise: key, free: freeKey, many: [] });
+  for (const id of ['gql-pet', 'rest-ids']) {
+    const c = counts.get(id)!;
+    assert.equal(c.total, 1, `${id}: ${c.statements.join('; ')}`);
+    assert.match(c.statements[0]!, /^select id, name, category_id, status from pets where id .*\[prepared\]$/);
+    // A request makes promises (Koa's, Apollo's, the limiter's); an uncounted request or a counted client would not
+    // fall in this range.
+    assert.ok(c.promises >= 10 && c.promises <= 400, `${id}: ${c.promises} promises`);
+  }
+  assert.ok(counts.get('gql-pet')!.promises > counts.get('rest-ids')!.promises, 'Apollo makes more promises than the REST read');
 });
