@@ -4,7 +4,7 @@
  * `npm run bench` runs it over the targets' scenarios; alone, for an A/B of one lever:
  *
  *   npm run bench:instructions -- [--only floor,rest-ids,apollo-ids,gql-ids,apollo-pet,gql-pet] [--requests 2000] [--warmup 6000] [--batches 1]
- *     [--against DIR] [--against-node-args FLAGS] [--env NAME=VALUE …] [--cache-sim] [--functions N]
+ *     [--against DIR] [--against-node-args=FLAGS] [--env NAME=VALUE …] [--cache-sim] [--functions N]
  *     (KEEP=1 keeps the run's directory and callgrind's dumps in it)
  *   npm run bench:instructions -- --only rest-ids,rest-ids@against --against /tmp/petstore-ref --batches 3
  *
@@ -158,6 +158,8 @@ const FUNCTION_GROUPS: ReadonlyArray<readonly [string, RegExp]> = [
     'strings joined and flattened',
     /StringAdd|WriteToFlat|NewRawOneByteString|SlowFlatten|NewConsString|InternalizeString|ComputeAndSetRawHash|MakeThin/,
   ],
+  // GetProperty is V8's generic property load; in these servers nearly all of it is a promise resolved with an object
+  // looking up the object's `then` (its callers: ResolvePromise, PromiseAll).
   ['promises and microtasks', /Promise|Microtask|AsyncFunction|Await|GetProperty/],
   ['other JavaScript', /^JS /],
 ];
@@ -165,7 +167,7 @@ const FUNCTION_GROUPS: ReadonlyArray<readonly [string, RegExp]> = [
 /**
  * Self Ir by function from callgrind_annotate's listing, V8's compiled JavaScript named through the process's
  * `--perf-basic-prof` map (callgrind knows such code only by address; an address V8 reused is named by its latest
- * code). Returns the `most` costliest, JIT compilation left out.
+ * code). Every function's cost, JIT compilation left out.
  */
 function namedFunctions(annotated: string, perfMap: string): Map<string, number> {
   const byStart = new Map<number, { size: number; name: string }>();
@@ -281,7 +283,7 @@ export async function countInstructions(ids: readonly string[], options: CountOp
       copyFileSync(db.file, file);
       return file;
     };
-    // V8 writes /tmp/perf-<pid>.map, the names of the code it compiles (removed once read), and on Node 26 a log of
+    // V8 writes /tmp/perf-<pid>.map, the names of the code it compiles (removed once the server is stopped), and on Node 26 a log of
     // its own, kept in the work directory.
     const perfArgs = (name: string) => (options.functions ? ['--perf-basic-prof', `--logfile=${join(work, `${name}.v8.log`)}`] : []);
     const measureOne = async (id: string): Promise<[string, Count]> => {
@@ -329,6 +331,13 @@ export async function countInstructions(ids: readonly string[], options: CountOp
   }
 }
 
+/** A whole number of at least 0 given for `option`, or an error that says so. */
+function wholeNumber(option: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${option} takes a whole number, not ${value}`);
+  return n;
+}
+
 /** The lowest batch: the one least disturbed by V8's tiering. */
 export const lowest = (count: Count): number => Math.min(...count.batches);
 
@@ -361,7 +370,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     againstNodeArgs: args['against-node-args'].split(' ').filter(Boolean),
     env: envOption(args.env),
     cacheSim: args['cache-sim'],
-    functions: Number(args.functions),
+    functions: wholeNumber('--functions', args.functions),
     keep: Boolean(process.env.KEEP),
   });
   const n = (x: number) => Math.round(x).toLocaleString('en');

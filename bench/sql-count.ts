@@ -1,8 +1,8 @@
 /**
  * SQL statements and promises per request, counted from knex's `query` events (and an async hook's promise
- * inits) on an in-process app over a copy of the benchmark database. Each scenario's request is sent once to warm up (which also caches the API
- * key), then once more to count: the steady state, where the key lookup (1 statement) happens at
- * most once per key per second (the authenticator's TTL). On SQLite a transaction's `BEGIN IMMEDIATE`
+ * inits) on an in-process app over a copy of the benchmark database. Each scenario's request is sent to warm up
+ * (which also caches the API key), once more by the counting client, then once more to count: the steady state,
+ * where the key lookup (1 statement) happens at most once per key per second (the authenticator's TTL). On SQLite a transaction's `BEGIN IMMEDIATE`
  * is sent below knex (src/db/orm.ts) and is not among the events; its COMMIT is.
  */
 import 'reflect-metadata';
@@ -16,7 +16,9 @@ import { keyedRequests, type BenchKeys, type Scenario } from './scenarios.js';
 export interface StatementCount {
   /**
    * Promises the process made while serving the request (an async hook's count; the client's request is sent by
-   * callbacks, which make none). On Node 20 and 22 each also runs AsyncLocalStorage's hooks once MikroORM's are on.
+   * callbacks, which make none), from sending it to the answer's end: a background task's promises in that time (the
+   * event workers' timers) count too, and the server's own work after the answer may not. On Node 20 and 22 each
+   * also runs AsyncLocalStorage's hooks once MikroORM's are on.
    */
   promises: number;
   total: number;
@@ -91,33 +93,36 @@ export async function countStatements(file: string, scenarios: Scenario[], keys:
         req.end(prepared.body as string | undefined);
       });
     hook.enable();
-    for (const scenario of scenarios) {
-      if (scenario.service !== 'memory') continue;
-      // A many-keys scenario is counted with its first key (steady state: the key cached).
-      const { key } = keyedRequests(scenario, keys);
-      // The free key's 60 per minute: spend them so the counted request is a refusal.
-      const warmups = scenario.expect === 429 ? 61 : 1;
-      for (let i = 0; i < warmups; i++) for (const r of scenario.requests) await send(key, r);
-      // Once by the counting client too (its connection opened), then counted.
-      for (const r of scenario.requests) await sendCounted(key, r);
-      seen = [];
-      let made = 0;
-      for (const r of scenario.requests) {
-        const status = await sendCounted(key, r);
-        made += promises;
-        if (status !== scenario.expect) throw new Error(`${scenario.id}: ${r.path} answered ${status}, expected ${scenario.expect}`);
+    try {
+      for (const scenario of scenarios) {
+        if (scenario.service !== 'memory') continue;
+        // A many-keys scenario is counted with its first key (steady state: the key cached).
+        const { key } = keyedRequests(scenario, keys);
+        // The free key's 60 per minute: spend them so the counted request is a refusal.
+        const warmups = scenario.expect === 429 ? 61 : 1;
+        for (let i = 0; i < warmups; i++) for (const r of scenario.requests) await send(key, r);
+        // Once by the counting client too (its connection opened), then counted.
+        for (const r of scenario.requests) await sendCounted(key, r);
+        seen = [];
+        let made = 0;
+        for (const r of scenario.requests) {
+          const status = await sendCounted(key, r);
+          made += promises;
+          if (status !== scenario.expect) throw new Error(`${scenario.id}: ${r.path} answered ${status}, expected ${scenario.expect}`);
+        }
+        // Without the webhook worker's background checks (its own tables), which share the connection pool.
+        const statements = seen.filter((sql) => !/\b(event_relays|webhook_endpoints|webhook_deliveries)\b/.test(sql));
+        counts.set(scenario.id, {
+          promises: made,
+          total: statements.length,
+          transactionControl: statements.filter((s) => /^\s*(begin|commit|rollback|savepoint|release)/i.test(s)).length,
+          statements,
+        });
       }
-      // Without the webhook worker's background checks (its own tables), which share the connection pool.
-      const statements = seen.filter((sql) => !/\b(event_relays|webhook_endpoints|webhook_deliveries)\b/.test(sql));
-      counts.set(scenario.id, {
-        promises: made,
-        total: statements.length,
-        transactionControl: statements.filter((s) => /^\s*(begin|commit|rollback|savepoint|release)/i.test(s)).length,
-        statements,
-      });
+    } finally {
+      hook.disable();
+      agent.destroy();
     }
-    hook.disable();
-    agent.destroy();
   } finally {
     await app.close();
   }

@@ -15,6 +15,7 @@ import { Client, createAccount, startApp, type TestApp } from '../helpers/app.js
 import { redisUrl, skipUnless } from '../helpers/services.js';
 import { assertGraphQLError, dataOf } from './support.js';
 import type { GraphQLContext } from '../../src/graphql/context.js';
+import { cloudReportingOff } from '../../src/graphql/server/graphql.facade.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -237,10 +238,16 @@ describe('automatic persisted queries across two instances sharing Redis', { ski
 });
 
 describe("Apollo's reporting to its cloud", () => {
+  it('when neither APOLLO_KEY nor APOLLO_SCHEMA_REPORTING is set, then no marker is listed (each listed plugin costs every request), and either one lists both', () => {
+    assert.deepEqual(cloudReportingOff({}), []);
+    assert.equal(cloudReportingOff({ APOLLO_KEY: 'service:x:y' }).length, 2);
+    assert.equal(cloudReportingOff({ APOLLO_SCHEMA_REPORTING: 'true' }).length, 2);
+  });
+
   it('when APOLLO_KEY (without a graph ref) and APOLLO_SCHEMA_REPORTING are in the environment, then the service starts, answers, and Apollo neither reports nor warns about its key', async () => {
     const saved = { key: process.env.APOLLO_KEY, schema: process.env.APOLLO_SCHEMA_REPORTING };
     // Neither variable names a graph ref: even without the markers, Apollo would only warn (usage reporting) or
-    // refuse to start (schema reporting without a usable key), never send anything.
+    // refuse to start (its schema-reporting plugin needs a graph ref), never send anything.
     process.env.APOLLO_KEY = 'service:petstore-test:not-a-real-key';
     process.env.APOLLO_SCHEMA_REPORTING = 'true';
     const lines: string[] = [];

@@ -89,6 +89,8 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     // No stack trace, SQL or path ever reaches a client, in development either (the log has them).
     includeStacktraceInErrorResponses: false,
     csrfPrevention: { requestHeaders: CSRF_PREFLIGHT_HEADERS },
+    // One operation per request: the preparation keeps the operation's cost on the request's `observed`, which
+    // batched operations (each a shallow copy of the context) would share.
     allowBatchedHttpRequests: false,
     // The process owns SIGTERM (readiness 503, drain, then exit); Apollo must not re-raise the signal first.
     stopOnTerminationSignals: false,
