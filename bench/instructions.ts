@@ -136,24 +136,32 @@ function fileMisses(text: string): Misses {
   return { i1: of('I1mr'), d1: of('D1mr', 'D1mw'), ll: of('ILmr', 'DLmr', 'DLmw') };
 }
 
-/** A dump file's total Ir, and the part of it in JIT compilation (self costs, from callgrind_annotate). */
-function fileIr(file: string): { total: number; jit: number; misses: Misses; annotated: string } {
+/** callgrind_annotate's listing as [function, self Ir] pairs (its `PROGRAM TOTALS` line left out). */
+function annotatedCosts(file: string): Array<[string, number]> {
+  const listing = spawnSync('callgrind_annotate', ['--threshold=100', file], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
+  const costs: Array<[string, number]> = [];
+  for (const line of listing.split('\n')) {
+    const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*?)(?: \[[^\]]*\])?$/.exec(line);
+    if (m && m[2] !== 'PROGRAM TOTALS') costs.push([m[2]!, Number(m[1]!.replace(/,/g, ''))]);
+  }
+  return costs;
+}
+
+/** A dump file's total Ir, the part of it in JIT compilation, and its functions' self Ir (from callgrind_annotate). */
+function fileIr(file: string): { total: number; jit: number; misses: Misses; costs: Array<[string, number]> } {
   const text = readFileSync(file, 'utf8');
   const total = Number(/^totals: (\d+)/m.exec(text)![1]);
-  const annotated = spawnSync('callgrind_annotate', ['--threshold=100', file], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
-  let jit = 0;
-  for (const line of annotated.split('\n')) {
-    const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*)$/.exec(line);
-    if (m && JIT.test(m[2]!)) jit += Number(m[1]!.replace(/,/g, ''));
-  }
-  return { total, jit, misses: fileMisses(text), annotated };
+  const costs = annotatedCosts(file);
+  const jit = costs.reduce((sum, [name, ir]) => (JIT.test(name) ? sum + ir : sum), 0);
+  return { total, jit, misses: fileMisses(text), costs };
 }
 
 /** Where a function's instructions are counted in `--functions`' summary: the first group whose pattern its name matches. */
 const FUNCTION_GROUPS: ReadonlyArray<readonly [string, RegExp]> = [
   ['young collections', /Scaveng|IterateObjectCache|OnMoveEvent|SizeFromMap|IteratePointers|Evacuate|SemiSpaceCopy|MutablePage/],
   ['header names lower-cased', /StringToLowerCase/],
-  ['header names and values checked', /RegExp\.< src: '(\[\^\\t|\^\[\\\^_)/],
+  // Node's checks of a header's value and name (_http_common's two regular expressions), as each Node names them.
+  ['header names and values checked', /\[\^\\t\\x20-\\x7e|\^\[\\\^_`a-zA-Z/],
   [
     'strings joined and flattened',
     /StringAdd|WriteToFlat|NewRawOneByteString|SlowFlatten|NewConsString|InternalizeString|ComputeAndSetRawHash|MakeThin/,
@@ -165,11 +173,10 @@ const FUNCTION_GROUPS: ReadonlyArray<readonly [string, RegExp]> = [
 ];
 
 /**
- * Self Ir by function from callgrind_annotate's listing, V8's compiled JavaScript named through the process's
- * `--perf-basic-prof` map (callgrind knows such code only by address; an address V8 reused is named by its latest
- * code). Every function's cost, JIT compilation left out.
+ * Self Ir by function, V8's compiled JavaScript named through the process's `--perf-basic-prof` map (callgrind knows
+ * such code only by address; an address V8 reused is named by its latest code). JIT compilation left out.
  */
-function namedFunctions(annotated: string, perfMap: string): Map<string, number> {
+function namedFunctions(listed: ReadonlyArray<[string, number]>, perfMap: string): Map<string, number> {
   const byStart = new Map<number, { size: number; name: string }>();
   for (const line of existsSync(perfMap) ? readFileSync(perfMap, 'utf8').split('\n') : []) {
     const m = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
@@ -188,12 +195,11 @@ function namedFunctions(annotated: string, perfMap: string): Map<string, number>
     return entry && address < starts[hi]! + entry.size ? entry.name.replace(/file:\/\/|\/[^ ]*?node_modules\//g, '') : 'unnamed code';
   };
   const costs = new Map<string, number>();
-  for (const line of annotated.split('\n')) {
-    const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*?)(?: \[[^\]]*\])?$/.exec(line);
-    if (!m || m[2] === 'PROGRAM TOTALS' || JIT.test(m[2]!)) continue;
-    const address = /^\?\?\?:0x([0-9a-f]+)$/.exec(m[2]!);
-    const name = address ? `JS ${jsName(Number.parseInt(address[1]!, 16))}` : m[2]!.replace(/^\?\?\?:/, '').slice(0, 120);
-    costs.set(name, (costs.get(name) ?? 0) + Number(m[1]!.replace(/,/g, '')));
+  for (const [listedName, ir] of listed) {
+    if (JIT.test(listedName)) continue;
+    const address = /^\?\?\?:0x([0-9a-f]+)$/.exec(listedName);
+    const name = address ? `JS ${jsName(Number.parseInt(address[1]!, 16))}` : listedName.replace(/^\?\?\?:/, '').slice(0, 120);
+    costs.set(name, (costs.get(name) ?? 0) + ir);
   }
   return costs;
 }
@@ -215,7 +221,7 @@ function groupedCosts(costs: ReadonlyMap<string, number>): Map<string, number> {
 async function dumpedIr(
   outFile: string,
   n: number,
-): Promise<{ main: number; all: number; jit: number; misses: Misses; annotated: string }> {
+): Promise<{ main: number; all: number; jit: number; misses: Misses; costs: Array<[string, number]> }> {
   const dir = outFile.slice(0, outFile.lastIndexOf('/'));
   const prefix = `${outFile.slice(outFile.lastIndexOf('/') + 1)}.${n}-`;
   const deadline = Date.now() + 120_000;
@@ -225,7 +231,7 @@ async function dumpedIr(
       const counts = files.map((f) => [f, fileIr(join(dir, f))] as const);
       const main = counts.find(([f]) => f.endsWith('-01'))![1];
       const all = counts.reduce((a, [, c]) => ({ total: a.total + c.total, jit: a.jit + c.jit }), { total: 0, jit: 0 });
-      return { main: main.total - main.jit, all: all.total - all.jit, jit: all.jit, misses: main.misses, annotated: main.annotated };
+      return { main: main.total - main.jit, all: all.total - all.jit, jit: all.jit, misses: main.misses, costs: main.costs };
     }
     if (Date.now() > deadline) throw new Error(`no totals in ${prefix}*`);
     await new Promise((r) => setTimeout(r, 500));
@@ -255,7 +261,7 @@ async function measure(id: string, server: Server, key: string, options: CountOp
     count.batches.push(ir.main / answered);
     count.misses.push({ i1: ir.misses.i1 / answered, d1: ir.misses.d1 / answered, ll: ir.misses.ll / answered });
     if (options.functions) {
-      const costs = namedFunctions(ir.annotated, `/tmp/perf-${pid}.map`);
+      const costs = namedFunctions(ir.costs, `/tmp/perf-${pid}.map`);
       count.functions = [...costs]
         .sort((a, b) => b[1] - a[1])
         .slice(0, options.functions)
@@ -331,13 +337,6 @@ export async function countInstructions(ids: readonly string[], options: CountOp
   }
 }
 
-/** A whole number of at least 0 given for `option`, or an error that says so. */
-function wholeNumber(option: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${option} takes a whole number, not ${value}`);
-  return n;
-}
-
 /** The lowest batch: the one least disturbed by V8's tiering. */
 export const lowest = (count: Count): number => Math.min(...count.batches);
 
@@ -370,7 +369,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     againstNodeArgs: args['against-node-args'].split(' ').filter(Boolean),
     env: envOption(args.env),
     cacheSim: args['cache-sim'],
-    functions: wholeNumber('--functions', args.functions),
+    functions: Number(args.functions),
     keep: Boolean(process.env.KEEP),
   });
   const n = (x: number) => Math.round(x).toLocaleString('en');

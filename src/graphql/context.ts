@@ -2,6 +2,7 @@ import type { Actor, Domain, EventSubscriptions } from '../domain/index.js';
 import { authError } from '../http/authentication.js';
 import type { AppState } from '../http/context.js';
 import type { Loaders } from './schema/data.loaders.js';
+import type { OperationCost } from './server/request-preparation.js';
 
 /**
  * What every resolver and plugin receives: transport-neutral (no Koa context), built once per request
@@ -19,7 +20,7 @@ export interface GraphQLContext {
   readonly clientAddress: string;
   readonly requestId: string;
   /** What the facade reports back to the request log and metrics, and the operation's cost once it is charged (HTTP). */
-  readonly observed: { operationName?: string; operation?: string; errorCode?: string; cost?: { requested: number; charged: number } };
+  readonly observed: { operationName?: string; operation?: string; errorCode?: string; cost?: OperationCost };
   /** Committed events as they happen: set on subscription operations (over graphql-ws) only. */
   readonly events?: EventSubscriptions;
   /**
