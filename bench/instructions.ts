@@ -3,8 +3,8 @@
  * judged by (it does not move with the neighbours on a shared host; the wall clock and even CPU time do).
  * `npm run bench` runs it over the targets' scenarios; alone, for an A/B of one lever:
  *
- *   npm run bench:instructions -- [--only floor,rest-ids,apollo-ids,gql-ids,apollo-pet,gql-pet] [--requests 2000] [--warmup 6000] [--batches 1]
- *     [--against DIR] [--against-node-args=FLAGS] [--env NAME=VALUE …] [--cache-sim] [--functions N]
+ *   npm run bench:instructions -- [--only floor,rest-ids,apollo-ids,gql-ids,apollo-pet,gql-pet] [--requests 2000] [--warmup 6000] [--batches 3]
+ *     [--node PATH] [--against DIR] [--against-node-args=FLAGS] [--env NAME=VALUE …] [--cache-sim] [--functions N]
  *     (KEEP=1 keeps the run's directory and callgrind's dumps in it)
  *   npm run bench:instructions -- --only rest-ids,rest-ids@against --against /tmp/petstore-ref --batches 3
  *
@@ -50,6 +50,8 @@ export interface CountOptions {
   /** Added to the service's environment. */
   env?: Record<string, string>;
   cacheSim?: boolean;
+  /** The node binary the servers run on (default: the counter's own). */
+  node?: string;
   /** Name the JavaScript that runs (V8's `--perf-basic-prof` map) and keep each scenario's `functions` costliest. */
   functions?: number;
   /** Keep the work directory (callgrind's dumps). */
@@ -90,7 +92,7 @@ async function start(
   env: Record<string, string>,
   work: string,
   nodeArgs: string[],
-  cacheSim: boolean,
+  { cacheSim = false, node = process.execPath }: Pick<CountOptions, 'cacheSim' | 'node'>,
 ): Promise<Server> {
   const logFile = join(work, `${name}.log`);
   const outFile = join(work, `${name}.callgrind`);
@@ -105,7 +107,7 @@ async function start(
       '--separate-threads=yes',
       '--smc-check=all-non-file',
       `--callgrind-out-file=${outFile}`,
-      process.execPath,
+      node,
       ...nodeArgs,
       script,
     ],
@@ -308,7 +310,7 @@ export async function countInstructions(ids: readonly string[], options: CountOp
           { ...benchServiceEnv(copy(id)), ...options.env },
           work,
           [...perfArgs(name), ...startNodeArgs(root), ...(options.againstNodeArgs ?? [])],
-          options.cacheSim ?? false,
+          options,
         );
       } else {
         const command = serverCommand(kind, copy(id), db.enterpriseKey);
@@ -318,7 +320,7 @@ export async function countInstructions(ids: readonly string[], options: CountOp
           kind === 'service' ? { ...command.env, ...options.env } : command.env,
           work,
           [...perfArgs(name), ...command.nodeArgs],
-          options.cacheSim ?? false,
+          options,
         );
       }
       children.push(server.child);
@@ -350,8 +352,10 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       against: { type: 'string' },
       /** Node flags for the --against build after its start command's (`--against . --against-node-args=--max-semi-space-size=0`: the same build on V8's default young generation). */
       'against-node-args': { type: 'string', default: '' },
-      /** Repeat the measured batch this many times on the same server (one figure per batch). */
-      batches: { type: 'string', default: '1' },
+      /** Repeat the measured batch this many times on the same server (one figure per batch; the lowest counts). */
+      batches: { type: 'string', default: '3' },
+      /** The node binary the servers run on, e.g. `--node "$(npx -y node@26 -p process.execPath)"`. */
+      node: { type: 'string' },
       /** NAME=VALUE for the service's environment (repeatable), e.g. `--env LOG_LEVEL=warn`. */
       env: { type: 'string', multiple: true, default: [] },
       /** Simulate the caches too (callgrind `--cache-sim=yes`): misses per request beside the instructions. */
@@ -369,6 +373,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     againstNodeArgs: args['against-node-args'].split(' ').filter(Boolean),
     env: envOption(args.env),
     cacheSim: args['cache-sim'],
+    node: args.node ? resolve(args.node) : undefined,
     functions: Number(args.functions),
     keep: Boolean(process.env.KEEP),
   });
