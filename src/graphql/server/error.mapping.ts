@@ -115,7 +115,7 @@ export function toRequestError(error: unknown): GraphQLError {
   const known = describeError(originalOf(error));
   if (!known) return error instanceof GraphQLError ? error : new GraphQLError('unexpected', { originalError: error as Error });
   const headers = new HeaderMap();
-  for (const name in known.headers) headers.set(name.toLowerCase(), known.headers[name]!);
+  for (const name in known.headers) headers.set(name, known.headers[name]!);
   const located = error instanceof GraphQLError ? error : undefined;
   return new GraphQLError(known.message, {
     nodes: located?.nodes,
@@ -143,7 +143,7 @@ export function errorHooks(logger: Logger): ErrorHooks {
     didEncounterErrors({ errors, contextValue, response }) {
       for (const error of errors) {
         const known = knownOf(error);
-        if (known) for (const name in known.headers) response.http.headers.set(name.toLowerCase(), known.headers[name]!);
+        if (known) for (const name in known.headers) response.http.headers.set(name, known.headers[name]!);
         else if (!isRequestError(error))
           logger.error({ err: originalOf(error), requestId: contextValue.requestId }, 'unexpected GraphQL error');
       }
