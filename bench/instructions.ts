@@ -4,9 +4,9 @@
  * `npm run bench` runs it over the targets' scenarios; alone, for an A/B of one lever:
  *
  *   npm run bench:instructions -- [--only floor,rest-ids,apollo-ids,gql-ids,apollo-pet,gql-pet] [--requests 2000] [--warmup 6000] [--batches 3]
- *     [--node PATH] [--against DIR] [--against-node-args=FLAGS] [--env NAME=VALUE …] [--cache-sim] [--functions N]
+ *     [--node PATH] [--against DIR] [--against-node-args=FLAGS] [--env NAME=VALUE …] [--cache-sim] [--functions N] [--idle-seconds N]
  *     (KEEP=1 keeps the run's directory and callgrind's dumps in it)
- *   npm run bench:instructions -- --only rest-ids,rest-ids@against --against /tmp/petstore-ref --batches 3
+ *   npm run bench:instructions -- --only rest-ids,rest-ids@against --against /tmp/petstore-ref
  *
  * Seeds the bench database, starts each server under `valgrind --tool=callgrind --instr-atstart=no` (nothing is
  * counted while it starts and warms up; the service first gets one write, bench/start-server.ts's writeOnce), sends
@@ -19,6 +19,9 @@
  * address, and each scenario's N costliest functions (self Ir per request, the last batch) are printed: where the
  * instructions go. The map makes V8 report every object a young collection moves, so the collector's share reads higher
  * than in a plain count; judge the targets by a run without it.
+ *
+ * `--idle-seconds N`: after the batches, N seconds are counted without requests and printed per second: the server's
+ * time-driven work (timers, workers), which weighs the more on a request the slower valgrind runs.
  *
  * `--cache-sim`: callgrind also simulates the caches and the main thread's misses per request are printed beside the
  * instructions (work that costs more than its instructions say). Slower, and whole-thread, JIT compilation included.
@@ -52,6 +55,8 @@ export interface CountOptions {
   cacheSim?: boolean;
   /** The node binary the servers run on (default: the counter's own). */
   node?: string;
+  /** After the batches, count this many seconds without requests: the server's time-driven work (timers, workers). */
+  idleSeconds?: number;
   /** Name the JavaScript that runs (V8's `--perf-basic-prof` map) and keep each scenario's `functions` costliest. */
   functions?: number;
   /** Keep the work directory (callgrind's dumps). */
@@ -78,6 +83,10 @@ export interface Misses {
 /** One scenario's count: the main thread's instructions per request of each batch (JIT compilation left out), and misses. */
 export interface Count {
   batches: number[];
+  /** Each batch's seconds (wall clock, under valgrind). */
+  seconds: number[];
+  /** With `idleSeconds`: the main thread's instructions per second without requests. */
+  idlePerSecond?: number;
   misses: Misses[];
   /** With `functions`: the last batch's costliest functions on the main thread, self Ir per request. */
   functions?: Array<{ name: string; ir: number }>;
@@ -253,11 +262,13 @@ async function measure(id: string, server: Server, key: string, options: CountOp
       throw new Error(`callgrind_control ${command.join(' ')}: ${run.stdout}${run.stderr}`);
   };
   await send(server, id, key, options.warmup, options.connections);
-  const count: Count = { batches: [], misses: [] };
+  const count: Count = { batches: [], seconds: [], misses: [] };
   for (let b = 0; b < options.batches; b++) {
     control('-i', 'on');
+    const began = performance.now();
     const answered = await send(server, id, key, options.requests, options.connections);
     control('-i', 'off');
+    count.seconds.push((performance.now() - began) / 1000);
     control('--dump');
     const ir = await dumpedIr(server.outFile, b + 1);
     count.batches.push(ir.main / answered);
@@ -271,7 +282,20 @@ async function measure(id: string, server: Server, key: string, options: CountOp
       count.groups = new Map([...groupedCosts(costs)].map(([label, cost]) => [label, cost / answered]));
     }
     log(
-      `  ${id.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads, JIT compilation left out (${Math.round(ir.jit / answered).toLocaleString('en')}; ${answered} answered)`,
+      `  ${id.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads, JIT compilation left out (${Math.round(ir.jit / answered).toLocaleString('en')}; ${answered} answered in ${count.seconds[b]!.toFixed(1)} s)`,
+    );
+  }
+  if (options.idleSeconds) {
+    control('-i', 'on');
+    const began = performance.now();
+    await new Promise((r) => setTimeout(r, options.idleSeconds! * 1000));
+    control('-i', 'off');
+    const seconds = (performance.now() - began) / 1000;
+    control('--dump');
+    const ir = await dumpedIr(server.outFile, options.batches + 1);
+    count.idlePerSecond = ir.main / seconds;
+    log(
+      `  ${id.padEnd(18)} idle: ${Math.round(count.idlePerSecond).toLocaleString('en')} Ir/s on the main thread over ${seconds.toFixed(1)} s without requests`,
     );
   }
   return count;
@@ -356,6 +380,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       batches: { type: 'string', default: '3' },
       /** The node binary the servers run on, e.g. `--node "$(npx -y node@26 -p process.execPath)"`. */
       node: { type: 'string' },
+      /** Count this many seconds without requests after the batches: the server's time-driven work per second. */
+      'idle-seconds': { type: 'string', default: '0' },
       /** NAME=VALUE for the service's environment (repeatable), e.g. `--env LOG_LEVEL=warn`. */
       env: { type: 'string', multiple: true, default: [] },
       /** Simulate the caches too (callgrind `--cache-sim=yes`): misses per request beside the instructions. */
@@ -374,6 +400,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     env: envOption(args.env),
     cacheSim: args['cache-sim'],
     node: args.node ? resolve(args.node) : undefined,
+    idleSeconds: Number(args['idle-seconds']),
     functions: Number(args.functions),
     keep: Boolean(process.env.KEEP),
   });
