@@ -8,10 +8,12 @@
  * - an option whose default is a number (`rounds: { type: 'string', default: '5' }`), or one named as a number
  *   option, takes only a number; a value that starts with `-` goes after `=` (`--node-args=--no-flush-bytecode`).
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { projectPath } from '../src/project-path.js';
 
 type Parsed<T extends ParseArgsConfig> = ReturnType<typeof parseArgs<T>>;
 
@@ -88,4 +90,13 @@ export function benchArgs<T extends ParseArgsConfig>(
 export function refuse(toolUrl: string, message: string): never {
   writeSync(2, `${toolName(toolUrl)}: ${message}\n  (--help prints the options and examples)\n`);
   process.exit(2);
+}
+
+/** The commit measured, as a run's report names it (`-dirty` with uncommitted changes; `unknown` outside git). */
+export function measuredCommit(): string {
+  try {
+    return execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=7'], { cwd: projectPath('.'), encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
 }

@@ -16,12 +16,12 @@
  * JIT compilation (whose amount depends on when tiering happens); with several batches, the lowest counts.
  *
  * `--functions N`: each server runs with V8's `--perf-basic-prof`, whose map names the JavaScript callgrind knows only by
- * address, and each scenario's N costliest functions (self Ir per request, the last batch) are printed: where the
+ * address, and each scenario's N costliest functions (self Ir per request, its lowest batch) are printed: where the
  * instructions go. The map makes V8 report every object a young collection moves, so the collector's share reads higher
  * than in a plain count; judge the targets by a run without it.
  *
- * `--idle-seconds N`: after the batches, N seconds are counted without requests and printed per second: the server's
- * time-driven work (timers, workers), which weighs the more on a request the slower valgrind runs.
+ * `--idle-seconds N`: right after the batches, N seconds are counted without requests and printed as Ir per second on
+ * the main thread: the server's time-driven work (its timers), which weighs the more on a request the slower valgrind runs.
  *
  * `--cache-sim`: callgrind also simulates the caches and the main thread's misses per request are printed beside the
  * instructions (work that costs more than its instructions say). Slower, and whole-thread, JIT compilation included.
@@ -35,7 +35,7 @@ import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readdirSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchArgs } from './cli.js';
+import { benchArgs, measuredCommit } from './cli.js';
 import autocannon from 'autocannon';
 import { seedBenchDatabase } from './seed.js';
 import { announcedUrl, benchServiceEnv, checkAnswer, serverCommand, serverOf, writeOnce } from './start-server.js';
@@ -55,7 +55,7 @@ export interface CountOptions {
   cacheSim?: boolean;
   /** The node binary the servers run on (default: the counter's own). */
   node?: string;
-  /** After the batches, count this many seconds without requests: the server's time-driven work (timers, workers). */
+  /** After the batches, count this many seconds without requests: the main thread's time-driven work (its timers). */
   idleSeconds?: number;
   /** Name the JavaScript that runs (V8's `--perf-basic-prof` map) and keep each scenario's `functions` costliest. */
   functions?: number;
@@ -88,7 +88,7 @@ export interface Count {
   /** With `idleSeconds`: the main thread's instructions per second without requests. */
   idlePerSecond?: number;
   misses: Misses[];
-  /** With `functions`: the last batch's costliest functions on the main thread, self Ir per request. */
+  /** With `functions`: the lowest batch's costliest functions on the main thread, self Ir per request. */
   functions?: Array<{ name: string; ir: number }>;
   /** With `functions`: every function's self Ir per request on the main thread, summed by FUNCTION_GROUPS. */
   groups?: Map<string, number>;
@@ -273,7 +273,8 @@ async function measure(id: string, server: Server, key: string, options: CountOp
     const ir = await dumpedIr(server.outFile, b + 1);
     count.batches.push(ir.main / answered);
     count.misses.push({ i1: ir.misses.i1 / answered, d1: ir.misses.d1 / answered, ll: ir.misses.ll / answered });
-    if (options.functions) {
+    // The functions of the lowest batch so far: the one the figure is.
+    if (options.functions && ir.main / answered <= Math.min(...count.batches)) {
       const costs = namedFunctions(ir.costs, `/tmp/perf-${pid}.map`);
       count.functions = [...costs]
         .sort((a, b) => b[1] - a[1])
@@ -285,7 +286,7 @@ async function measure(id: string, server: Server, key: string, options: CountOp
       `  ${id.padEnd(18)} batch ${b + 1}: ${Math.round(ir.main / answered).toLocaleString('en')} Ir/request on the main thread, ${Math.round(ir.all / answered).toLocaleString('en')} in all threads, JIT compilation left out (${Math.round(ir.jit / answered).toLocaleString('en')}; ${answered} answered in ${count.seconds[b]!.toFixed(1)} s)`,
     );
   }
-  if (options.idleSeconds) {
+  if ((options.idleSeconds ?? 0) > 0) {
     control('-i', 'on');
     const began = performance.now();
     await new Promise((r) => setTimeout(r, options.idleSeconds! * 1000));
@@ -390,6 +391,10 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       functions: { type: 'string', default: '0' },
     },
   });
+  const node = args.node ? resolve(args.node) : process.execPath;
+  log(
+    `instruction counter: commit ${measuredCommit()}, servers on node ${spawnSync(node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()}, ${new Date().toISOString().slice(0, 10)}`,
+  );
   const results = await countInstructions(args.only.split(','), {
     requests: Number(args.requests),
     warmup: Number(args.warmup),
@@ -399,7 +404,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     againstNodeArgs: args['against-node-args'].split(' ').filter(Boolean),
     env: envOption(args.env),
     cacheSim: args['cache-sim'],
-    node: args.node ? resolve(args.node) : undefined,
+    node,
     idleSeconds: Number(args['idle-seconds']),
     functions: Number(args.functions),
     keep: Boolean(process.env.KEEP),
@@ -418,7 +423,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const withGroups = [...results].filter(([, count]) => count.groups);
   if (withGroups.length) {
     log('');
-    log(`| self Ir / request, main thread, last batch | ${withGroups.map(([id]) => id).join(' | ')} |`);
+    log(`| self Ir / request, main thread, lowest batch | ${withGroups.map(([id]) => id).join(' | ')} |`);
     log(`|---|${withGroups.map(() => '---:').join('|')}|`);
     for (const label of withGroups[0]![1].groups!.keys())
       log(`| ${label} | ${withGroups.map(([, count]) => n(count.groups!.get(label)!)).join(' | ')} |`);
@@ -426,7 +431,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   for (const [id, count] of results) {
     if (!count.functions) continue;
     log('');
-    log(`| ${id}: function (self, last batch) | Ir / request |`);
+    log(`| ${id}: function (self, lowest batch) | Ir / request |`);
     log('|---|---:|');
     for (const f of count.functions) log(`| ${f.name.replace(/\|/g, '\\|')} | ${n(f.ir)} |`);
   }

@@ -2,9 +2,10 @@
  * `npm run bench` — the service against its floors, by instructions per request (CPU beside), and the hostile rows.
  *
  * By default it measures the targets: F (REST's floor, bench/ladder-server.ts), the service's REST read by ids, F_apollo
- * (GraphQL's floor, bench/apollo-floor.ts), the service's GraphQL read by ids and its `pet(id)`. Each is counted once by
- * the instruction counter (bench/instructions.ts: callgrind, instructions per request on the main thread) and loaded
- * outside valgrind for its CPU µs per request (median of the rounds, for information: it moves with the neighbours).
+ * (GraphQL's floor, bench/apollo-floor.ts), the service's GraphQL read by ids and its `pet(id)`. Each is counted by the
+ * instruction counter (bench/instructions.ts: callgrind, instructions per request on the main thread, the lowest of three
+ * batches) and loaded outside valgrind for its CPU µs per request (median of the rounds, for information: it moves with
+ * the neighbours).
  * A ratio is the floor's instructions per request over the service's: the share of its floor's efficiency the service
  * keeps (100% = as cheap as its floor). Targets: REST by ids / F ≥ 80%, GraphQL by ids / F_apollo ≥ 85%, GraphQL
  * `pet(id)` / F_apollo's `pet(id)` ≥ 85%. Then the free-document flood: another customer's read median beside clients
@@ -40,7 +41,7 @@ import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readdirSync,
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { benchArgs } from './cli.js';
+import { benchArgs, measuredCommit } from './cli.js';
 import autocannon from 'autocannon';
 import { MANY_KEYS, seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
@@ -129,14 +130,8 @@ const SERVER_NODE_VERSION = execFileSync(SERVER_NODE, ['-p', 'process.version'],
 const PG_URL = process.env.PG_URL;
 /** The instruction counter's batches per scenario (the targets' mode); each scenario's lowest counts. */
 const INSTRUCTION_BATCHES = 3;
-/** The commit measured (`-dirty` with uncommitted changes): read as the run starts, since the report comes many minutes later. */
-const COMMIT = (() => {
-  try {
-    return execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=7'], { cwd: projectPath('.'), encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-})();
+/** The commit measured: read as the run starts, since the report comes many minutes later. */
+const COMMIT = measuredCommit();
 /** No mode and no scenarios asked: the targets (instructions, CPU beside) and the flood row. */
 const TARGETS_MODE = !args.load && !args.only && !args.soak && !args.events && !args.idle && !args.flood;
 
@@ -615,7 +610,7 @@ function report(
 }
 
 /**
- * The targets' report: each scenario's instructions per request (one count) and CPU µs per request (median of the
+ * The targets' report: each scenario's instructions per request (the lowest of its batches, all printed) and CPU µs per request (median of the
  * rounds, for information), each target's ratio from instructions with the CPU ratio beside it, and the flood row.
  */
 function targetsReport(runs: Map<string, Run[]>, counts: Map<string, Count>, flood: Floods) {
