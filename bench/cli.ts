@@ -92,6 +92,11 @@ export function refuse(toolUrl: string, message: string): never {
   process.exit(2);
 }
 
+/** The version of the node binary at `path` (`v26.1.0`), as a run's report names it. */
+export function nodeVersion(path: string): string {
+  return execFileSync(path, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
+}
+
 /** The commit measured, as a run's report names it (`-dirty` with uncommitted changes; `unknown` outside git). */
 export function measuredCommit(): string {
   try {

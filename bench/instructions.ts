@@ -35,7 +35,7 @@ import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readdirSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchArgs, measuredCommit } from './cli.js';
+import { benchArgs, measuredCommit, nodeVersion } from './cli.js';
 import autocannon from 'autocannon';
 import { seedBenchDatabase } from './seed.js';
 import { announcedUrl, benchServiceEnv, checkAnswer, serverCommand, serverOf, writeOnce } from './start-server.js';
@@ -50,6 +50,8 @@ export interface CountOptions {
   against?: string;
   /** Node flags after the `@against` build's own start flags (a later V8 flag wins). */
   againstNodeArgs?: string[];
+  /** Node flags after this build's service's start flags (`npm run bench --node-args`, which its loaded servers get too). */
+  serviceNodeArgs?: string[];
   /** Added to the service's environment. */
   env?: Record<string, string>;
   cacheSim?: boolean;
@@ -344,7 +346,7 @@ export async function countInstructions(ids: readonly string[], options: CountOp
           command.script,
           kind === 'service' ? { ...command.env, ...options.env } : command.env,
           work,
-          [...perfArgs(name), ...command.nodeArgs],
+          [...perfArgs(name), ...command.nodeArgs, ...(kind === 'service' ? (options.serviceNodeArgs ?? []) : [])],
           options,
         );
       }
@@ -392,9 +394,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     },
   });
   const node = args.node ? resolve(args.node) : process.execPath;
-  log(
-    `instruction counter: commit ${measuredCommit()}, servers on node ${spawnSync(node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()}, ${new Date().toISOString().slice(0, 10)}`,
-  );
+  log(`instruction counter: commit ${measuredCommit()}, servers on node ${nodeVersion(node)}, ${new Date().toISOString().slice(0, 10)}`);
   const results = await countInstructions(args.only.split(','), {
     requests: Number(args.requests),
     warmup: Number(args.warmup),

@@ -36,12 +36,12 @@
  *
  * Every service runs with the node flags of its build's start command (package.json's `start`), as served.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { benchArgs, measuredCommit } from './cli.js';
+import { benchArgs, measuredCommit, nodeVersion } from './cli.js';
 import autocannon from 'autocannon';
 import { MANY_KEYS, seedBenchDatabase, PET_COUNT } from './seed.js';
 import { countStatements, type StatementCount } from './sql-count.js';
@@ -126,7 +126,7 @@ const CONNECTIONS = Number(args.connections);
 const REDIS_URL = process.env.REDIS_URL;
 /** The node binary the servers run on, and its version. */
 const SERVER_NODE = args.node ? resolve(args.node) : process.execPath;
-const SERVER_NODE_VERSION = execFileSync(SERVER_NODE, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
+const SERVER_NODE_VERSION = nodeVersion(SERVER_NODE);
 const PG_URL = process.env.PG_URL;
 /** The instruction counter's batches per scenario (the targets' mode); each scenario's lowest counts. */
 const INSTRUCTION_BATCHES = 3;
@@ -495,6 +495,7 @@ async function main() {
       connections: 8,
       batches: INSTRUCTION_BATCHES,
       node: SERVER_NODE,
+      serviceNodeArgs: args['node-args'].split(' ').filter(Boolean),
     });
     targetsReport(runs, counts, flood);
   } finally {
@@ -610,8 +611,9 @@ function report(
 }
 
 /**
- * The targets' report: each scenario's instructions per request (the lowest of its batches, all printed) and CPU µs per request (median of the
- * rounds, for information), each target's ratio from instructions with the CPU ratio beside it, and the flood row.
+ * The targets' report: each scenario's instructions per request (the lowest of its batches, all printed) and CPU µs
+ * per request (median of the rounds, for information), each target's ratio from instructions with the CPU ratio
+ * beside it, and the flood row.
  */
 function targetsReport(runs: Map<string, Run[]>, counts: Map<string, Count>, flood: Floods) {
   const instructions = new Map([...counts].map(([id, c]) => [id, lowest(c)]));
