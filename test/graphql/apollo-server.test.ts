@@ -16,6 +16,7 @@ import { redisUrl, skipUnless } from '../helpers/services.js';
 import { assertGraphQLError, dataOf } from './support.js';
 import type { GraphQLContext } from '../../src/graphql/context.js';
 import { cloudReportingOff } from '../../src/graphql/server/graphql.facade.js';
+import { PERSISTED_QUERY_MAX_CHARS, PERSISTED_QUERY_TTL_SECONDS } from '../../src/graphql/server/persisted-queries.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -170,6 +171,24 @@ describe('Apollo Server executes every GraphQL request over HTTP', () => {
     );
   });
 
+  it('when a persisted query is registered with a text longer than the store keeps, then it is answered but not kept: its hash alone is then unknown', async () => {
+    const { client } = await createAccount(t, { name: 'Long text' });
+    const query = `# ${'x'.repeat(PERSISTED_QUERY_MAX_CHARS)}\nquery Long${randomBytes(4).toString('hex')} { viewer { name } }`;
+    const extensions = { persistedQuery: { version: 1, sha256Hash: sha256(query) } };
+    const registered = await client.request('POST', '/graphql', { body: { query, extensions }, skipContract: true });
+    assert.deepEqual(dataOf(registered), { viewer: { name: 'Long text' } });
+    const byHash = await client.request('POST', '/graphql', { body: { extensions }, skipContract: true });
+    assert.equal(byHash.body.errors?.[0]?.extensions?.code, 'PERSISTED_QUERY_NOT_FOUND');
+    // Just under the bound, the text is kept.
+    const kept = `query Kept${randomBytes(4).toString('hex')} { viewer { name } }`;
+    const keptText = `${kept} # ${'x'.repeat(PERSISTED_QUERY_MAX_CHARS - kept.length - 3)}`;
+    assert.equal(keptText.length, PERSISTED_QUERY_MAX_CHARS);
+    const keptExtensions = { persistedQuery: { version: 1, sha256Hash: sha256(keptText) } };
+    dataOf(await client.request('POST', '/graphql', { body: { query: keptText, extensions: keptExtensions }, skipContract: true }));
+    const keptByHash = await client.request('POST', '/graphql', { body: { extensions: keptExtensions }, skipContract: true });
+    assert.deepEqual(dataOf(keptByHash), { viewer: { name: 'Long text' } });
+  });
+
   it("when urql's default client (fetchExchange, GET for queries) sends a query with only X-API-Key, then it is answered", async () => {
     const { key } = await createAccount(t, { name: 'Urql' });
     const methods: string[] = [];
@@ -210,8 +229,8 @@ const redis = await redisUrl();
 describe('automatic persisted queries across two instances sharing Redis', { skip: skipUnless(redis, 'Redis') }, () => {
   let a: TestApp;
   let b: TestApp;
+  const prefix = `petstore-apq-test-${randomBytes(6).toString('hex')}`;
   before(async () => {
-    const prefix = `petstore-apq-test-${randomBytes(6).toString('hex')}`;
     a = await startApp({ env: { REDIS_URL: redis!, RATE_LIMIT_KEY_PREFIX: prefix } });
     b = await startApp({
       databaseUrl: a.config.database.url,
@@ -235,7 +254,38 @@ describe('automatic persisted queries across two instances sharing Redis', { ski
     assert.deepEqual(second.data, { viewer: { __typename: 'Viewer', name: 'Shared' } });
     assert.deepEqual(onB, ['GET'], 'B found the hash A registered');
   });
+
+  it('when a query is registered, then Redis keeps its text for the persisted-query TTL, not forever', async () => {
+    const { client } = await createAccount(a, { name: 'Expiring' });
+    const query = `query Expiring${randomBytes(4).toString('hex')} { viewer { name } }`;
+    const hash = sha256(query);
+    dataOf(
+      await client.request('POST', '/graphql', {
+        body: { query, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } },
+        skipContract: true,
+      }),
+    );
+    const { Redis } = await import('ioredis');
+    const store = new Redis(redis!);
+    try {
+      const [keys] = await untilStored(store, `${prefix}*${hash}`);
+      assert.equal(keys.length, 1, `one key holds the text: ${keys.join(', ')}`);
+      const ttl = await store.ttl(keys[0]!);
+      assert.ok(ttl > 0 && ttl <= PERSISTED_QUERY_TTL_SECONDS, `the key expires within the TTL (redis TTL ${ttl})`);
+    } finally {
+      store.disconnect();
+    }
+  });
 });
+
+/** The Redis keys matching `pattern`, once the store's write (Apollo does not wait for it) has landed. */
+async function untilStored(store: import('ioredis').Redis, pattern: string): Promise<[string[]]> {
+  for (let i = 0; ; i++) {
+    const keys = await store.keys(pattern);
+    if (keys.length > 0 || i === 50) return [keys];
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 describe("Apollo's reporting to its cloud", () => {
   it('when neither APOLLO_KEY nor APOLLO_SCHEMA_REPORTING is set, then no marker is listed (each listed plugin costs every request), and either one lists both', () => {

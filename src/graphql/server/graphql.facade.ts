@@ -25,7 +25,7 @@ import { jitGateway, operationExecutor } from './jit.executor.js';
 import { executeWithApollo, writeApolloResponse } from './koa.integration.js';
 import { landingPage } from './landing-page.js';
 import { freshLoadersPerMutationField } from './loaders.plugin.js';
-import { persistedQueryCache } from './persisted-queries.js';
+import { PERSISTED_QUERY_TTL_SECONDS, persistedQueryCache } from './persisted-queries.js';
 import { repeatedFieldsPrecheck } from './query-limits.js';
 import { isRecord, requestPreparation, type RequestPreparation } from './request-preparation.js';
 import { resolveHttpRequest } from './trusted-documents.js';
@@ -78,7 +78,7 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
   }
   const executor = config.graphqlExecutor === 'jit' ? jitGateway(schema, operationExecutor(schema, 'jit')) : undefined;
   const persisted = persistedQueryCache(config, logger);
-  const persistedQueries: PersistedQueryOptions = { cache: persisted.cache };
+  const persistedQueries: PersistedQueryOptions = { cache: persisted.cache, ttl: PERSISTED_QUERY_TTL_SECONDS };
   const apollo = new ApolloServer<GraphQLContext>({
     // graphql-jit for queries through Apollo's gateway option (jit.executor.ts); or graphql-js, Apollo's own.
     ...(executor ? { gateway: executor } : { schema }),

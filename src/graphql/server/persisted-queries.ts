@@ -8,12 +8,29 @@ import type { Config } from '../../config.js';
 
 /** Query texts an instance keeps for automatic persisted queries without Redis, in characters. */
 const IN_MEMORY_CHARS = 8 * 1024 * 1024;
+/** How long a registered text is kept (in memory or in Redis); a client whose hash expired sends the text again. */
+export const PERSISTED_QUERY_TTL_SECONDS = 300;
+/**
+ * The longest text that is kept. A longer one is answered but not kept (its hash alone is then unknown): with the
+ * TTL, what one key can make the store hold is bounded by the requests its limits allow.
+ */
+export const PERSISTED_QUERY_MAX_CHARS = 16 * 1024;
+
+/** `cache`, keeping no text longer than PERSISTED_QUERY_MAX_CHARS. */
+function capped(cache: KeyValueCache<string>): KeyValueCache<string> {
+  return {
+    get: (key) => cache.get(key),
+    set: (key, text, options) => (text.length > PERSISTED_QUERY_MAX_CHARS ? Promise.resolve() : cache.set(key, text, options)),
+    delete: (key) => cache.delete(key),
+  };
+}
 
 /**
  * Where Apollo keeps the query texts of automatic persisted queries (by their SHA-256): this process's bounded
  * LRU cache, or Redis when `REDIS_URL` is set, through Apollo's Keyv adapter, so that a query one instance
- * registered is found by every other (keys under `<RATE_LIMIT_KEY_PREFIX>:apq`). Entries in Redis live as long
- * as Apollo's persisted-query TTL says; a Redis that fails makes a hash unknown (the client sends the text again).
+ * registered is found by every other (keys under `<RATE_LIMIT_KEY_PREFIX>:apq`). Entries live
+ * PERSISTED_QUERY_TTL_SECONDS (Apollo passes its `ttl` option to every `set`; without one Redis would keep them
+ * forever); a Redis that fails makes a hash unknown (the client sends the text again).
  */
 export function persistedQueryCache(
   config: Pick<Config, 'redisUrl' | 'rateLimitKeyPrefix' | 'redisCommandTimeoutMs'>,
@@ -21,7 +38,7 @@ export function persistedQueryCache(
 ): { cache: KeyValueCache<string>; close(): Promise<void> } {
   if (!config.redisUrl) {
     return {
-      cache: new InMemoryLRUCache<string>({ maxSize: IN_MEMORY_CHARS, sizeCalculation: (text) => Math.max(1, text.length) }),
+      cache: capped(new InMemoryLRUCache<string>({ maxSize: IN_MEMORY_CHARS, sizeCalculation: (text) => Math.max(1, text.length) })),
       close: async () => {},
     };
   }
@@ -51,7 +68,7 @@ export function persistedQueryCache(
   });
   return {
     // The same Keyv class, declared twice (the adapter's CommonJS types and this module's ESM ones).
-    cache: new KeyvAdapter(keyv as unknown as ConstructorParameters<typeof KeyvAdapter<string>>[0]),
+    cache: capped(new KeyvAdapter(keyv as unknown as ConstructorParameters<typeof KeyvAdapter<string>>[0])),
     close: () => store.disconnect().catch(() => undefined),
   };
 }
