@@ -144,9 +144,13 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       if (banUntil) throw bannedError(actor, banUntil);
       for (const w of windows) w.used -= cost;
 
-      // The window that refused; if both did, the later one, since only its reset lets the request through.
-      const shown = refused.reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
-      const hopeless = windows.some((w) => cost > w.limit);
+      // A request bigger than a whole window: that window (the smallest such) is the one to name. Otherwise the window
+      // that refused; if both did, the later one, since only its reset lets the request through.
+      const tooSmall = windows.filter((w) => cost > w.limit);
+      const hopeless = tooSmall.length > 0;
+      const shown = hopeless
+        ? tooSmall.reduce((a, b) => (b.limit < a.limit ? b : a))
+        : refused.reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
       // A request bigger than a whole window can never pass; waiting does not help, so it does not count toward a ban.
       const bannedUntil = hopeless ? null : await bans.refused(actor.keyId, shown.resetAt);
       if (bannedUntil) {

@@ -82,6 +82,19 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       assertKeyed(fits, { resource: 'minute', limit: 4, remaining: 0 });
     });
 
+    it('when a query costs more than the minute allows while the day is nearly spent too, then its 429 names the minute, the window it can never fit', async () => {
+      const { client } = await createAccount(t, { plan: 'enterprise', limits: { perMinute: 4, perDay: 6 } });
+      for (let i = 0; i < 4; i++) assert.equal((await client.get('/v1/account')).status, 200);
+      const aliases = Array.from({ length: 5 }, (_, i) => `v${i}: viewer { id }`).join(' ');
+      const hopeless = await client.graphql(`{ ${aliases} }`);
+      assert.equal(hopeless.status, 429, hopeless.text);
+      assert.equal(gqlCode(hopeless), 'RATE_LIMITED');
+      assert.match(hopeless.body.errors[0].message, /costs 5, more than the minute limit of 4/);
+      assertKeyed(hopeless, { resource: 'minute', limit: 4, remaining: 0 });
+      const retryAfter = Number(hopeless.headers.get('retry-after'));
+      assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter} is the minute's reset, not the day's`);
+    });
+
     it('when a key keeps sending over both facades while limited, then it is banned on both with API_KEY_BANNED', async () => {
       const { client } = await createAccount(strict, { plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
       assert.equal((await client.graphql(VIEWER)).status, 200);
