@@ -24,12 +24,12 @@ export type NodeType = (typeof NODE_TYPES)[number];
  * Types that show a node with more (the request's key, a secret shown once). They are not nodes, so their ids are
  * their own (a normalised cache keeps one record per id, of one type); as arguments they stand for the node.
  */
-const SHOWS: Readonly<Record<string, NodeType>> = {
-  Viewer: 'Account',
-  AccountWithKey: 'Account',
-  NewApiKey: 'ApiKey',
-  WebhookEndpointWithSecret: 'WebhookEndpoint',
-};
+const SHOWS: ReadonlyMap<string, NodeType> = new Map([
+  ['Viewer', 'Account'],
+  ['AccountWithKey', 'Account'],
+  ['NewApiKey', 'ApiKey'],
+  ['WebhookEndpointWithSecret', 'WebhookEndpoint'],
+]);
 export type IdType = NodeType | 'Viewer' | 'AccountWithKey' | 'NewApiKey' | 'WebhookEndpointWithSecret';
 
 const isNodeType = (name: string): name is NodeType => (NODE_TYPES as readonly string[]).includes(name);
@@ -55,7 +55,7 @@ export function globalId(type: IdType, databaseId: number): string {
 export function decodeGlobalId(value: unknown, path: string): { type: NodeType; databaseId: number } {
   const match = typeof value === 'string' ? SHAPE.exec(Buffer.from(value, 'base64url').toString('latin1')) : null;
   const shown = match?.[1];
-  const type = shown === undefined ? undefined : isNodeType(shown) ? shown : SHOWS[shown];
+  const type = shown === undefined ? undefined : isNodeType(shown) ? shown : SHOWS.get(shown);
   const databaseId = Number(match?.[2]);
   // Decoding is lenient (padding, stray characters): only the exact text this module encodes is an id.
   if (!type || databaseId > MAX_ID || globalId(shown as IdType, databaseId) !== value) {

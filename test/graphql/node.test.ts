@@ -116,6 +116,8 @@ describe('GraphQL global ids: Node, node(id:), nodes(ids:) (issue 49)', () => {
       'UGV0OjA',
       Buffer.from('Pet:01').toString('base64url'),
       Buffer.from('Nope:1').toString('base64url'),
+      // Names every JavaScript object has: not types of this API either.
+      ...['constructor', 'toString', 'hasOwnProperty'].map((name) => Buffer.from(`${name}:1`).toString('base64url')),
       '',
     ]) {
       const res = await gql(customer.client, NODE, { id: bad });
