@@ -179,6 +179,7 @@ describe('Apollo Server executes every GraphQL request over HTTP', () => {
     assert.deepEqual(dataOf(registered), { viewer: { name: 'Long text' } });
     const byHash = await client.request('POST', '/graphql', { body: { extensions }, skipContract: true });
     assert.equal(byHash.body.errors?.[0]?.extensions?.code, 'PERSISTED_QUERY_NOT_FOUND');
+    assert.equal(byHash.headers.get('cache-control'), 'no-store', "the answer is the key's own, as every GraphQL answer");
     // Just under the bound, the text is kept.
     const kept = `query Kept${randomBytes(4).toString('hex')} { viewer { name } }`;
     const keptText = `${kept} # ${'x'.repeat(PERSISTED_QUERY_MAX_CHARS - kept.length - 3)}`;

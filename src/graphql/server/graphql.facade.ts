@@ -158,6 +158,9 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     if (response.body.kind === 'complete' && (response.status ?? 200) >= 400 && !response.body.string.includes('"requestId"')) {
       response.body.string = withRequestId(response.body.string, state.requestId, context.observed);
     }
+    // Apollo marks its "persisted query not found" answer `private, no-cache, must-revalidate`; every answer here is
+    // the key's own and never stored (the `no-store` above).
+    if (response.headers.has('cache-control')) response.headers.delete('cache-control');
     writeApolloResponse(ctx, response);
   };
 
