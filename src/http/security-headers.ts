@@ -20,14 +20,27 @@ function headersOf(options: HelmetOptions): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, String(value)]));
 }
 
+/** Helmet's set for Apollo's landing pages (the Sandbox outside production): they load Apollo's scripts from its CDN. */
+let landingPageSet: Record<string, string> | undefined;
+
+/**
+ * Gives a GraphQL answer that turned out to be Apollo's landing page (HTML, by a GET that prefers it) the page's
+ * headers instead of the API's: no CSP (its scripts come from Apollo's CDN), and the headers meant for pages.
+ */
+export function asLandingPage(ctx: Context): void {
+  if (ctx.res.headersSent) return;
+  ctx.res.removeHeader('content-security-policy');
+  setHeaders(ctx, (landingPageSet ??= headersOf({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } })));
+}
+
 /**
  * Security headers. API answers (under /v1, and /graphql's JSON) get the set the OWASP REST Security
  * Cheat Sheet asks of an API: a CSP that lets nothing load or frame, nosniff, no framing, no referrer,
  * HSTS and CORP; the headers that only mean something for an HTML page a browser renders (COOP,
  * Origin-Agent-Cluster, DNS prefetch, IE's download options, Flash's cross-domain policies, the old XSS
  * auditor) are left off them: six fewer lines on every answer. Pages (`/docs`, which sets its own CSP,
- * and the rest) get helmet's full set. Apollo's landing pages at GET /graphql (the Sandbox outside
- * production, a notice in production) load Apollo's scripts from its CDN, so they get no CSP.
+ * and the rest) get helmet's full set. What /graphql serves is known only once Apollo has answered: its landing
+ * page gets `asLandingPage`'s set then.
  */
 export function securityHeaders(): Middleware {
   const csp = { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } };
@@ -42,14 +55,9 @@ export function securityHeaders(): Middleware {
     xPermittedCrossDomainPolicies: false,
     xXssProtection: false,
   });
-  const landingPage = headersOf({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
   return (ctx: Context, next: Next) => {
-    const path = ctx.request.path;
-    const facade = facadeOf(path);
-    setHeaders(
-      ctx,
-      facade === 'rest' ? api : facade === 'graphql' ? (path === '/graphql' && ctx.req.method === 'GET' ? landingPage : api) : page,
-    );
+    const facade = facadeOf(ctx.request.path);
+    setHeaders(ctx, facade === 'rest' || facade === 'graphql' ? api : page);
     return next();
   };
 }

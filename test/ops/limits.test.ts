@@ -196,6 +196,7 @@ describe('ops: security headers', () => {
       await t.admin.get('/v1/pets'),
       await t.anonymous.get('/v1/pets'),
       await t.admin.graphql('{ viewer { name } }'),
+      await t.admin.get(`/graphql?query=${encodeURIComponent('{ viewer { name } }')}`, { skipContract: true }),
       await t.anonymous.get('/nowhere', { skipContract: true }),
     ];
     for (const res of responses) {
@@ -215,7 +216,8 @@ describe('ops: security headers', () => {
       'x-permitted-cross-domain-policies',
       'x-xss-protection',
     ];
-    for (const res of [await t.admin.get('/v1/pets'), await t.admin.graphql('{ viewer { name } }')]) {
+    const byGet = await t.admin.get(`/graphql?query=${encodeURIComponent('{ viewer { name } }')}`, { skipContract: true });
+    for (const res of [await t.admin.get('/v1/pets'), await t.admin.graphql('{ viewer { name } }'), byGet]) {
       for (const name of pageOnly) assert.equal(res.headers.get(name), null, name);
       assert.match(res.headers.get('strict-transport-security') ?? '', /max-age=/);
     }

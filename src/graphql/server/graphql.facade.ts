@@ -15,6 +15,7 @@ import { recheckKey } from '../../http/authentication.js';
 import { describeError } from '../../http/errors.js';
 import { setHeader, setHeaders } from '../../http/headers.js';
 import { notFound } from '../../http/not-found.js';
+import { asLandingPage } from '../../http/security-headers.js';
 import { FREE, refusalCharge, type RateLimitGate } from '../../rate-limit/index.js';
 import { rateLimitHeaders } from '../../rate-limit/headers.js';
 import { createLoaders } from '../schema/data.loaders.js';
@@ -161,7 +162,9 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     // Apollo marks its "persisted query not found" answer `private, no-cache, must-revalidate`; every answer here is
     // the key's own and never stored (the `no-store` above).
     if (response.headers.has('cache-control')) response.headers.delete('cache-control');
+    const page = response.headers.get('content-type')?.startsWith('text/html');
     writeApolloResponse(ctx, response);
+    if (page) asLandingPage(ctx);
   };
 
   // Mounted on /graphql by the request walk: every request here is GraphQL's. Every answer under /graphql
