@@ -17,7 +17,7 @@ import { Kind, parse } from 'graphql';
 import type { Client as WsClient } from 'graphql-ws';
 import type { GraphQLContext } from '../../src/graphql/context.js';
 import { projectPath } from '../../src/project-path.js';
-import { createAccount, createPet, startApp, type Client, type TestApp, type TestResponse } from '../helpers/app.js';
+import { Client, createAccount, createPet, startApp, type TestApp, type TestResponse } from '../helpers/app.js';
 import { eventually, subscribe, wsClient } from '../events/support.js';
 import { assertGraphQLError, dataOf, type GraphQLBody } from './support.js';
 
@@ -246,6 +246,13 @@ describe('GraphQL trusted documents (GRAPHQL_TRUSTED_DOCUMENTS, GRAPHQL_TRUSTED_
       assert.equal(placed.placeOrder.quantity, 1);
       assert.deepEqual(dataOf(await post(client, { query: docs.Viewer!.text })), { viewer: { name: 'Customer' } });
       assert.equal(((await client.get('/v1/store/orders')).body as unknown[]).length, 1);
+    });
+
+    it('when a key that is not valid sends a free document, then the answer says the key is invalid (401), not that the document is untrusted', async () => {
+      const wrongKey = new Client(t.url, `psk_${'x'.repeat(32)}`);
+      for (const res of [await post(wrongKey, { query: '{ viewer { role } }' }), await get(wrongKey, { query: '{ viewer { role } }' })]) {
+        assertGraphQLError(res, 'INVALID_API_KEY', 401);
+      }
     });
 
     it('when a staff key sends a free document (an explorer), then it is answered', async () => {

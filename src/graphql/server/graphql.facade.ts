@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import { readJsonBody } from '../../http/body.js';
 import type { AppState } from '../../http/context.js';
-import { recheckKey } from '../../http/authentication.js';
+import { authError, recheckKey } from '../../http/authentication.js';
 import { describeError } from '../../http/errors.js';
 import { setHeader, setHeaders } from '../../http/headers.js';
 import { notFound } from '../../http/not-found.js';
@@ -140,12 +140,17 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     // a key or account changed since the headers were checked).
     const recheck = recheckKey(ctx);
     if (recheck) await recheck;
-    // A `documentId` becomes its trusted text; with GRAPHQL_TRUSTED_ONLY, a text not trusted is refused before parsing.
-    const request = resolveHttpRequest(
-      trusted,
-      { method: ctx.req.method!.toUpperCase(), body, search: ctx.request.querystring },
-      state.actor,
-    );
+    // A `documentId` becomes its trusted text; with GRAPHQL_TRUSTED_ONLY, a text not trusted is refused before parsing
+    // (but a key that was sent and is not valid is told so first: its owner may be staff, whom free texts are open to).
+    let request: ReturnType<typeof resolveHttpRequest>;
+    try {
+      request = resolveHttpRequest(trusted, { method: ctx.req.method!.toUpperCase(), body, search: ctx.request.querystring }, state.actor);
+    } catch (error) {
+      const failure = state.authFailure;
+      if (describeError(error)?.code === 'DOCUMENT_NOT_TRUSTED' && (failure === 'INVALID_API_KEY' || failure === 'UNAVAILABLE'))
+        throw authError(failure);
+      throw error;
+    }
     // Apollo validates a document as soon as it has parsed it: a text the client sent that would make validation's
     // work grow with the square of its size is refused before that (query-limits.ts). Trusted texts were checked at load.
     const query = body === undefined ? ctx.request.query.query : isRecord(body) ? body.query : undefined;
