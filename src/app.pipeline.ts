@@ -67,7 +67,7 @@ export function requestPipeline({ config, orm, gate, logger, metrics, lifecycle,
       ),
       route([GRAPHQL_PATH], authenticate, step('GraphQL facade', graphql.middleware)),
       route(['/v1'], authenticate, step('REST facade', restApi({ config, gate }))),
-      route(['/docs'], step('docs', docsRoutes())),
+      route(['/docs'], step('docs', docsRoutes({ explorers: config.env !== 'production' }))),
       // The offline GraphQL explorer, outside production like the Sandbox (src/docs/graphiql.routes.ts).
       ...(config.env !== 'production' ? [route(['/graphiql'], step('GraphiQL', graphiqlRoutes()))] : []),
     ],

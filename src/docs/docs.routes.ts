@@ -18,6 +18,8 @@ export interface DocsOptions {
   specUrl?: string;
   /** Page title. */
   title?: string;
+  /** Link the GraphQL explorers (GraphiQL, Apollo Sandbox): they exist outside production only. */
+  explorers?: boolean;
 }
 
 export interface Asset {
@@ -60,7 +62,7 @@ export function docsRoutes(options: DocsOptions = {}): Middleware {
     'petstore-docs.js': { file: projectPath('src/docs/assets/petstore-docs.js'), type: 'text/javascript; charset=utf-8' },
     'petstore-docs.css': { file: projectPath('src/docs/assets/petstore-docs.css'), type: 'text/css; charset=utf-8' },
   };
-  const page = Buffer.from(renderPage(title, specUrl));
+  const page = Buffer.from(renderPage(title, specUrl, options.explorers ?? true));
 
   return pageWithAssets('/docs', 'the reference', page, assets);
 }
@@ -124,9 +126,14 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-function renderPage(title: string, specUrl: string): string {
+function renderPage(title: string, specUrl: string, explorers: boolean): string {
   const t = escapeHtml(title);
   const spec = escapeHtml(specUrl);
+  const explorerLinks = explorers
+    ? `
+    <a href="/graphiql">GraphQL explorer (GraphiQL)</a>
+    <a href="/graphql">Apollo Sandbox</a>`
+    : '';
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -141,9 +148,7 @@ function renderPage(title: string, specUrl: string): string {
   <header class="petstore-header">
     <strong>${t}</strong>
     <a href="${spec}">OpenAPI (JSON)</a>
-    <a href="${spec.replace(/\.json$/, '.yaml')}">OpenAPI (YAML)</a>
-    <a href="/graphiql">GraphQL explorer (GraphiQL)</a>
-    <a href="/graphql">Apollo Sandbox</a>
+    <a href="${spec.replace(/\.json$/, '.yaml')}">OpenAPI (YAML)</a>${explorerLinks}
   </header>
   <main id="swagger-ui" data-spec-url="${spec}"></main>
   <noscript>This reference needs JavaScript. The document itself is at <a href="${spec}">${spec}</a>.</noscript>

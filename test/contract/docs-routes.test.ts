@@ -42,6 +42,21 @@ describe('contract: /docs over HTTP (no browser)', () => {
     }
   });
 
+  it('when /docs is served outside production, then its header links GraphiQL and the Sandbox; in production (neither exists there), then it links neither', async () => {
+    const page = (await t.anonymous.get('/docs', { skipContract: true })).text;
+    assert.match(page, /href="\/graphiql"/);
+    assert.match(page, /href="\/graphql"/);
+    const prod = await startApp({ env: { NODE_ENV: 'production' } });
+    try {
+      const res = await prod.anonymous.get('/docs', { skipContract: true });
+      assert.equal(res.status, 200);
+      assert.doesNotMatch(res.text, /href="\/graphi?ql"/);
+      assert.match(res.text, /href="\/v1\/openapi\.yaml"/);
+    } finally {
+      await prod.close();
+    }
+  });
+
   it('when /docs/ has a trailing slash, then it redirects to /docs', async () => {
     const res = await fetch(`${t.url}/docs/`, { redirect: 'manual' });
     assert.equal(res.status, 302);
