@@ -1,5 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { getIntrospectionQuery } from 'graphql';
 import { startApp, createAccount, type Client, type TestApp, type TestResponse } from '../helpers/app.js';
 import { Category, InventoryItem, Pet } from '../../src/domain/entities/index.js';
 import { assertGraphQLError, dataOf, gql } from '../graphql/support.js';
@@ -150,5 +151,46 @@ describe('GraphQL limits in development mode: anonymous introspection, aliases, 
     const refused = await introspect();
     assertGraphQLError(refused, 'RATE_LIMITED', 429);
     assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+  });
+});
+
+describe('GraphQL introspection: free, and bounded as any answer is', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  const TYPE_REF = 'kind name ofType { kind name ofType { kind name ofType { kind name } } }';
+  const SCHEMA_FIELDS = `fragment S on __Schema { types { kind name description
+    fields(includeDeprecated: true) { name description args { name description defaultValue type { ${TYPE_REF} } } type { ${TYPE_REF} } isDeprecated deprecationReason }
+    inputFields { name type { ${TYPE_REF} } } interfaces { name } enumValues(includeDeprecated: true) { name description } possibleTypes { name } } }`;
+  const aliased = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: __schema { ...S }`).join(' ')} } ${SCHEMA_FIELDS}`;
+
+  it("when the explorers' introspection query is sent, then it is answered and costs nothing", async () => {
+    const res = await gql(t.admin, getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true, specifiedByUrl: true }));
+    assert.equal(dataOf(res).__schema.queryType.name, 'Query');
+    assert.deepEqual(res.body.extensions?.cost, { requested: 0, charged: 0 });
+  });
+
+  it('when introspection is aliased until its answer would pass the size limit, then it is refused before running and costs 1, as any refused document; twice is answered', async () => {
+    const { client } = await createAccount(t, { plan: 'free' });
+    const twice = await gql(client, aliased(2));
+    assert.equal(dataOf(twice).a1.types.length, dataOf(twice).a0.types.length);
+    const before = Number(twice.headers.get('x-ratelimit-remaining'));
+    const refused = await gql(client, aliased(15));
+    assert.match(assertGraphQLError(refused, 'VALIDATION_FAILED', 400).message, SIZE_LIMIT);
+    assert.equal(Number(refused.headers.get('x-ratelimit-remaining')), before - 1);
+    const inside = `{ __schema { ${Array.from({ length: 15 }, (_, i) => `t${i}: types { name fields { name args { name } type { ${TYPE_REF} } } }`).join(' ')} } }`;
+    assert.match(assertGraphQLError(await gql(client, inside), 'VALIDATION_FAILED', 400).message, SIZE_LIMIT);
+  });
+
+  it("when introspection nests types' fields four levels deep, then graphql-js's introspection depth rule refuses it", async () => {
+    const nested = '{ __schema { types { fields { type { fields { type { fields { type { fields { name } } } } } } } } } }';
+    const refused = await gql(t.admin, nested);
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(refused.body.data, undefined);
+    assert.equal(refused.body.errors?.[0]?.extensions?.code, 'VALIDATION_FAILED');
+    assert.match(refused.body.errors?.[0]?.message ?? '', /Maximum introspection depth exceeded/);
   });
 });

@@ -4,15 +4,21 @@ import {
   getNullableType,
   getVariableValues,
   isAbstractType,
+  isLeafType,
   isListType,
+  isNonNullType,
   isObjectType,
   Kind,
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLError,
   type GraphQLField,
   type GraphQLObjectType,
+  type GraphQLOutputType,
+  type GraphQLResolveInfo,
   type GraphQLSchema,
   type OperationDefinitionNode,
   visit,
@@ -132,8 +138,12 @@ export function operationShape(
       if (shape.overCeiling) return;
       const node = nodes[0]!;
       const name = node.name.value;
-      // Introspection: its size is the schema's, and it is exempt from the limits, as with the depth limit.
-      if (name === '__schema' || name === '__type') continue;
+      // Introspection (free): counted by what it answers, so that aliases cannot make it any larger than the limit.
+      if (name === '__schema' || name === '__type') {
+        shape.nodes += parents * introspectionSize(name === '__schema' ? SchemaMetaFieldDef : TypeMetaFieldDef, type, nodes);
+        if (shape.nodes > ceiling) shape.overCeiling = true;
+        continue;
+      }
       shape.nodes += parents;
       if (shape.nodes > ceiling) {
         shape.overCeiling = true;
@@ -161,6 +171,47 @@ export function operationShape(
     }
   };
 
+  /**
+   * The fields an introspection root field answers, counted by running graphql-js's own introspection resolvers
+   * (they read only the schema), each field once per entry, as execution answers it; stops once past the ceiling.
+   */
+  const introspectionSize = (meta: GraphQLField<unknown, unknown>, parentType: GraphQLObjectType, nodes: readonly FieldNode[]): number => {
+    let count = 0;
+    const resolved = (field: GraphQLField<unknown, unknown>, owner: GraphQLObjectType, source: unknown, at: readonly FieldNode[]) => {
+      const info: GraphQLResolveInfo = {
+        fieldName: field.name,
+        fieldNodes: at,
+        returnType: field.type,
+        parentType: owner,
+        path: { prev: undefined, key: field.name, typename: owner.name },
+        schema,
+        fragments,
+        rootValue: undefined,
+        operation,
+        variableValues: variables,
+      };
+      const args = getArgumentValues(field, at[0]!, variables);
+      return field.resolve ? field.resolve(source, args, undefined, info) : (source as Record<string, unknown>)[field.name];
+    };
+    const visit = (type: GraphQLOutputType, value: unknown, at: readonly FieldNode[]): void => {
+      if (value === null || value === undefined || count > ceiling) return;
+      const nullable = isNonNullType(type) ? type.ofType : type;
+      if (isListType(nullable)) {
+        for (const item of value as Iterable<unknown>) visit(nullable.ofType, item, at);
+        return;
+      }
+      if (isLeafType(nullable) || !isObjectType(nullable)) return;
+      for (const fieldNodes of everyField(collectSubFields(schema, fragments, collected, nullable, [...at])).values()) {
+        count++;
+        const field = nullable.getFields()[fieldNodes[0]!.name.value];
+        if (field) visit(field.type, resolved(field, nullable, value, fieldNodes), fieldNodes);
+      }
+    };
+    count++;
+    visit(meta.type, resolved(meta, parentType, undefined, nodes), nodes);
+    return count;
+  };
+
   const rootFields = everyField(collectFields(schema, fragments, collected, root, operation.selectionSet));
   shape.rootFields = [...rootFields.values()].map((nodes) => nodes[0]!.name.value);
   shape.needsKey = shape.rootFields.some((name) => !INTROSPECTION.has(name));
@@ -175,7 +226,10 @@ const SHAPES_PER_OPERATION = 64;
 const UNDEFINED = '\u0000undefined';
 
 interface OperationShapes {
-  /** Variables whose values the shape reads: in a `first` argument or a directive argument (`@skip`/`@include`). */
+  /**
+   * Variables whose values the shape reads: in a `first` argument or a directive argument (`@skip`/`@include`); all of
+   * them in a document that introspects.
+   */
   valued: readonly string[];
   /** Variables in an `ids` argument (`nodes`): the shape reads how many ids they hold. */
   counted: readonly string[];
@@ -193,16 +247,25 @@ const shapesByOperation = new WeakMap<OperationDefinitionNode, OperationShapes>(
 function shapeVariables(document: DocumentNode): { valued: Set<string>; counted: Set<string> } {
   const valued = new Set<string>();
   const counted = new Set<string>();
+  const every = new Set<string>();
+  let introspects = false;
   let depth = 0;
   let inIds = 0;
   visit(document, {
+    Field: (node) => void ((node.name.value === '__schema' || node.name.value === '__type') && (introspects = true)),
     Argument: {
       enter: (node) => void (node.name.value === 'first' ? depth++ : node.name.value === 'ids' && inIds++),
       leave: (node) => void (node.name.value === 'first' ? depth-- : node.name.value === 'ids' && inIds--),
     },
     Directive: { enter: () => void depth++, leave: () => void depth-- },
-    Variable: (node) => void (depth > 0 ? valued.add(node.name.value) : inIds > 0 && counted.add(node.name.value)),
+    Variable: (node) => {
+      every.add(node.name.value);
+      if (depth > 0) valued.add(node.name.value);
+      else if (inIds > 0) counted.add(node.name.value);
+    },
   });
+  // An introspection answer's size follows its arguments (`__type(name:)`, `includeDeprecated`): every value counts.
+  if (introspects) for (const name of every) valued.add(name);
   for (const name of valued) counted.delete(name);
   return { valued, counted };
 }

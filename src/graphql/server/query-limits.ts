@@ -2,6 +2,7 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import {
   GraphQLError,
   Kind,
+  MaxIntrospectionDepthRule,
   parse,
   type DocumentNode,
   type FragmentDefinitionNode,
@@ -43,7 +44,9 @@ export function queryLimits(limits: Config['graphqlLimits']): { parseOptions: Pa
     // Suggestions are dropped from the message, not replaced by Armor's "[Suggestion hidden]" (error.mapping.ts).
     blockFieldSuggestion: { enabled: false },
   }).protect();
-  return { parseOptions: { maxTokens: limits.maxTokens }, validationRules: armor.validationRules };
+  // graphql-js's own guard for what the depth limit leaves out: introspection nested through `fields`, `interfaces`,
+  // `possibleTypes` or `inputFields` more than three times.
+  return { parseOptions: { maxTokens: limits.maxTokens }, validationRules: [...armor.validationRules, MaxIntrospectionDepthRule] };
 }
 
 /**
