@@ -13,7 +13,8 @@ const FREE_REST_OPERATIONS: ReadonlySet<string> = new Set(['getRateLimit']);
  * What a GraphQL refusal the preparation did not charge costs, on HTTP and WebSocket alike (docs/RATE-LIMITS.md):
  * `point`, 1 as any refused REST request, so that a flood of refused documents meets the limit; `free-request`, one of
  * the key's free requests, for an unknown persisted-query hash (the protocol's first step: the text comes next);
- * `none` for the refusals a limiter of their own counted (401, 403, 429, the plan's cap) and the server's failures.
+ * `none` for the refusals a limiter of their own counted (401, 403, 429) and the server's failures. A subscribe over
+ * the plan's cap is a `point`, as the same refusal of a webhook endpoint costs through REST.
  */
 export type RefusalCharge = 'none' | 'free-request' | 'point';
 
@@ -21,7 +22,7 @@ export function refusalCharge(status: number, code: string | undefined): Refusal
   if (code === 'PERSISTED_QUERY_NOT_FOUND') return 'free-request';
   // A document refused as not trusted is a refusal of the document, though its status is 403.
   if (code === 'DOCUMENT_NOT_TRUSTED') return 'point';
-  const counted = status === 401 || status === 403 || status === 429 || code === 'PLAN_LIMIT_REACHED';
+  const counted = status === 401 || status === 403 || status === 429;
   return counted || status >= 500 ? 'none' : 'point';
 }
 

@@ -32,6 +32,11 @@ export interface ChargeOptions {
    * (429 RATE_LIMITED) past it. Without it a cost of 0 only reads the windows (the headers of a free answer).
    */
   free?: boolean;
+  /**
+   * The service's own work for a subscription (an answer it pushes, a page it back-fills), not a request the client
+   * sent: refused like any charge, but the refusal never counts toward a ban (the client did not retry anything).
+   */
+  pushed?: boolean;
 }
 
 /** The options of one of the key's free requests. */

@@ -90,7 +90,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
   };
 
   return {
-    async charge(actor, cost, { consume = true, free = false } = {}) {
+    async charge(actor, cost, { consume = true, free = false, pushed = false } = {}) {
       const account = String(actor.accountId);
       const limiter = plans[actor.plan];
       if (cost <= 0) {
@@ -151,8 +151,9 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       const shown = hopeless
         ? tooSmall.reduce((a, b) => (b.limit < a.limit ? b : a))
         : refused.reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
-      // A request bigger than a whole window can never pass; waiting does not help, so it does not count toward a ban.
-      const bannedUntil = hopeless ? null : await bans.refused(actor.keyId, shown.resetAt);
+      // A request bigger than a whole window can never pass; waiting does not help, so it does not count toward a ban;
+      // nor does the service's own push.
+      const bannedUntil = hopeless || pushed ? null : await bans.refused(actor.keyId, shown.resetAt);
       if (bannedUntil) {
         options.onBan?.(actor.plan);
         // Best effort: the store and this process already hold the ban; a failed write is logged, not answered.

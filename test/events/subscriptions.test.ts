@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { Client as WsClient } from 'graphql-ws';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
 import { globalId } from '../../src/graphql/global-id.js';
-import { eventually, openSubscriptions, subscribe, wsClient } from './support.js';
+import { eventually, openSubscriptions, subscribe, wsClient, type Subscription } from './support.js';
 import { sample, startService } from '../ops/support.js';
 import { freePort, startRedis, stopRedis } from '../rate-limit/redis-server.js';
 import { WebSocket } from 'ws';
@@ -91,8 +91,11 @@ describe('subscriptions: graphql-ws on /graphql', () => {
     catalogue.dispose();
   });
 
-  it('when connection_init carries no key or an unknown one, then the socket is closed with 4403 Forbidden', async () => {
-    for (const key of [null, 'psk_this-key-does-not-exist-0000000']) {
+  it('when connection_init carries no key or an unknown one, then the socket is closed with 4403 and a reason naming the code', async () => {
+    for (const [key, reason] of [
+      [null, /^UNAUTHENTICATED: send your API key in connection_init/],
+      ['psk_this-key-does-not-exist-0000000', /^INVALID_API_KEY: the API key is unknown or revoked\.$/],
+    ] as const) {
       const { client, closed } = connect(key);
       const sub = client.subscribe(
         { query: 'subscription { events { id } }' },
@@ -100,8 +103,18 @@ describe('subscriptions: graphql-ws on /graphql', () => {
       );
       const event = await closed;
       assert.equal(event.code, 4403, `key ${key}`);
+      assert.match(event.reason, reason);
       sub();
     }
+  });
+
+  it('when connection_init names the key header in another case (X-Api-Key), then it is accepted, as the HTTP header is', async () => {
+    const buyer = await customer('Any case');
+    const { client } = wsClient(t.url, { 'X-Api-Key': buyer.key });
+    clients.push(client);
+    const sub = await subscribe(client, 'subscription { events { id } }');
+    assert.deepEqual(sub.errors, []);
+    sub.dispose();
   });
 
   it('when an account opens more WebSocket connections than its cap (16 on the free plan), then the next is closed with 4429, and closing one frees a place', async () => {
@@ -147,6 +160,12 @@ describe('subscriptions: graphql-ws on /graphql', () => {
       { ...(third.errors[0] as any[])[0].extensions, requestId: undefined },
       { code: 'PLAN_LIMIT_REACHED', status: 409, requestId: undefined },
     );
+    // A refused subscribe costs 1 point, as the same refusal of a webhook endpoint through REST: a flood meets the limit.
+    const left = async () => (await free.client.get('/v1/rate_limit')).body.resources.minute.remaining as number;
+    const before = await left();
+    const again = await subscribe(ws, 'subscription { events { id } }');
+    assert.equal((again.errors[0] as any[])[0].extensions.code, 'PLAN_LIMIT_REACHED');
+    assert.equal(await left(), before - 1);
     first.dispose();
     await eventually('the first place given back', async () => (await openSubscriptions(t.url)) === 1);
     const fourth = await subscribe(ws, 'subscription { events { id } }');
@@ -178,6 +197,69 @@ describe('subscriptions: graphql-ws on /graphql', () => {
       { code: 'PLAN_LIMIT_REACHED', status: 409, requestId: undefined },
     );
     for (const s of open) s.dispose();
+  });
+
+  /** A document whose every pushed answer costs 1 (its cost, 2, less the free event). */
+  const HEAVY = 'subscription { inventoryChanged { quantity pet { category { pets(first: 5) { edges { node { id } } } } } } }';
+
+  it('when a client reuses a subscription id before the server has let go of it (subscribe, complete, subscribe at once), then the socket closes 4409 and nothing of it runs on, charges or holds a slot', async () => {
+    const free = await customer('Reuser', 'free');
+    const left = async () => (await free.client.get('/v1/rate_limit')).body.resources.minute.remaining as number;
+    const ws = new WebSocket(`${t.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    await new Promise((resolve) => ws.on('open', resolve));
+    ws.send(JSON.stringify({ type: 'connection_init', payload: { 'X-API-Key': free.key } }));
+    await new Promise((resolve) => ws.once('message', resolve));
+    const start = JSON.stringify({ id: 'a', type: 'subscribe', payload: { query: HEAVY } });
+    ws.send(start);
+    ws.send(JSON.stringify({ id: 'a', type: 'complete' }));
+    ws.send(start);
+    const code = await Promise.race([closed, new Promise((resolve) => setTimeout(() => resolve('still open after 5 s'), 5000))]);
+    ws.terminate();
+    assert.equal(code, 4409);
+    // Nothing kept running: a stock change charges nothing, and both of the plan's places are free.
+    const before = await left();
+    await petInStock(7);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(await left(), before - 0, 'no push was charged after the socket closed');
+    const fresh = connect(free.key).client;
+    const both = [await subscribe(fresh, 'subscription { events { id } }'), await subscribe(fresh, 'subscription { events { id } }')];
+    assert.deepEqual(
+      both.flatMap((sub) => sub.errors),
+      [],
+      'the plan allows two, and none is held',
+    );
+    for (const sub of both) sub.dispose();
+  });
+
+  it("when the account's budget runs out under its subscriptions' pushes, then those pushes are refused but never get its key banned", async () => {
+    const res = await t.admin.post('/v1/accounts', {
+      name: 'Pushed past its budget',
+      role: 'customer',
+      plan: 'enterprise',
+      limits: { perMinute: 15, perDay: 1000, subscriptions: 20 },
+    });
+    const key = res.body.apiKey.key as string;
+    const { client: ws, closed } = connect(key);
+    const subs: Subscription[] = [];
+    for (let i = 0; i < 14; i++) subs.push(await subscribe(ws, HEAVY));
+    assert.deepEqual(
+      subs.flatMap((sub) => sub.errors),
+      [],
+    );
+    // 14 started (14 points), 1 left: one stock change pushes 14 answers, 13 of them refused (BAN_THRESHOLD is 10).
+    await petInStock(3);
+    await eventually('every subscription answered the change or was refused', () =>
+      subs.every((sub) => sub.completed || sub.results.length > 0),
+    );
+    const refused = subs.filter((sub) => sub.results.at(-1)?.errors?.[0]?.extensions?.code === 'RATE_LIMITED');
+    assert.ok(refused.length >= 11, `refused pushes: ${refused.length}`);
+    const after = await new Client(t.url, key).get('/v1/account');
+    assert.equal(after.status, 429);
+    assert.equal(after.body.code, 'RATE_LIMITED', 'limited, not banned');
+    const outcome = await Promise.race([closed, new Promise((resolve) => setTimeout(() => resolve('open'), 300))]);
+    assert.equal(outcome, 'open', 'the socket stays open');
+    for (const sub of subs) sub.dispose();
   });
 
   it('when a subscription starts it costs 1 point, and the events it pushes cost nothing', async () => {

@@ -81,14 +81,17 @@ export interface Subscription {
 /** The instance each client of `wsClient` talks to: `subscribe` asks it whether a subscription is open. */
 const instanceOf = new WeakMap<WsClient, string>();
 
-/** A graphql-ws client on the app's /graphql, authenticated by `key` in connection_init. */
-export function wsClient(baseUrl: string, key: string | null): { client: WsClient; closed: Promise<{ code: number; reason: string }> } {
+/** A graphql-ws client on the app's /graphql, authenticated by `key` in connection_init (or with these connection params). */
+export function wsClient(
+  baseUrl: string,
+  key: string | null | Record<string, string>,
+): { client: WsClient; closed: Promise<{ code: number; reason: string }> } {
   let closed!: (event: { code: number; reason: string }) => void;
   const closedPromise = new Promise<{ code: number; reason: string }>((resolve) => (closed = resolve));
   const client: WsClient = createClient({
     url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,
-    connectionParams: key ? { 'X-API-Key': key } : {},
+    connectionParams: typeof key === 'string' ? { 'X-API-Key': key } : (key ?? {}),
     retryAttempts: 0,
     lazy: false,
     on: { closed: (event: any) => closed({ code: event.code, reason: event.reason }) },

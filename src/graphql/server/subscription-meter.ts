@@ -12,7 +12,10 @@
  */
 import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Actor } from '../../domain/index.js';
-import { pushCost, RateLimitRefusal, type RateLimitGate } from '../../rate-limit/index.js';
+import { pushCost, RateLimitRefusal, type ChargeOptions, type RateLimitGate } from '../../rate-limit/index.js';
+
+/** A pushed answer's charge: refused when the budget is spent, never counted toward a ban. */
+const PUSHED: ChargeOptions = Object.freeze({ pushed: true });
 
 /** Who pays for a subscription's pushed answers, and what its document costs. */
 export interface PushMeter {
@@ -66,7 +69,7 @@ export function meteredSubscribe({ gate, meterOf, refusal }: MeteredSubscribeOpt
       if (meter) {
         const charged = pushCost(meter.requested);
         try {
-          if (charged > 0) await gate.charge(meter.actor, charged);
+          if (charged > 0) await gate.charge(meter.actor, charged, PUSHED);
         } catch (error) {
           if (!(error instanceof RateLimitRefusal)) throw error;
           await end();

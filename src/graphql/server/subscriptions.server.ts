@@ -13,9 +13,10 @@ import { randomUUID } from 'node:crypto';
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import type { Context, SubscribePayload } from 'graphql-ws';
 import { WebSocketServer } from 'ws';
-import { useServer } from 'graphql-ws/use/ws';
+import { type Extra, useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { DomainError, type Actor, type Domain, type EventSubscriptions } from '../../domain/index.js';
 import { describeError } from '../../http/errors.js';
@@ -43,6 +44,8 @@ const CLOSE_HANDSHAKE_MS = 1000;
 
 /** graphql-ws's "too many" close code: its clients treat it as final (no reconnect storm). */
 const TOO_MANY = 4429;
+/** graphql-ws's close code for a subscribe whose id is still in use. */
+const SUBSCRIBER_EXISTS = 4409;
 /** graphql-ws's "forbidden" close code: no key, an unknown one, or a banned one. */
 const FORBIDDEN = 4403;
 /** How often the keys of open sockets are checked again besides the announced changes (one missed costs at most this). */
@@ -180,11 +183,99 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
   const connections = new Map<number, number>();
   /** The slot of each open subscription, per socket (to release them when it closes). */
   const counted = new WeakMap<object, Map<string, SubscriptionSlot>>();
+  /**
+   * Per socket, the ids whose subscribe has not ended yet on this side (from `onSubscribe` to its `onComplete`, or
+   * its refusal). graphql-ws lets a client reuse an id as soon as it has sent `complete`, even while the first
+   * subscribe is still being prepared: both would then run under one id, and the first would outlive the socket.
+   * A subscribe reusing an id before its previous one ended is a duplicate (4409), as graphql-ws treats a live one.
+   */
+  const busy = new WeakMap<object, Set<string>>();
+  const idle = (extra: object, id: string) => busy.get(extra)?.delete(id);
   let open = 0;
   const release = (slot: SubscriptionSlot | undefined) => {
     if (!slot) return;
     slot.release();
     open--;
+  };
+
+  /** The subscribe of `id` on a socket: its execution arguments, or the errors that refuse it (its slot released). */
+  const startSubscription = async (
+    ctx: Context<Record<string, unknown>, { actor?: Actor }> & { extra: Extra },
+    id: string,
+    payload: SubscribePayload,
+  ): Promise<ExecutionArgs | readonly GraphQLError[]> => {
+    const requestId = randomUUID();
+    const key = keys.get(ctx.extra)!;
+    // The socket may have outlived its key (revoked) or its role: each subscribe looks again (a ban is the gate's refusal below).
+    const actor = await options.authenticator.authenticate(key).catch(() => null);
+    if (!actor) return [errorOf(authError('INVALID_API_KEY'), requestId)];
+    // The same preparation as over HTTP: parsing, the spec's rules and the query limits, shape, cost and charge;
+    // the plan cap is taken just before the charge (a subscription refused for it is charged nothing).
+    const cap = subscriptionCap(actor);
+    let slot: SubscriptionSlot | null = null;
+    const prepared = await options.preparation.prepare(payload, { actor }, 'websocket', async () => {
+      slot = await options.slots.acquire(actor.accountId, cap);
+      return slot
+        ? undefined
+        : new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`);
+    });
+    if (isRefusal(prepared) || !slot) {
+      (slot as SubscriptionSlot | null)?.release();
+      if (!isRefusal(prepared)) return [];
+      // A refused document is charged as over HTTP (refusalCharge).
+      const [refusal] = prepared.refused;
+      const known = describeError(refusal);
+      const extensions = refusal instanceof GraphQLError ? refusal.extensions : undefined;
+      const status = known?.status ?? (typeof extensions?.status === 'number' ? extensions.status : 400);
+      const charge = refusalCharge(status, known?.code ?? (extensions?.code as string | undefined));
+      const limited =
+        charge !== 'none'
+          ? await options.gate.charge(actor, charge === 'point' ? 1 : 0, charge === 'point' ? undefined : FREE).then(
+              () => undefined,
+              (error: unknown) => error,
+            )
+          : undefined;
+      return (limited ? [limited] : prepared.refused).map((e) => errorOf(e, requestId));
+    }
+    open++;
+    let slots = counted.get(ctx.extra);
+    if (!slots) counted.set(ctx.extra, (slots = new Map()));
+    // The socket may have closed while the slot was being taken: then nothing will complete it.
+    if (ctx.extra.socket.readyState !== ctx.extra.socket.OPEN) {
+      release(slot);
+      return [errorOf(new DomainError('VALIDATION_FAILED', 'The connection closed.'), requestId)];
+    }
+    slots.set(id, slot);
+    let domain = options.domain();
+    const loaders = createLoaders(() => domain);
+    // Each event is resolved over a fresh identity map, so nested fields read the current state.
+    const clear = loaders.clearAll.bind(loaders);
+    loaders.clearAll = () => {
+      domain = options.domain();
+      clear();
+    };
+    const contextValue: GraphQLContext = {
+      get domain() {
+        return domain;
+      },
+      actor,
+      loaders,
+      clientAddress: options.clientAddress(ctx.extra.request),
+      requestId,
+      observed: {},
+      events: options.events,
+      currentActor: () => stillValid(key),
+      // The back-fill's pages are the service's own work for the subscription: a refusal ends it, and is no retry.
+      charge: (cost) => options.gate.charge(actor, cost, { pushed: true }).then(() => undefined),
+    };
+    meters.set(contextValue, { actor, requested: prepared.cost.requested });
+    return {
+      schema: options.schema,
+      document: prepared.document,
+      operationName: payload.operationName,
+      variableValues: payload.variables,
+      contextValue,
+    };
   };
 
   /** Who pays each subscription's pushed answers and its document's cost, by its context. */
@@ -200,16 +291,20 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
       connectionInitWaitTimeout: options.sockets.initTimeoutMs,
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
-        // `{"X-API-Key": …}`; clients that nest their HTTP headers (`{"headers": {…}}`) are understood too.
+        // `{"X-API-Key": …}` in any case, as the HTTP header; clients that nest their HTTP headers (`{"headers": {…}}`) are understood too.
         const headers = (typeof params.headers === 'object' && params.headers ? params.headers : {}) as Record<string, unknown>;
-        const key = params['X-API-Key'] ?? params['x-api-key'] ?? headers['X-API-Key'] ?? headers['x-api-key'];
-        if (typeof key !== 'string' || !key) return false;
+        const key = apiKeyIn(params) ?? apiKeyIn(headers);
+        if (typeof key !== 'string' || !key) {
+          ctx.extra.socket.close(FORBIDDEN, 'UNAUTHENTICATED: send your API key in connection_init as {"X-API-Key": "psk_…"}.');
+          return false;
+        }
         // The failed-authentication limiter of the HTTP pipeline guards this door too: an address over
         // it gets no lookup for unknown keys, and every unknown key counts against it.
         const address = options.clientAddress(ctx.extra.request);
         const actor = await callerOf(options.authenticator, options.gate, address, key).catch(() => null);
         if (!actor) {
           await options.gate.anonymous(address, true).catch(() => undefined);
+          ctx.extra.socket.close(FORBIDDEN, 'INVALID_API_KEY: the API key is unknown or revoked.');
           return false;
         }
         // A banned key, or one with no point left, is refused here as it would be over HTTP (nothing is consumed).
@@ -239,77 +334,21 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         return true;
       },
       onSubscribe: async (ctx, id, payload) => {
-        const requestId = randomUUID();
-        const key = keys.get(ctx.extra)!;
-        // The socket may have outlived its key (revoked) or its role: each subscribe looks again (a ban is the gate's refusal below).
-        const actor = await options.authenticator.authenticate(key).catch(() => null);
-        if (!actor) return [errorOf(authError('INVALID_API_KEY'), requestId)];
-        // The same preparation as over HTTP: parsing, the spec's rules and the query limits, shape, cost and charge;
-        // the plan cap is taken just before the charge (a subscription refused for it is charged nothing).
-        const cap = subscriptionCap(actor);
-        let slot: SubscriptionSlot | null = null;
-        const prepared = await options.preparation.prepare(payload, { actor }, 'websocket', async () => {
-          slot = await options.slots.acquire(actor.accountId, cap);
-          return slot
-            ? undefined
-            : new DomainError('PLAN_LIMIT_REACHED', `The ${actor.plan} plan allows ${cap} concurrent subscriptions; complete one first.`);
-        });
-        if (isRefusal(prepared) || !slot) {
-          (slot as SubscriptionSlot | null)?.release();
-          if (!isRefusal(prepared)) return [];
-          // A refused document is charged as over HTTP (refusalCharge).
-          const [refusal] = prepared.refused;
-          const known = describeError(refusal);
-          const extensions = refusal instanceof GraphQLError ? refusal.extensions : undefined;
-          const status = known?.status ?? (typeof extensions?.status === 'number' ? extensions.status : 400);
-          const charge = refusalCharge(status, known?.code ?? (extensions?.code as string | undefined));
-          const limited =
-            charge !== 'none'
-              ? await options.gate.charge(actor, charge === 'point' ? 1 : 0, charge === 'point' ? undefined : FREE).then(
-                  () => undefined,
-                  (error: unknown) => error,
-                )
-              : undefined;
-          return (limited ? [limited] : prepared.refused).map((e) => errorOf(e, requestId));
+        let ids = busy.get(ctx.extra);
+        if (!ids) busy.set(ctx.extra, (ids = new Set()));
+        if (ids.has(id)) {
+          ctx.extra.socket.close(SUBSCRIBER_EXISTS, `Subscriber for ${id} already exists`);
+          return [new GraphQLError(`Subscriber for ${id} already exists`)];
         }
-        open++;
-        let slots = counted.get(ctx.extra);
-        if (!slots) counted.set(ctx.extra, (slots = new Map()));
-        // The socket may have closed while the slot was being taken: then nothing will complete it.
-        if (ctx.extra.socket.readyState !== ctx.extra.socket.OPEN) {
-          release(slot);
-          return [errorOf(new DomainError('VALIDATION_FAILED', 'The connection closed.'), requestId)];
+        ids.add(id);
+        try {
+          const prepared = await startSubscription(ctx, id, payload);
+          if (Array.isArray(prepared)) idle(ctx.extra, id);
+          return prepared;
+        } catch (error) {
+          idle(ctx.extra, id);
+          throw error;
         }
-        slots.set(id, slot);
-        let domain = options.domain();
-        const loaders = createLoaders(() => domain);
-        // Each event is resolved over a fresh identity map, so nested fields read the current state.
-        const clear = loaders.clearAll.bind(loaders);
-        loaders.clearAll = () => {
-          domain = options.domain();
-          clear();
-        };
-        const contextValue: GraphQLContext = {
-          get domain() {
-            return domain;
-          },
-          actor,
-          loaders,
-          clientAddress: options.clientAddress(ctx.extra.request),
-          requestId,
-          observed: {},
-          events: options.events,
-          currentActor: () => stillValid(key),
-          charge: (cost) => options.gate.charge(actor, cost).then(() => undefined),
-        };
-        meters.set(contextValue, { actor, requested: prepared.cost.requested });
-        return {
-          schema: options.schema,
-          document: prepared.document,
-          operationName: payload.operationName,
-          variableValues: payload.variables,
-          contextValue,
-        };
       },
       onError: (_ctx, _id, _payload, errors) => errors.map(toWire),
       onNext: (_ctx, _id, _payload, args, result) => {
@@ -329,6 +368,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         const slots = counted.get(ctx.extra);
         release(slots?.get(id));
         slots?.delete(id);
+        idle(ctx.extra, id);
       },
       onClose: (ctx) => {
         for (const slot of counted.get(ctx.extra)?.values() ?? []) release(slot);
@@ -417,6 +457,12 @@ function closingResponse(request: IncomingMessage, socket: Duplex): ServerRespon
     socket.end();
   });
   return response;
+}
+
+/** The value of `params`' `X-API-Key`, whatever its case. */
+function apiKeyIn(params: Record<string, unknown>): unknown {
+  for (const name in params) if (name.toLowerCase() === 'x-api-key') return params[name];
+  return undefined;
 }
 
 /** A WebSocket close reason holds at most 123 bytes. */

@@ -60,6 +60,7 @@ async function visibleEvents(ctx: GraphQLContext, { types, accept, after }: Foll
   const finish = async (): Promise<IteratorResult<EventView>> => {
     if (!done) {
       done = true;
+      backfill = null;
       unsubscribe();
       queue.length = 0;
       page = [];
@@ -110,9 +111,12 @@ async function visibleEvents(ctx: GraphQLContext, { types, accept, after }: Foll
   const backfilled = async (): Promise<EventView | null> => {
     while (!page.length && backfill) {
       await ctx.charge?.(1);
+      // Completed (or its socket closed) while the page was charged: nothing more is read, nor charged.
+      if (done || ending || !backfill) return null;
       const dropsBefore = drops;
       // One more than a page, as the feed reads to know whether a next page follows: N events cost what paging them costs.
       const rows = await ctx.domain.events.visibleAfter(actor, backfill, types, BACKFILL_PAGE + 1);
+      if (done || ending || !backfill) return null;
       const read = rows.slice(0, BACKFILL_PAGE);
       if (read.length) joined = backfill = read.at(-1)!.position;
       joined ??= backfill;
