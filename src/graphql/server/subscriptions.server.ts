@@ -360,7 +360,12 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           ...result,
           errors: result.errors.map((e) => {
             const formatted = toWire(e);
-            return { ...formatted, extensions: { ...formatted.extensions, requestId } };
+            // A refusal that ends the subscription mid-way (a back-fill page the budget refused) says when to retry, as at its start.
+            const retryAfter = describeError(originalOf(e))?.headers['Retry-After'];
+            return {
+              ...formatted,
+              extensions: { ...formatted.extensions, requestId, ...(retryAfter ? { retryAfter: Number(retryAfter) } : {}) },
+            };
           }),
         };
       },
