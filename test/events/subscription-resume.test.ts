@@ -21,6 +21,8 @@ import { startService, type Service } from '../ops/support.js';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
 import { EventsService, recordEvent } from '../../src/domain/events.service.js';
 import { eventually, subscribe, wsClient, type Subscription } from './support.js';
+import { visibleEvents } from '../../src/graphql/schema/events/subscription.resolver.js';
+import type { GraphQLContext } from '../../src/graphql/context.js';
 
 const EVENTS = 'subscription($after: ID) { events(after: $after) { id type } }';
 const ORDER_UPDATED = 'subscription($after: ID) { orderUpdated(after: $after) { id type } }';
@@ -403,5 +405,44 @@ describe('subscriptions resume after an event id', () => {
     }, async () => {
       await killAndResume(databaseUrl, 2, services, clients);
     });
+  });
+});
+
+describe('a resuming subscription completed while its back-fill is being read', () => {
+  it('when the client completes it while a back-fill page is being charged, then the pending answer ends it (nothing waits forever, nothing more is read)', async () => {
+    let release!: () => void;
+    const charged = new Promise<void>((resolve) => (release = resolve));
+    let pagesRead = 0;
+    let listening = 0;
+    const context = {
+      actor: { accountId: 1, keyId: 1, role: 'staff', plan: 'enterprise' },
+      events: {
+        backlogMax: 1000,
+        subscribe: async () => {
+          listening++;
+          return () => void listening--;
+        },
+      },
+      domain: {
+        events: {
+          resumePosition: async () => ({ id: 1 }),
+          visibleAfter: async () => {
+            pagesRead++;
+            return [];
+          },
+        },
+      },
+      loaders: { clearAll: () => undefined },
+      charge: () => charged,
+      currentActor: async () => context.actor,
+    } as unknown as GraphQLContext;
+    const events = await visibleEvents(context, { accept: () => true, after: 1 });
+    const pending = events.next();
+    await events.return!();
+    release();
+    const outcome = await Promise.race([pending, new Promise((resolve) => setTimeout(() => resolve('still waiting after 2 s'), 2000))]);
+    assert.deepEqual(outcome, { value: undefined, done: true });
+    assert.equal(pagesRead, 0, 'no page read once completed');
+    assert.equal(listening, 0, 'it stopped listening');
   });
 });

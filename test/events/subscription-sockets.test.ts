@@ -103,7 +103,7 @@ describe('subscription sockets: without a trusted proxy, and keys refused at con
     const socket = await rawSocket(t, sockets);
     const answer = await init(socket.ws, key);
     assert.equal(answer.code, 4429);
-    assert.match(answer.reason!, /Rate limit exceeded \(60 per minute\)/);
+    assert.match(answer.reason!, /^RATE_LIMITED: Rate limit exceeded \(60 per minute\); retry in \d+ seconds/);
   });
 
   it('when a key is banned, then connection_init is refused with 4403, while another key of the same address is acknowledged', async () => {
@@ -115,7 +115,7 @@ describe('subscription sockets: without a trusted proxy, and keys refused at con
     assert.equal(code, 'API_KEY_BANNED');
     const answer = await init((await rawSocket(t, sockets)).ws, key);
     assert.equal(answer.code, 4403);
-    assert.match(answer.reason!, /banned/);
+    assert.match(answer.reason!, /^API_KEY_BANNED: .*banned/);
     assert.deepEqual(await init((await rawSocket(t, sockets)).ws, t.adminKey), { ack: true });
   });
 });

@@ -217,6 +217,8 @@ describe('ops: security headers', () => {
       'x-xss-protection',
     ];
     const byGet = await t.admin.get(`/graphql?query=${encodeURIComponent('{ viewer { name } }')}`, { skipContract: true });
+    assert.equal(byGet.status, 200, byGet.text);
+    assert.match(byGet.headers.get('content-type') ?? '', /json/);
     for (const res of [await t.admin.get('/v1/pets'), await t.admin.graphql('{ viewer { name } }'), byGet]) {
       for (const name of pageOnly) assert.equal(res.headers.get(name), null, name);
       assert.match(res.headers.get('strict-transport-security') ?? '', /max-age=/);

@@ -185,8 +185,16 @@ describe('GraphQL introspection: free, and bounded as any answer is', () => {
     assert.match(assertGraphQLError(await gql(client, inside), 'VALIDATION_FAILED', 400).message, SIZE_LIMIT);
   });
 
-  it("when introspection nests types' fields four levels deep, then graphql-js's introspection depth rule refuses it", async () => {
-    const nested = '{ __schema { types { fields { type { fields { type { fields { type { fields { name } } } } } } } } } }';
+  it('when __type is asked for a null name through a variable with a default, then it is a 400 that names the argument, never a 500', async () => {
+    const res = await gql(t.admin, 'query ($n: String = "Query") { __type(name: $n) { name } }', { n: null });
+    assert.ok(res.status < 500, res.text);
+    assert.match(res.body.errors?.[0]?.message ?? '', /Argument "name" of non-null type "String!" must not be null/);
+  });
+
+  it("when introspection nests types' fields three levels deep, then graphql-js's introspection depth rule refuses it; two are answered", async () => {
+    const two = '{ __schema { types { fields { type { fields { name } } } } } }';
+    assert.ok(dataOf(await gql(t.admin, two)).__schema.types.length > 0);
+    const nested = '{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }';
     const refused = await gql(t.admin, nested);
     assert.equal(refused.status, 400, refused.text);
     assert.equal(refused.body.data, undefined);

@@ -190,7 +190,13 @@ export function operationShape(
         operation,
         variableValues: variables,
       };
-      const args = getArgumentValues(field, at[0]!, variables);
+      let args: Record<string, unknown>;
+      try {
+        args = getArgumentValues(field, at[0]!, variables);
+      } catch {
+        // An argument that does not coerce (a null `__type(name:)` through a nullable variable) fails at execution.
+        return null;
+      }
       return field.resolve ? field.resolve(source, args, undefined, info) : (source as Record<string, unknown>)[field.name];
     };
     const visit = (type: GraphQLOutputType, value: unknown, at: readonly FieldNode[]): void => {

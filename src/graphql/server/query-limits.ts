@@ -45,7 +45,7 @@ export function queryLimits(limits: Config['graphqlLimits']): { parseOptions: Pa
     blockFieldSuggestion: { enabled: false },
   }).protect();
   // graphql-js's own guard for what the depth limit leaves out: introspection nested through `fields`, `interfaces`,
-  // `possibleTypes` or `inputFields` more than three times.
+  // `possibleTypes` or `inputFields` three times or more.
   return { parseOptions: { maxTokens: limits.maxTokens }, validationRules: [...armor.validationRules, MaxIntrospectionDepthRule] };
 }
 

@@ -201,7 +201,7 @@ export interface RequestPreparation {
   };
   /**
    * Every step: the prepared operation, charged, or why not. `beforeCharge` runs once the operation is admitted, just before the charge; an error it returns
-   * refuses the request uncharged (the plan cap of subscriptions).
+   * refuses the request before the operation's charge (the plan cap of subscriptions; the caller charges the refusal).
    */
   prepare(body: unknown, caller: Caller, transport: Transport, beforeCharge?: () => Promise<unknown>): Promise<Prepared | Refusal>;
   /**

@@ -44,6 +44,8 @@ const CLOSE_HANDSHAKE_MS = 1000;
 
 /** graphql-ws's "too many" close code: its clients treat it as final (no reconnect storm). */
 const TOO_MANY = 4429;
+/** WebSocket's "try again later": the key could not be checked (graphql-ws clients retry it). */
+const TRY_AGAIN_LATER = 1013;
 /** graphql-ws's close code for a subscribe whose id is still in use. */
 const SUBSCRIBER_EXISTS = 4409;
 /** graphql-ws's "forbidden" close code: no key, an unknown one, or a banned one. */
@@ -210,7 +212,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     const actor = await options.authenticator.authenticate(key).catch(() => null);
     if (!actor) return [errorOf(authError('INVALID_API_KEY'), requestId)];
     // The same preparation as over HTTP: parsing, the spec's rules and the query limits, shape, cost and charge;
-    // the plan cap is taken just before the charge (a subscription refused for it is charged nothing).
+    // the plan cap is taken just before the charge (a subscription refused for it costs 1 point, as a refusal).
     const cap = subscriptionCap(actor);
     let slot: SubscriptionSlot | null = null;
     const prepared = await options.preparation.prepare(payload, { actor }, 'websocket', async () => {
@@ -301,7 +303,12 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         // The failed-authentication limiter of the HTTP pipeline guards this door too: an address over
         // it gets no lookup for unknown keys, and every unknown key counts against it.
         const address = options.clientAddress(ctx.extra.request);
-        const actor = await callerOf(options.authenticator, options.gate, address, key).catch(() => null);
+        const actor = await callerOf(options.authenticator, options.gate, address, key).catch(() => undefined);
+        if (actor === undefined) {
+          // The key could not be checked (the database is busy or unreachable): as HTTP's 503, not a failed authentication.
+          ctx.extra.socket.close(TRY_AGAIN_LATER, 'UNAVAILABLE: your API key could not be checked; retry shortly.');
+          return false;
+        }
         if (!actor) {
           await options.gate.anonymous(address, true).catch(() => undefined);
           ctx.extra.socket.close(FORBIDDEN, 'INVALID_API_KEY: the API key is unknown or revoked.');
@@ -312,7 +319,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
           await options.gate.charge(actor, 1, { consume: false });
         } catch (error) {
           if (!(error instanceof RateLimitRefusal)) throw error;
-          ctx.extra.socket.close(error.code === 'API_KEY_BANNED' ? FORBIDDEN : TOO_MANY, closeReason(error.message));
+          ctx.extra.socket.close(error.code === 'API_KEY_BANNED' ? FORBIDDEN : TOO_MANY, closeReason(`${error.code}: ${error.message}`));
           return false;
         }
         const cap = connectionCap(actor);
@@ -337,7 +344,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         let ids = busy.get(ctx.extra);
         if (!ids) busy.set(ctx.extra, (ids = new Set()));
         if (ids.has(id)) {
-          ctx.extra.socket.close(SUBSCRIBER_EXISTS, `Subscriber for ${id} already exists`);
+          ctx.extra.socket.close(SUBSCRIBER_EXISTS, closeReason(`Subscriber for ${id} already exists`));
           return [new GraphQLError(`Subscriber for ${id} already exists`)];
         }
         ids.add(id);

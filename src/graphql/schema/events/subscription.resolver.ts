@@ -41,7 +41,10 @@ interface Follow {
  * a feed page at a time; once a page comes back short it goes live, dropping the buffered events its back-fill
  * already gave (those at or before the last position it read), so there is no gap and no duplicate at the join.
  */
-async function visibleEvents(ctx: GraphQLContext, { types, accept, after }: Follow): Promise<AsyncIterableIterator<EventView | Ending>> {
+export async function visibleEvents(
+  ctx: GraphQLContext,
+  { types, accept, after }: Follow,
+): Promise<AsyncIterableIterator<EventView | Ending>> {
   const actor = actorOf(ctx);
   if (!ctx.events) throw new DomainError('VALIDATION_FAILED', 'Subscriptions are served over the graphql-ws protocol at /graphql.');
   const backlogMax = ctx.events.backlogMax;
@@ -143,6 +146,9 @@ async function visibleEvents(ctx: GraphQLContext, { types, accept, after }: Foll
         return take();
       }
     }
+    // Completed, or failed, while a back-fill page was charged or read: end now, nothing will wake a wait.
+    if (done) return { value: undefined, done: true };
+    if (ending) return take();
     while (queue.length) {
       const { event, position } = queue.shift()!;
       if (joined && !isAfter(position, joined)) continue;
