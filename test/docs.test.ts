@@ -16,6 +16,8 @@ const pages = [
     .map((name) => `docs/${name}`),
 ];
 const text = (page: string) => readFileSync(projectPath(page), 'utf8');
+/** A page's lines as an editor numbers them: the newline that ends the last line opens no line of its own. */
+const lineCount = (page: string) => text(page).replace(/\n$/, '').split('\n').length;
 
 /** Markdown with its fenced code blocks blanked out (a `#` line in a shell block is no heading). */
 function prose(markdown: string): string {
@@ -54,8 +56,18 @@ const links = (markdown: string) => [...prose(markdown).matchAll(/\]\(([^)\s]+)\
 
 describe('docs: the README as the first page, docs/ as the reference', () => {
   it('when the README is read, then it has at most 400 lines', () => {
-    const lines = text('README.md').split('\n').length;
+    const lines = lineCount('README.md');
     assert.ok(lines <= 400, `README.md has ${lines} lines`);
+  });
+
+  it('when the decision records are read, then docs/DECISIONS.md has at most 400 lines', () => {
+    const lines = lineCount('docs/DECISIONS.md');
+    assert.ok(lines <= 400, `docs/DECISIONS.md has ${lines} lines`);
+  });
+
+  it('when the performance page is read, then docs/PERFORMANCE.md has at most 150 lines', () => {
+    const lines = lineCount('docs/PERFORMANCE.md');
+    assert.ok(lines <= 150, `docs/PERFORMANCE.md has ${lines} lines`);
   });
 
   it('when the README is read, then it opens with a table of contents whose every entry is a heading of the page', () => {
