@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/knex';
+import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
 import { Account, ApiKey, PLANS, ROLES, type PlanName, type Role } from './entities/index.js';
 import type { FilterQuery } from '@mikro-orm/core';
 import { DomainError, forbidden, notFound, validationFailed } from './errors.js';
@@ -62,6 +62,13 @@ const toKeyView = (k: ApiKey): ApiKeyView => ({
 });
 
 const lastStaffKey = (message: string) => new DomainError('LAST_STAFF_KEY', message);
+/** Whether an unrevoked key of a staff account exists besides the one(s) `except` leaves out (a staff key always remains: docs/API.md). */
+async function otherStaffKeyExists(em: EntityManager, except: FilterQuery<ApiKey>): Promise<boolean> {
+  return (await em.count(ApiKey, { $and: [{ revokedAt: null, account: { role: 'staff' } }, except] })) > 0;
+}
+
+/** The PostgreSQL advisory lock every change that could remove the last staff key takes (an arbitrary constant). */
+const STAFF_CHANGE_LOCK = 4_207_151;
 
 function requireStaff(actor: Actor) {
   if (!isStaff(actor)) throw forbidden('Only staff can manage accounts and keys.');
@@ -144,10 +151,20 @@ export class AccountsService {
     const role = input.role === undefined ? account.role : v.oneOf(input.role, 'role', ROLES);
     const plan = input.plan === undefined ? account.plan : v.oneOf(input.plan, 'plan', PLANS);
     const limits = this.limitsForPlan(plan, input.limits, customLimits(account));
-    if (account.role === 'staff' && role !== 'staff' && !(await this.otherStaffKeyExists({ account: { $ne: account.id } }))) {
-      throw lastStaffKey(
-        'This is the last staff account with an active key: demoting it would leave no one to manage accounts. Give another account the staff role first.',
-      );
+    if (account.role === 'staff' && role !== 'staff') {
+      const demoted = await this.staffChange(async (em) => {
+        const current = await em.findOneOrFail(Account, { id: accountId }, { refresh: true });
+        if (current.role === 'staff' && !(await otherStaffKeyExists(em, { account: { $ne: accountId } }))) {
+          throw lastStaffKey(
+            'This is the last staff account with an active key: demoting it would leave no one to manage accounts. Give another account the staff role first.',
+          );
+        }
+        Object.assign(current, { name, role, plan });
+        setCustomLimits(current, limits);
+        return current;
+      });
+      this.changed();
+      return toAccountView(demoted);
     }
     account.name = name;
     account.role = role;
@@ -228,17 +245,39 @@ export class AccountsService {
 
   async revokeApiKey(actor: Actor, keyId: number): Promise<ApiKeyView> {
     requireStaff(actor);
-    const key = await this.em.findOne(ApiKey, { id: v.id(keyId, 'keyId') }, { populate: ['account'] });
+    const id = v.id(keyId, 'keyId');
+    const key = await this.em.findOne(ApiKey, { id }, { populate: ['account'] });
     if (!key) throw notFound('API key', keyId);
-    if (!key.revokedAt && key.account.role === 'staff' && !(await this.otherStaffKeyExists({ id: { $ne: key.id } }))) {
-      throw lastStaffKey(
-        'This is the last active key of a staff account: revoking it would leave no one to manage accounts. Create another staff key first.',
-      );
+    if (!key.revokedAt && key.account.role === 'staff') {
+      const revoked = await this.staffChange(async (em) => {
+        const current = await em.findOneOrFail(ApiKey, { id }, { populate: ['account'], refresh: true });
+        if (!current.revokedAt && current.account.role === 'staff' && !(await otherStaffKeyExists(em, { id: { $ne: id } }))) {
+          throw lastStaffKey(
+            'This is the last active key of a staff account: revoking it would leave no one to manage accounts. Create another staff key first.',
+          );
+        }
+        current.revokedAt ??= new Date();
+        return current;
+      });
+      this.changed();
+      return toKeyView(revoked);
     }
     key.revokedAt ??= new Date();
     await this.em.flush();
     this.changed();
     return toKeyView(key);
+  }
+
+  /**
+   * A change that could remove the last staff key, checked and written in one transaction that no other such change
+   * runs beside: two staff revoking each other's last keys at once would each see the other's key remain. On
+   * PostgreSQL they take one advisory lock; SQLite's transactions already take the write lock up front.
+   */
+  private staffChange<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+    return this.em.transactional(async (em) => {
+      if (!(em.getPlatform() instanceof BaseSqlitePlatform)) await em.execute('select pg_advisory_xact_lock(?)', [STAFF_CHANGE_LOCK]);
+      return work(em);
+    });
   }
 
   async liftBan(actor: Actor, keyId: number): Promise<void> {
@@ -254,11 +293,6 @@ export class AccountsService {
   /** Records a ban on the key (the rate limiter calls this when it bans): it outlives the limiter's store. */
   async recordBan(keyId: number, until: Date): Promise<void> {
     await this.em.nativeUpdate(ApiKey, { id: keyId }, { bannedUntil: until });
-  }
-
-  /** Whether an unrevoked key of a staff account exists besides the one(s) `except` leaves out (a staff key always remains: docs/API.md). */
-  private async otherStaffKeyExists(except: FilterQuery<ApiKey>): Promise<boolean> {
-    return (await this.em.count(ApiKey, { $and: [{ revokedAt: null, account: { role: 'staff' } }, except] })) > 0;
   }
 
   private newKey(em: EntityManager, account: Account, key = generateApiKey()) {

@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAccount, startApp, type TestApp, type TestResponse } from '../helpers/app.js';
+import { Client, createAccount, startApp, type TestApp, type TestResponse } from '../helpers/app.js';
 import { globalId } from '../../src/graphql/global-id.js';
 
 /** A staff key always remains (no API way back otherwise); shown key prefixes expose only 4 secret characters. */
@@ -56,6 +56,31 @@ describe('the last staff key cannot be given up', () => {
     const extra = await second.client.post(`/v1/accounts/${second.accountId}/api-keys`);
     assert.equal(extra.status, 201, extra.text);
     assert.equal((await second.client.delete(`/v1/api-keys/${second.keyId}`)).status, 204);
+  });
+});
+
+describe('the last staff key under concurrent changes', () => {
+  it('when the only two staff keys revoke each other at the same instant (five times), then one change passes and a staff key always remains', async () => {
+    const t = await startApp();
+    try {
+      let survivor = { client: t.admin, keyId: (await t.admin.get('/v1/account')).body.apiKey.id as number };
+      for (let round = 0; round < 5; round++) {
+        const made = await survivor.client.post('/v1/accounts', { name: `Staff ${round}`, role: 'staff', plan: 'business' });
+        assert.equal(made.status, 201, made.text);
+        const other = { client: new Client(t.url, made.body.apiKey.key), keyId: made.body.apiKey.id as number };
+        const answers = await Promise.all([
+          survivor.client.delete(`/v1/api-keys/${other.keyId}`),
+          other.client.delete(`/v1/api-keys/${survivor.keyId}`),
+        ]);
+        const passed = answers.filter((res) => res.status === 204);
+        assert.equal(passed.length, 1, `round ${round}: ${answers.map((res) => `${res.status} ${res.body?.code ?? ''}`).join(', ')}`);
+        for (const res of answers) if (res.status !== 204) assert.ok([401, 409].includes(res.status), res.text);
+        survivor = answers[0]!.status === 204 ? survivor : { client: other.client, keyId: other.keyId };
+        assert.equal((await survivor.client.get('/v1/account')).status, 200, 'the remaining staff key works');
+      }
+    } finally {
+      await t.close();
+    }
   });
 });
 
