@@ -77,12 +77,15 @@ export function isPublicName(hostname: string): boolean {
   return name.includes('.') && !NOT_PUBLIC_NAMES.test(name);
 }
 
+/** The longest webhook URL kept (the column and the OpenAPI document's `maxLength`). */
+const MAX_URL_LENGTH = 2048;
+
 /**
  * A webhook URL as it is stored: https only, and no address that is not public, unless `allowPrivate`. This is the
  * first check; the delivery checks the address again when it connects (the name may resolve elsewhere by then).
  */
 export function checkedWebhookUrl(value: unknown, allowPrivate: boolean): string {
-  const text = v.trimmedText(value, 'url', 2048);
+  const text = v.trimmedText(value, 'url', MAX_URL_LENGTH);
   const refuse = (message: string) => validationFailed(`url ${message}.`, [{ path: 'url', message }]);
   let url: URL;
   try {
@@ -96,5 +99,8 @@ export function checkedWebhookUrl(value: unknown, allowPrivate: boolean): string
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host) ? !isPublicAddress(host) : !isPublicName(host)) throw refuse('must point to a public address');
   }
-  return url.toString();
+  // Stored and sent as the URL standard writes it: non-ASCII characters percent-encoded, which can make it longer.
+  const normalised = url.toString();
+  if (normalised.length > MAX_URL_LENGTH) throw refuse(`must be at most ${MAX_URL_LENGTH} characters once percent-encoded`);
+  return normalised;
 }

@@ -212,6 +212,12 @@ describe('webhooks: signed deliveries with retries to a receiver on 127.0.0.1', 
     assertError(await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['order.*'], extra: 1 }), 400, 'VALIDATION_FAILED');
     assertError(await t.admin.patch('/v1/webhooks/999999', { enabled: true }), 404, 'NOT_FOUND');
     assertError(await t.admin.patch('/v1/webhooks/1', {}), 400, 'VALIDATION_FAILED');
+    // Under 2,048 characters as sent, over it once its non-ASCII characters are percent-encoded (as it is stored and sent).
+    const long = `${receiver.url}/${'é'.repeat(1000)}`;
+    assert.ok(long.length <= 2048);
+    const refused = await t.admin.post('/v1/webhooks', { url: long, events: ['order.*'] });
+    assertError(refused, 400, 'VALIDATION_FAILED');
+    assert.match(refused.body.message, /at most 2048 characters once percent-encoded/);
   });
 
   it('when the secret is rotated, then deliveries carry a signature that verifies with the new secret and one with the previous', async () => {
