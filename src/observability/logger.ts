@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { Config } from '../config.js';
 
 /**
@@ -38,8 +38,27 @@ export function loggerOptions(config: Pick<Config, 'logLevel'>): LoggerOptions {
     level: config.logLevel,
     base: { service: 'petstore' },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    serializers: { err: errorWithoutValues },
     timestamp: isoTime,
   };
+}
+
+/** A quoted SQL literal (`'…'`, quotes doubled inside). */
+const QUOTED = /'(?:[^']|'')*'/g;
+
+/**
+ * Errors as pino's own serializer writes them, with the quoted literals left out of their text: a database driver's
+ * error message holds its statement with the values written in (a webhook secret, a key's hash, a customer's name).
+ */
+function errorWithoutValues(error: Error): ReturnType<typeof stdSerializers.err> {
+  const serialized = stdSerializers.err(error);
+  if (!(error instanceof Error)) return serialized;
+  const fields = serialized as unknown as Record<string, unknown>;
+  for (const field of ['message', 'stack', 'detail', 'sql']) {
+    const text = fields[field];
+    if (typeof text === 'string') fields[field] = text.replace(QUOTED, "'…'");
+  }
+  return serialized;
 }
 
 /**

@@ -76,6 +76,20 @@ describe('ops: request logs', () => {
     assert.ok(!logs.text.includes(t.adminKey));
   });
 
+  it("when an unexpected database error is logged, then its statement's values are left out of its message and stack", () => {
+    const lines: string[] = [];
+    const logger = pino(loggerOptions({ logLevel: 'info' }), { write: (line: string) => void lines.push(line) });
+    const error = Object.assign(
+      new Error("insert into webhook_endpoints (url, secret) values ('https://example.com/é', 'whsec_c2VjcmV0') - value too long"),
+      { detail: "Key (name)=('it''s a secret') already exists." },
+    );
+    logger.error({ err: error }, 'unexpected error');
+    const record = JSON.parse(lines[0]!);
+    assert.equal(record.err.message, "insert into webhook_endpoints (url, secret) values ('…', '…') - value too long");
+    assert.ok(!lines[0]!.includes('whsec_') && !lines[0]!.includes("secret'"), lines[0]);
+    assert.match(record.err.stack, /values \('…', '…'\)/);
+  });
+
   it('when the request line is written, then it is the line pino writes for the same fields, its time the moment in ISO 8601 to the millisecond', () => {
     const written: string[] = [];
     const root = pino(loggerOptions({ logLevel: 'info' }), { write: (line: string) => void written.push(line) });
