@@ -139,10 +139,18 @@ export function oneOf<T extends string>(value: unknown, path: string, allowed: r
   return value as T;
 }
 
+/** The instants a date-time may name: years 0001 to 9999 in UTC, what RFC 3339 writes and both databases store. */
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z');
+const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
+
 export function dateTime(value: unknown, path: string): Date {
   const d = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : new Date(NaN);
   if (Number.isNaN(d.getTime()) || (typeof value === 'string' && !/^\d{4}-\d{2}-\d{2}[Tt]/.test(value))) {
     throw validationFailed(`${path} must be an ISO 8601 date-time.`, [{ path, message: 'must be a date-time' }]);
+  }
+  if (d.getTime() < EARLIEST || d.getTime() > LATEST) {
+    const message = 'must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z';
+    throw validationFailed(`${path} ${message}.`, [{ path, message }]);
   }
   return d;
 }

@@ -44,6 +44,22 @@ describe('REST store: orders and inventory (state transitions)', () => {
       }
     });
 
+    it('when shipDate is outside the years 0001 to 9999 in UTC (on either side by its offset), then it is 400 and nothing changes', async () => {
+      const { petId } = await createPet(t, { stock: 5 });
+      const before = await snapshot(t);
+      for (const given of ['0000-01-01T00:00:00Z', '9999-12-31T23:59:59-01:00', '0001-01-01T00:00:00+01:00']) {
+        const res = await order(alice, petId, 1, { shipDate: given });
+        assertError(res, 400, 'VALIDATION_FAILED');
+        assert.deepEqual(
+          res.body.details,
+          [{ path: 'shipDate', message: 'must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z' }],
+          given,
+        );
+      }
+      assert.deepEqual(await snapshot(t), before);
+      assert.equal((await order(alice, petId, 1, { shipDate: '9999-12-31T23:59:59Z' })).status, 201, 'the last second of 9999 is one');
+    });
+
     it('when an order takes the last stock, then the pet becomes pending', async () => {
       const { petId } = await createPet(t, { stock: 2 });
       assert.equal((await order(alice, petId, 2)).status, 201);
