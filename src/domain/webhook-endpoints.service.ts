@@ -119,13 +119,29 @@ export class WebhooksService {
   }
 
   /** A new secret, shown once; the previous one keeps signing beside it for 24 hours. */
+  /**
+   * A new secret; the one it replaces still signs for PREVIOUS_SECRET_GRACE_MS (one previous secret is kept: a second
+   * rotation within that time replaces it). Written only over the secret it read, so of two rotations at once the
+   * second builds on the first: each caller's secret signs, none is lost unseen.
+   */
   async rotateSecret(actor: Actor, id: number): Promise<WebhookEndpointWithSecretView> {
     const endpoint = await this.ownEndpoint(actor, id);
-    endpoint.previousSecret = endpoint.secret;
-    endpoint.previousSecretExpiresAt = new Date(Date.now() + PREVIOUS_SECRET_GRACE_MS);
-    endpoint.secret = newWebhookSecret();
-    await this.em.flush();
-    return { ...toEndpointView(endpoint), secret: endpoint.secret };
+    for (;;) {
+      const replaced = endpoint.secret;
+      const secret = newWebhookSecret();
+      const previousSecretExpiresAt = new Date(Date.now() + PREVIOUS_SECRET_GRACE_MS);
+      const written = await this.em.nativeUpdate(
+        WebhookEndpoint,
+        { id: endpoint.id, secret: replaced },
+        { secret, previousSecret: replaced, previousSecretExpiresAt },
+      );
+      if (written === 1) {
+        Object.assign(endpoint, { secret, previousSecret: replaced, previousSecretExpiresAt });
+        return { ...toEndpointView(endpoint), secret };
+      }
+      // Another rotation came first: start from its secret (or the endpoint was deleted meanwhile).
+      if (!(await this.em.refresh(endpoint))) throw notFound('Webhook', endpoint.id);
+    }
   }
 
   /** Every attempt, oldest first. */

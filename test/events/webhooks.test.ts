@@ -233,6 +233,23 @@ describe('webhooks: signed deliveries with retries to a receiver on 127.0.0.1', 
     await t.admin.delete(`/v1/webhooks/${hook.id}`);
   });
 
+  it('when two rotations run at once, then each answers its own secret and the next delivery verifies with both (none is lost unseen)', async () => {
+    const hook = (await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+    after(() => t.admin.delete(`/v1/webhooks/${hook.id}`));
+    for (let round = 0; round < 3; round++) {
+      receiver.received.length = 0;
+      const [a, b] = await Promise.all([
+        t.admin.post(`/v1/webhooks/${hook.id}/rotate-secret`),
+        t.admin.post(`/v1/webhooks/${hook.id}/rotate-secret`),
+      ]);
+      assert.deepEqual([a.status, b.status], [200, 200]);
+      assert.notEqual(a.body.secret, b.body.secret);
+      await t.admin.post('/v1/categories', { name: `Rotated twice ${round} ${Math.random()}` });
+      const got = await eventually('the delivery', () => receiver.received[0]);
+      for (const secret of [a.body.secret, b.body.secret]) assert.equal(verified(secret, got).type, 'category.created', `round ${round}`);
+    }
+  });
+
   it('when a delivery is redelivered, then the receiver gets the same event again with the same webhook-id', async () => {
     receiver.received.length = 0;
     const hook = (await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
