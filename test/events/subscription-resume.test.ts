@@ -341,6 +341,34 @@ describe('subscriptions resume after an event id', () => {
       );
     });
 
+    it('when the budget runs out between back-fill pages, then the subscription ends with RATE_LIMITED saying when to retry (retryAfter), after the page it paid for', async () => {
+      // Two requests a minute: the start and the first page of 100; the second page is refused.
+      const res = await t.admin.post('/v1/accounts', {
+        name: 'Thrifty',
+        role: 'customer',
+        plan: 'enterprise',
+        limits: { perMinute: 2, perDay: 1000 },
+      });
+      assert.equal(res.status, 201, res.text);
+      const key: string = res.body.apiKey.key;
+      await commit(t.url, t.adminKey, 1);
+      const from = (await feedIds(t.url, t.adminKey)).at(-1)!;
+      await t.app.orm.em.fork().transactional(async (em) => {
+        for (let i = 0; i < 150; i++) await recordEvent(em, 'category.created', { id: 3000 + i, name: `Thrift ${i}` });
+      });
+      const sub = await subscribe(connect(key), EVENTS, { after: globalId('Event', from) });
+      await eventually('the end', () => sub.completed || sub.errors.length > 0);
+      const last = sub.results.at(-1);
+      assert.equal(sub.results.length, 101, JSON.stringify(sub.results.slice(-2)));
+      assert.equal(last?.errors?.[0]?.extensions?.code, 'RATE_LIMITED', JSON.stringify(last));
+      const retryAfter = last.errors[0].extensions.retryAfter;
+      assert.ok(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 60, `retryAfter ${retryAfter}`);
+      assert.ok(
+        sub.results.slice(0, -1).every((r) => r.data?.events?.id),
+        'the first page arrived whole',
+      );
+    });
+
     it('when a subscriber falls behind SUBSCRIPTION_BACKLOG_MAX, then it gets SUBSCRIBER_TOO_SLOW with a reason, then complete', async () => {
       // One transaction's worth of events, read in one go, puts more than the bound (2 here) in the subscription's backlog at once.
       const sub = await subscribe(connect(t.adminKey), 'subscription { events { id } }');

@@ -3,13 +3,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
-import { type Client, createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
+import { WebSocket } from 'ws';
+import { Client, createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
 import { onOwnPostgres, postgresUrl, skipUnless, untilBackend } from '../helpers/services.js';
 
 /**
  * PostgreSQL out of connections is the database being busy, not a bug: every answer is 503 UNAVAILABLE
  * with Retry-After in the error shape, never a 500. The service runs as a role allowed one connection
- * (the server refuses the pool's others with SQLSTATE 53300). The other codes mapped alike (57014 a
+ * (the server refuses the pool's others with SQLSTATE 53300); with none at all, an API key cannot be checked. The other codes mapped alike (57014 a
  * statement timeout, 57P0x, class 08) have no test of their own.
  */
 describe('PostgreSQL refusals: out of connections', async () => {
@@ -77,6 +78,36 @@ describe('PostgreSQL refusals: out of connections', async () => {
       }
       assert.doesNotMatch(JSON.stringify(r.body), /53300|too many|role|pg_|select /i);
     }
+  });
+
+  it('when a key cannot be checked (no connection to be had), then HTTP answers 503 UNAVAILABLE and a WebSocket connection_init is closed with 1013, not refused as a bad key', {
+    skip,
+  }, async () => {
+    // A key the service has never looked up, then no connection at all for its role.
+    const { key } = await createAccount(t!, { name: 'Unchecked' });
+    await sql(`alter role "${role}" connection limit 0`);
+    await sql(`select pg_terminate_backend(pid) from pg_stat_activity where usename = '${role}'`);
+    try {
+      const rest = await new Client(t!.url, key).get('/v1/pets');
+      assert.equal(rest.status, 503, rest.text);
+      assert.equal(rest.body.code, 'UNAVAILABLE');
+      assert.match(rest.body.message, /API key could not be checked/);
+      assert.ok(Number(rest.headers.get('retry-after')) > 0);
+
+      const ws = new WebSocket(`${t!.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+      const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+        ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+      );
+      ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { 'X-API-Key': key } })));
+      ws.on('error', () => undefined);
+      const close = await closed;
+      assert.equal(close.code, 1013, close.reason);
+      assert.match(close.reason, /^UNAVAILABLE: your API key could not be checked/);
+    } finally {
+      await sql(`alter role "${role}" connection limit 1`);
+    }
+    // The same key, once it can be checked, is an ordinary valid key.
+    assert.equal((await new Client(t!.url, key).get('/v1/pets')).status, 200);
   });
 });
 
