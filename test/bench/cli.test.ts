@@ -23,6 +23,10 @@ test("--help prints the tool's usage from its header comment, with examples, and
   assert.equal(short.status, 0, short.stderr);
   assert.match(short.stdout, /callgrind/);
   assert.doesNotMatch(short.stdout, /Ir\/request/, 'nothing was counted');
+  const gc = tool('young-gc', '--help');
+  assert.equal(gc.status, 0, gc.stderr);
+  assert.match(gc.stdout, /^ {2}npm run bench:gc -- --only gql-pet --node-args=--max-semi-space-size=32/m);
+  assert.doesNotMatch(gc.stdout, /collections \/ 1,000/, 'nothing was loaded');
 });
 
 test('an unknown option, a number option given a word, a missing argument: one line, exit 2, no stack trace', () => {
@@ -34,6 +38,8 @@ test('an unknown option, a number option given a word, a missing argument: one l
     ['run', ['--node-args', '--no-flush-bytecode'], /run\.js: .*--node-args.* goes after "=" \(--name=-value\)/],
     ['instructions', ['--requests', 'many'], /instructions\.js: option --requests takes a number \(default 2000\), got "many"/],
     ['instructions', ['--only'], /instructions\.js: Option '--only <value>' argument missing/],
+    ['young-gc', ['--requests', 'many'], /young-gc\.js: option --requests takes a number \(default 20000\), got "many"/],
+    ['young-gc', ['--only', 'gql-pet,gql-pets'], /young-gc\.js: unknown scenario gql-pets \(one of floor, /],
   ] as const) {
     const result = tool(name, ...args);
     assert.equal(result.status, 2, `${name} ${args.join(' ')}: ${result.stderr}`);
