@@ -1,13 +1,13 @@
 import { ForeignKeyConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/knex';
-import { Category, Pet } from './entities/index.js';
+import { Category, DeletedCategory, Pet } from './entities/index.js';
 import { DomainError, notFound } from './errors.js';
 import type { Actor } from './actor.js';
 import type { Page, PageRequest } from './pagination.js';
 import * as v from './validate.js';
 import type { CategoryView } from './views.js';
 import type { SqlReader } from './reader.js';
-import { CATEGORIES_BY_ID, readMany, readOne, readPage, toCategoryView } from './rows.js';
+import { CATEGORIES_BY_ID, DELETED_CATEGORIES_BY_ID, readMany, readOne, readPage, toCategoryView } from './rows.js';
 import { requireCatalogStaff } from './pets.service.js';
 import { recordCategoryEvent } from './events.service.js';
 
@@ -62,6 +62,19 @@ export class CategoriesService {
     return readMany(this.reader, CATEGORIES_BY_ID, ids);
   }
 
+  /**
+   * The categories pets name, for navigating from a pet: each live one, else its last state when it has been deleted
+   * (a deleted pet's last state, in an event, can name a category deleted after it). One more statement only when
+   * some are missing.
+   */
+  async categoriesOfPets(ids: readonly number[]): Promise<CategoryView[]> {
+    const live = await readMany(this.reader, CATEGORIES_BY_ID, ids);
+    if (live.length === new Set(ids).size) return live;
+    const found = new Set(live.map((c) => c.id));
+    const gone = ids.filter((id) => !found.has(id));
+    return [...live, ...(await readMany(this.reader, DELETED_CATEGORIES_BY_ID, gone))];
+  }
+
   async createCategory(actor: Actor, input: CategoryInput): Promise<CategoryView> {
     requireCatalogStaff(actor);
     const { name, description } = this.categoryFields(input);
@@ -92,6 +105,8 @@ export class CategoriesService {
         if (!category) throw notFound('Category', categoryId);
         if (await em.count(Pet, { category: categoryId })) throw this.categoryInUse();
         await em.nativeDelete(Category, { id: categoryId });
+        // A later category with the same id (SQLite can reuse the highest) is deleted over an earlier one's last state.
+        await em.upsert(DeletedCategory, { id: categoryId, name: category.name, description: category.description, deletedAt: new Date() });
         await recordCategoryEvent(em, 'category.deleted', toCategoryView(category));
       });
     } catch (error) {

@@ -95,6 +95,13 @@ export const CATEGORIES_BY_ID = readById<CategoryRow, CategoryView>({
   select: `select ${CATEGORY_COLUMNS} from categories`,
   view: categoryRowToView,
 });
+/** Deleted categories' last states (src/domain/entities/deleted-category.entity.ts), as categories. */
+export const DELETED_CATEGORIES_BY_ID = readById<CategoryRow, CategoryView>({
+  resource: 'Category',
+  idName: 'categoryId',
+  select: `select ${CATEGORY_COLUMNS} from deleted_categories`,
+  view: categoryRowToView,
+});
 
 /** One row by id, as its view: the id checked by the domain's id rule, NOT_FOUND when there is no such row. */
 export async function readOne<Row, View>(reader: SqlReader, by: ReadById<Row, View>, id: number): Promise<View> {

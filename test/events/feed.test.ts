@@ -197,6 +197,31 @@ describe('events: the outbox and the event feed', () => {
     assert.ok(Number(next.events.edges[0].cursor) > Number(page.events.pageInfo.endCursor));
     assertGraphQLError(await gql(bob, '{ events(types: ["nope"]) { edges { cursor } } }'), 'VALIDATION_FAILED', 400);
   });
+
+  it("when a deleted pet's category is deleted after it, then its events still navigate to the category, as it was when deleted, and node(id:) of it is null", async () => {
+    const category = (await t.admin.post('/v1/categories', { name: 'Axolotls', description: 'Aquatic' })).body;
+    const pet = (await t.admin.post('/v1/pets', { name: 'Axel', categoryId: category.id })).body;
+    assert.equal((await t.admin.delete(`/v1/pets/${pet.id}`)).status, 204);
+    assert.equal((await t.admin.put(`/v1/categories/${category.id}`, { name: 'Axolotls (old)', description: 'Aquatic' })).status, 200);
+    assert.equal((await t.admin.delete(`/v1/categories/${category.id}`)).status, 204);
+    const query = `{ events(first: 100, types: ["pet.*"]) { edges { node { type data { ... on Pet { databaseId name category { id name description } } } } } } }`;
+    for (const who of [t.admin, alice]) {
+      const data = dataOf(await gql(who, query));
+      const axel = data.events.edges.map((e: any) => e.node).filter((n: any) => n.data.databaseId === pet.id);
+      assert.deepEqual(
+        axel.map((n: any) => n.type),
+        ['pet.created', 'pet.deleted'],
+      );
+      for (const n of axel)
+        assert.deepEqual(n.data.category, { id: globalId('Category', category.id), name: 'Axolotls (old)', description: 'Aquatic' });
+    }
+    assert.equal(
+      dataOf(await gql(alice, '{ node(id: $id) { id } }'.replace('$id', JSON.stringify(globalId('Category', category.id))))).node,
+      null,
+    );
+    // A new category is not the old one's last state.
+    assert.equal((await alice.get(`/v1/categories/${category.id}`)).status, 404);
+  });
 });
 
 describe('events: the 30-day purge', () => {

@@ -1,4 +1,5 @@
 export { Category } from './category.entity.js';
+export { DeletedCategory } from './deleted-category.entity.js';
 export { Pet, PET_STATUSES, type PetStatus } from './pet.entity.js';
 export { InventoryItem } from './inventory-item.entity.js';
 export { Account, ROLES, PLANS, type Role, type PlanName } from './account.entity.js';
@@ -11,6 +12,7 @@ export { WebhookEndpoint } from './webhook-endpoint.entity.js';
 export { WebhookDelivery, DELIVERY_STATUSES, type DeliveryStatus } from './webhook-delivery.entity.js';
 
 import { Category } from './category.entity.js';
+import { DeletedCategory } from './deleted-category.entity.js';
 import { Pet } from './pet.entity.js';
 import { InventoryItem } from './inventory-item.entity.js';
 import { Account } from './account.entity.js';
@@ -24,6 +26,7 @@ import { WebhookDelivery } from './webhook-delivery.entity.js';
 
 export const ENTITIES = [
   Category,
+  DeletedCategory,
   Pet,
   InventoryItem,
   Account,

@@ -19,6 +19,7 @@ export function createLoaders(domain: () => Domain): Loaders {
 export class Loaders {
   #pets?: DataLoader<number, PetView | null>;
   #categories?: DataLoader<number, CategoryView | null>;
+  #petCategories?: DataLoader<number, CategoryView | null>;
   #inventory?: DataLoader<number, InventoryView | null>;
   // `Category.pets(first, after)`: one loader per distinct page request, batching the categories.
   #categoryPets?: Map<string, DataLoader<number, Page<PetView>>>;
@@ -35,6 +36,13 @@ export class Loaders {
     ));
   }
 
+  /** `Pet.category`: a category deleted since the pet's state was recorded (in an event) answers its last state. */
+  get petCategories(): DataLoader<number, CategoryView | null> {
+    return (this.#petCategories ??= new DataLoader(async (ids) =>
+      byKey(ids, await this.domain().categories.categoriesOfPets(ids), (c) => c.id),
+    ));
+  }
+
   get inventory(): DataLoader<number, InventoryView | null> {
     return (this.#inventory ??= new DataLoader(async (ids) =>
       byKey(ids, await this.domain().store.inventoryByPetIds(ids), (i) => i.petId),
@@ -45,6 +53,7 @@ export class Loaders {
   clearAll(): void {
     this.#pets?.clearAll();
     this.#categories?.clearAll();
+    this.#petCategories?.clearAll();
     this.#inventory?.clearAll();
     this.#categoryPets?.clear();
   }

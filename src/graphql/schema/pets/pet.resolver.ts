@@ -69,9 +69,11 @@ export class PetResolver {
     return REFERENCE_IDS.Pet.categoryId(pet);
   }
 
-  @FieldResolver(() => CategoryType, { description: "The pet's category." })
+  @FieldResolver(() => CategoryType, {
+    description: "The pet's category. In an event's data, a category deleted since is the category as it was when deleted.",
+  })
   async category(@Root() pet: PetView, @Ctx() ctx: GraphQLContext): Promise<CategoryView | null> {
-    return ctx.loaders.categories.load(pet.categoryId);
+    return ctx.loaders.petCategories.load(pet.categoryId);
   }
 
   @FieldResolver(() => InventoryItemType, { nullable: true, description: "The pet's stock." })

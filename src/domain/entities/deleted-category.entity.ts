@@ -1,0 +1,27 @@
+import { Entity, PrimaryKey, Property, BigIntType } from '@mikro-orm/core';
+
+/**
+ * A deleted category's last state, written in the transaction that deletes it: `Pet.category` of a pet whose
+ * category has since been deleted (a deleted pet's last state in an event) answers it. A later category that
+ * reuses the id wins over it.
+ */
+@Entity({ tableName: 'deleted_categories' })
+export class DeletedCategory {
+  @PrimaryKey({ type: new BigIntType('number'), autoincrement: false })
+  id: number;
+
+  @Property({ type: 'string', length: 100 })
+  name: string;
+
+  @Property({ type: 'string', length: 1000, nullable: true })
+  description: string | null;
+
+  @Property({ type: 'datetime' })
+  deletedAt: Date = new Date();
+
+  constructor(id: number, name: string, description: string | null) {
+    this.id = id;
+    this.name = name;
+    this.description = description;
+  }
+}
