@@ -64,8 +64,8 @@ export function trimmedText(value: unknown, path: string, max: number, { min = 1
   return text;
 }
 
-/** Control characters (C0, DEL, C1: BEL, line breaks, tabs, escapes …): no name holds one. */
-const CONTROL_CHARACTER = /\p{Cc}/u;
+/** Control characters (C0, DEL, C1: BEL, line breaks, tabs, escapes …) and Unicode's own line and paragraph separators: no name holds one. */
+const CONTROL_CHARACTER = /[\p{Cc}\p{Zl}\p{Zp}]/u;
 /**
  * A character that shows something: not white space or another separator, not a control, format, private-use or
  * unassigned code point, not a combining mark on its own, and not U+2800 (the Braille blank, which draws nothing).

@@ -93,7 +93,7 @@ describe('names: visible, without control characters, unique by case folding', (
   after(() => t.close());
 
   const BLANK = ['\u2800', '\u2800\u2800 \u2800', '\u3000\u2800', ' \u0301 '];
-  const CONTROL = ['Rex\u0007', 'Re\nx', 'Re\tx', 'Rex\u001b[31m', 'Re\u0085x', 'Re\u007fx'];
+  const CONTROL = ['Rex\u0007', 'Re\nx', 'Re\tx', 'Rex\u001b[31m', 'Re\u0085x', 'Re\u007fx', 'Re\u2028x', 'Re\u2029x'];
 
   it('when a name has no visible character (the Braille blank, white space, a lone combining mark), then both facades refuse it and nothing is stored', async () => {
     const before = (await t.admin.get('/v1/categories?limit=100')).body.length;
@@ -110,7 +110,7 @@ describe('names: visible, without control characters, unique by case folding', (
     assert.equal((await t.admin.get('/v1/categories?limit=100')).body.length, before);
   });
 
-  it('when a name holds a control character (BEL, a line break, a tab, an escape), then both facades refuse it with a clear message', async () => {
+  it('when a name holds a control character (BEL, a line break, U+2028 or U+2029, a tab, an escape), then both facades refuse it with a clear message', async () => {
     for (const name of CONTROL) {
       const rest = await t.admin.post('/v1/categories', { name });
       assertError(rest, 400, 'VALIDATION_FAILED');
