@@ -13,14 +13,17 @@ import { Client } from '../helpers/app.js';
 import { globalId } from '../../src/graphql/global-id.js';
 import { doc } from '../helpers/readme.js';
 import { freePort, startService, type Service } from '../ops/support.js';
-import { eventually } from './support.js';
+import { eventually, openSubscriptions, subscribe, wsClient } from './support.js';
+import type { Client as WsClient } from 'graphql-ws';
 
 describe('docs/EVENTS.md: the resuming subscriber', () => {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-docs-resume-'));
   const file = fileURLToPath(new URL('./docs-resume.mjs', import.meta.url));
   const services: Service[] = [];
+  const held: WsClient[] = [];
   let subscriber: ChildProcess | undefined;
-  after(() => {
+  after(async () => {
+    for (const c of held) await c.dispose();
     subscriber?.kill();
     for (const s of services) {
       s.child.kill('SIGKILL');
@@ -77,5 +80,33 @@ describe('docs/EVENTS.md: the resuming subscriber', () => {
       printed(),
       feed.map((id: number) => globalId('Event', id)),
     );
+  });
+
+  it("when the plan's subscriptions are all open, then it says it was refused and stops, paying for one start", async () => {
+    const service = services.at(-1)!;
+    subscriber?.kill();
+    await eventually('the first subscriber gone', async () => (await openSubscriptions(service.url)) === 0);
+    const staff = new Client(service.url, service.key);
+    const key = (await staff.post('/v1/accounts', { name: 'Holder', role: 'customer', plan: 'free' })).body.apiKey.key as string;
+    // The free plan's two subscriptions, held by another connection of the same account.
+    const { client } = wsClient(service.url, key);
+    held.push(client);
+    for (let i = 0; i < 2; i++) assert.deepEqual((await subscribe(client, 'subscription { events { id } }')).errors, []);
+    const used = async () => (await new Client(service.url, key).get('/v1/rate_limit')).body.resources.minute.used as number;
+    const before = await used();
+    const run = spawn(process.execPath, [file], {
+      env: { PATH: process.env.PATH ?? '', BASE: service.url, CUSTOMER: key },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    run.stdout!.on('data', (d) => (output += d));
+    run.stderr!.on('data', (d) => (output += d));
+    const exit = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => (run.kill(), resolve(null)), 10_000);
+      run.on('exit', (code) => (clearTimeout(timer), resolve(code)));
+    });
+    assert.equal(exit, 0, `it ends by itself: ${output}`);
+    assert.match(output, /^refused: PLAN_LIMIT_REACHED /m);
+    assert.equal((await used()) - before, 1, 'one refused start, not one a second');
   });
 });
