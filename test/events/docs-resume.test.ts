@@ -102,8 +102,14 @@ describe('docs/EVENTS.md: the resuming subscriber', () => {
     run.stdout!.on('data', (d) => (output += d));
     run.stderr!.on('data', (d) => (output += d));
     const exit = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => (run.kill(), resolve(null)), 10_000);
-      run.on('exit', (code) => (clearTimeout(timer), resolve(code)));
+      const timer = setTimeout(() => {
+        run.kill();
+        resolve(null);
+      }, 10_000);
+      run.on('exit', (code) => {
+        clearTimeout(timer);
+        resolve(code);
+      });
     });
     assert.equal(exit, 0, `it ends by itself: ${output}`);
     assert.match(output, /^refused: PLAN_LIMIT_REACHED /m);
