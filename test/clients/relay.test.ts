@@ -87,11 +87,26 @@ interface RelayProject {
   artifact<T>(name: string): T;
 }
 
-/** Writes the Relay project (CLIENTS.md's relay.config.json, the committed schema, SOURCE), compiles it, loads its artifacts. */
-async function compileRelayProject(): Promise<RelayProject> {
+/** CLIENTS.md's `persistConfig` for relay-compiler (in its Trusted documents section). */
+function clientsPersistConfig(): { file: string; algorithm: string } {
+  const text = /"persistConfig": (\{[^}]*\})/.exec(doc('CLIENTS.md'))?.[1];
+  assert.ok(text, 'docs/CLIENTS.md gives relay-compiler a persistConfig');
+  return JSON.parse(text);
+}
+
+/**
+ * Writes the Relay project (CLIENTS.md's relay.config.json, the committed schema, SOURCE), compiles it, loads its
+ * artifacts. `persist`: with CLIENTS.md's persistConfig, its file created first as CLIENTS.md says.
+ */
+async function compileRelayProject({ persist = false } = {}): Promise<RelayProject> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-relay-'));
   symlinkSync(projectPath('node_modules'), join(dir, 'node_modules'), 'dir');
-  writeFileSync(join(dir, 'relay.config.json'), clientsBlock('Relay', 'json'));
+  const config = JSON.parse(clientsBlock('Relay', 'json'));
+  if (persist) {
+    config.persistConfig = clientsPersistConfig();
+    writeFileSync(join(dir, config.persistConfig.file), '{}');
+  }
+  writeFileSync(join(dir, 'relay.config.json'), JSON.stringify(config));
   writeFileSync(join(dir, 'schema.graphql'), readFileSync(projectPath('schema/schema.graphql')));
   mkdirSync(join(dir, 'src'));
   writeFileSync(join(dir, 'src', 'App.ts'), SOURCE);
@@ -217,5 +232,44 @@ describe('Relay: relay-compiler and relay-runtime against the service (issue 49)
     const names = page.pets.edges.map((e) => read<{ name: string }>('PetCard_pet', e.node).name);
     assert.deepEqual(names, ['Whiskers II', 'Tom', 'Felix', 'Garfield', 'Salem']);
     assert.deepEqual(warnings, []);
+  });
+});
+
+describe('Relay with persisted queries: relay-compiler persistConfig, the manifest as the trusted documents, ids only', () => {
+  let t: TestApp;
+  let project: RelayProject;
+  before(async () => {
+    project = await compileRelayProject({ persist: true });
+    const manifest = join(project.dir, clientsPersistConfig().file);
+    t = await startApp({ env: { GRAPHQL_TRUSTED_DOCUMENTS: manifest, GRAPHQL_TRUSTED_ONLY: 'true' } });
+    const category = await t.admin.post('/v1/categories', { name: 'Birds' });
+    assert.equal((await t.admin.post('/v1/pets', { name: 'Tweety', categoryId: category.body.id })).status, 201);
+  });
+  after(async () => {
+    await t?.close();
+    if (project) rmSync(project.dir, { recursive: true, force: true });
+  });
+
+  it("when the app's compiled queries carry ids and no text, then CLIENTS.md's environment sends them as documentId and they are answered, where text is refused", async () => {
+    const request = project.artifact<ConcreteRequest>('AppQuery');
+    assert.equal(request.params.text, null, 'persisted: the artifact has no text');
+    assert.match(String(request.params.id), /^[0-9a-f]{64}$/);
+    const { key } = await createAccount(t, { name: 'Relay persisted' });
+    const environment = (await clientsEnvironment(project.dir))(`${t.url}/graphql`, key);
+    await fetchQuery(environment, request, {}).toPromise();
+    const operation = createOperationDescriptor(request, {});
+    const data = environment.lookup(operation.fragment).data as { pets: { edges: Array<{ node: FragmentRef }> } };
+    assert.equal(data.pets.edges.length, 1);
+    const pet = environment.lookup(
+      getSelector(project.artifact<ReaderFragment>('PetCard_pet'), data.pets.edges[0]!.node) as SingularReaderSelector,
+    ).data as { name: string; category: { name: string } };
+    assert.deepEqual([pet.name, pet.category.name], ['Tweety', 'Birds']);
+    // The same key's text is refused: the ids were what was served.
+    const text = await fetch(`${t.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ query: '{ pets(first: 1) { edges { node { id } } } }' }),
+    });
+    assert.equal(text.status, 403);
   });
 });
