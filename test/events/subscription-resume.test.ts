@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client as WsClient } from 'graphql-ws';
-import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { Client, createAccount, startApp, type TestApp } from '../helpers/app.js';
 import { decodeEventId, globalId } from '../../src/graphql/global-id.js';
 import { onOwnPostgres } from '../helpers/services.js';
 import { startService, type Service } from '../ops/support.js';
@@ -343,14 +343,7 @@ describe('subscriptions resume after an event id', () => {
 
     it('when the budget runs out between back-fill pages, then the subscription ends with RATE_LIMITED saying when to retry (retryAfter), after the page it paid for', async () => {
       // Two requests a minute: the start and the first page of 100; the second page is refused.
-      const res = await t.admin.post('/v1/accounts', {
-        name: 'Thrifty',
-        role: 'customer',
-        plan: 'enterprise',
-        limits: { perMinute: 2, perDay: 1000 },
-      });
-      assert.equal(res.status, 201, res.text);
-      const key: string = res.body.apiKey.key;
+      const { key } = await createAccount(t, { name: 'Thrifty', plan: 'enterprise', limits: { perMinute: 2, perDay: 1000 } });
       await commit(t.url, t.adminKey, 1);
       const from = (await feedIds(t.url, t.adminKey)).at(-1)!;
       await t.app.orm.em.fork().transactional(async (em) => {
