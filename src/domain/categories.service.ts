@@ -105,8 +105,7 @@ export class CategoriesService {
         if (!category) throw notFound('Category', categoryId);
         if (await em.count(Pet, { category: categoryId })) throw this.categoryInUse();
         await em.nativeDelete(Category, { id: categoryId });
-        // A later category with the same id (SQLite can reuse the highest) is deleted over an earlier one's last state.
-        await em.upsert(DeletedCategory, { id: categoryId, name: category.name, description: category.description, deletedAt: new Date() });
+        await em.insert(DeletedCategory, { id: categoryId, name: category.name, description: category.description, deletedAt: new Date() });
         await recordCategoryEvent(em, 'category.deleted', toCategoryView(category));
       });
     } catch (error) {

@@ -2,8 +2,8 @@ import { Entity, PrimaryKey, Property, BigIntType } from '@mikro-orm/core';
 
 /**
  * A deleted category's last state, written in the transaction that deletes it: `Pet.category` of a pet whose
- * category has since been deleted (a deleted pet's last state in an event) answers it. A later category that
- * reuses the id wins over it.
+ * category has since been deleted (a deleted pet's last state in an event) answers it. Category ids are never
+ * reused (both databases' ids only grow), so an id is either live or here.
  */
 @Entity({ tableName: 'deleted_categories' })
 export class DeletedCategory {
