@@ -104,7 +104,8 @@ export class CategoriesService {
         const category = await em.findOne(Category, { id: categoryId });
         if (!category) throw notFound('Category', categoryId);
         if (await em.count(Pet, { category: categoryId })) throw this.categoryInUse();
-        await em.nativeDelete(Category, { id: categoryId });
+        // Another delete of it committed while this one waited for the row: that one answered, this one finds nothing.
+        if ((await em.nativeDelete(Category, { id: categoryId })) === 0) throw notFound('Category', categoryId);
         await em.insert(DeletedCategory, { id: categoryId, name: category.name, description: category.description, deletedAt: new Date() });
         await recordCategoryEvent(em, 'category.deleted', toCategoryView(category));
       });

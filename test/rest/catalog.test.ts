@@ -210,6 +210,20 @@ describe('REST catalogue: categories and pets', () => {
     });
   });
 
+  describe('races between deletes', () => {
+    it('when one category is deleted by several requests at once, then one is 204 and the others 404, never a 500, with one category.deleted event', async () => {
+      for (let round = 0; round < 5; round++) {
+        const cat = await t.admin.post('/v1/categories', { name: `Twice gone ${round}` });
+        const answers = await Promise.all([1, 2, 3, 4].map(() => t.admin.delete(`/v1/categories/${cat.body.id}`)));
+        const statuses = answers.map((a) => a.status).sort();
+        assert.deepEqual(statuses, [204, 404, 404, 404], `round ${round}: ${answers.map((a) => a.text).join(' ')}`);
+        for (const a of answers.filter((x) => x.status === 404)) assertError(a, 404, 'NOT_FOUND');
+        const events = (await t.admin.get('/v1/events?types=category.deleted&limit=100')).body as Array<{ data: { id: number } }>;
+        assert.equal(events.filter((e) => e.data.id === cat.body.id).length, 1, `round ${round}: one category.deleted event`);
+      }
+    });
+  });
+
   describe('the OpenAPI document', () => {
     it('when anyone asks for /v1/openapi.json without a key, then it is the committed document', async () => {
       const res = await t.anonymous.get('/v1/openapi.json');
