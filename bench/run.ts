@@ -317,10 +317,12 @@ async function main() {
       start('memory', 'dist/src/main.js', serviceEnv('memory'), work, [...ownNodeArgs, ...profArgs('memory')]),
     ];
     if (wanted.has('no-limiter'))
-      starting.push(start('no-limiter', 'dist/bench/service-without-limiter.js', serviceEnv('no-limiter'), work, ownNodeArgs));
+      starting.push(
+        start('no-limiter', 'dist/bench/service-variant.js', { ...serviceEnv('no-limiter'), VARIANT: 'no-limiter' }, work, ownNodeArgs),
+      );
     if (wanted.has('no-outbox'))
       starting.push(
-        start('no-outbox', 'dist/bench/service-without-outbox.js', serviceEnv('no-outbox'), work, [
+        start('no-outbox', 'dist/bench/service-variant.js', { ...serviceEnv('no-outbox'), VARIANT: 'no-outbox' }, work, [
           ...ownNodeArgs,
           ...profArgs('no-outbox'),
         ]),

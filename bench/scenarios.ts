@@ -228,7 +228,7 @@ const SCENARIOS_BASE: Scenario[] = [
   },
 ];
 
-/** The order scenarios again on the service without the outbox's writes (bench/service-without-outbox.ts). */
+/** The order scenarios again on the service without the outbox's writes (bench/service-variant.ts, `no-outbox`). */
 const withoutOutbox = (id: string): Scenario => {
   const s = SCENARIOS_BASE.find((x) => x.id === id)!;
   return { ...s, id: `${id}-no-outbox`, label: `${s.label}, outbox writes off`, service: 'no-outbox' };

@@ -38,9 +38,9 @@ export interface CreateAppOptions {
   announce?: Announce;
   /** Rate-limit window lengths in seconds (default 60 and 86,400); only tests shorten them. */
   windows?: { minute: number; day: number };
-  /** Replaces the rate-limit gate. Only the benchmark does (bench/service-without-limiter.ts), to measure what the limiter costs. */
+  /** Replaces the rate-limit gate. Only the benchmark does (bench/service-variant.ts), to measure what the limiter costs. */
   gate?: RateLimitGate;
-  /** false: the store writes no events. Only the benchmark does (bench/service-without-outbox.ts), to measure what the outbox costs an order. */
+  /** false: the store writes no events. Only the benchmark does (bench/service-variant.ts), to measure what the outbox costs an order. */
   outbox?: false;
   /** More Apollo Server plugins for the GraphQL facade, after the service's own. Only tests add one (to count the requests Apollo serves). */
   graphqlPlugins?: ApolloServerPlugin<GraphQLContext>[];

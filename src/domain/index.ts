@@ -48,7 +48,7 @@ export type DomainDeps = AccountsDeps & {
   /** Plain-SQL writes of the hottest write, placing an order (src/db/writer.ts). */
   writer: SqlWriter;
   /**
-   * False only in the benchmark's variant that prices the outbox (bench/service-without-outbox.ts):
+   * False only in the benchmark's variant that prices the outbox (bench/service-variant.ts):
    * the store (orders, inventory) then writes no events. No configuration of the service reaches it.
    */
   outbox?: boolean;

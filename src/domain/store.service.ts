@@ -59,7 +59,7 @@ export class StoreService {
     private readonly writer: SqlWriter,
     /** How long an idempotency claim without an outcome blocks its key (the request timeout). */
     private readonly idempotencyClaimMs?: number,
-    /** False only in the benchmark's variant that prices the outbox (bench/service-without-outbox.ts): placing an order writes no events. */
+    /** False only in the benchmark's variant that prices the outbox (bench/service-variant.ts): placing an order writes no events. */
     private readonly outbox = true,
   ) {}
 
@@ -334,7 +334,7 @@ const placeOrderPg = (outbox: boolean) => `with locked as (
   }
   select taken.quantity, placed.id from taken cross join placed`;
 const PLACE_ORDER_PG = placeOrderPg(true);
-/** Without the outbox's writes: the benchmark's variant that prices them (bench/service-without-outbox.ts). */
+/** Without the outbox's writes: the benchmark's variant that prices them (bench/service-variant.ts). */
 const PLACE_ORDER_PG_NO_OUTBOX = placeOrderPg(false);
 
 function mapPage(page: Page<{ id: number; view: InventoryView }>): Page<InventoryView> {
