@@ -8,20 +8,14 @@ import { Entity, PrimaryKey, Property, BigIntType } from '@mikro-orm/core';
 @Entity({ tableName: 'deleted_categories' })
 export class DeletedCategory {
   @PrimaryKey({ type: new BigIntType('number'), autoincrement: false })
-  id: number;
+  id!: number;
 
   @Property({ type: 'string', length: 100 })
-  name: string;
+  name!: string;
 
   @Property({ type: 'string', length: 1000, nullable: true })
-  description: string | null;
+  description!: string | null;
 
   @Property({ type: 'datetime' })
-  deletedAt: Date = new Date();
-
-  constructor(id: number, name: string, description: string | null) {
-    this.id = id;
-    this.name = name;
-    this.description = description;
-  }
+  deletedAt!: Date;
 }
