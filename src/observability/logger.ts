@@ -110,6 +110,8 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'env' | 'logFlush
 
 /** Request lines are handed over ~16 KB at a time: sonic-boom's largest single write (`maxWrite`). */
 const LOG_BATCH_BYTES = 16_384;
+/** A batch's buffer: room for a full batch and one more line of up to ~5,400 characters (3 bytes each at most). */
+const BATCH_CAPACITY = 2 * LOG_BATCH_BYTES;
 /** pino's level of a warning: a request line at it or above (a 5xx's) is written at once. */
 const WARN = 40;
 
@@ -118,29 +120,42 @@ export const REQUEST_LINE = 'request';
 
 /**
  * stdout in batches: request lines go out one write per ~16 KB instead of one per line. A line written by itself
- * costs a round trip through libuv's thread pool (the bench's one-client REST read shows it). The batch is gathered
- * here and handed to pino's asynchronous destination (sonic-boom) whole: sonic-boom's own batching (`minLength`)
- * measures the bytes of everything it holds again at each line. So that no line waits for a full batch, a timer
- * armed only while lines wait hands them over at most `flushMs` after they were logged. Every other line (start,
- * shutdown, warnings, errors), and a request line that is a warning (a 5xx's), is handed over at once, with what
- * waits before it. Lost to a SIGKILL or a power cut: at most those `flushMs` of request lines (the rest is written
- * at a normal exit, a crash's included).
+ * costs a round trip through libuv's thread pool (the bench's one-client REST read shows it). Each request line is
+ * encoded into the batch's buffer as it is logged, outside V8's heap: a batch kept as a string would hold every
+ * waiting line's pieces (pino builds a line by concatenation) for each young collection to copy. The batch goes to
+ * pino's asynchronous destination (sonic-boom, in its `buffer` mode) whole. So that no line waits for a full batch,
+ * a timer armed only while lines wait hands them over at most `flushMs` after they were logged. Every other line
+ * (start, shutdown, warnings, errors), and a request line that is a warning (a 5xx's), is handed over at once, after
+ * what waits before it. Lost to a SIGKILL or a power cut: at most those `flushMs` of request lines (the rest is
+ * written at a normal exit, a crash's included).
  */
 function batchedStdout(flushMs: number): DestinationStream {
   // One per process and delay: every logger writing to stdout shares it, so lines keep their order.
   const known = batchedByDelay.get(flushMs);
   if (known) return known;
-  const stream = pino.destination({ dest: 1, sync: false });
-  let batch = '';
+  const stream = pino.destination({ dest: 1, sync: false, contentMode: 'buffer' });
+  let batch = Buffer.allocUnsafeSlow(BATCH_CAPACITY);
+  let used = 0;
   let timer: NodeJS.Timeout | undefined;
-  const handOver = () => {
-    if (batch === '') return;
-    try {
-      stream.write(batch);
-      batch = '';
-    } catch {
-      // The stream is closed (the process is exiting): the batch waits for the exit, which writes it itself.
+  // Once sonic-boom is closed (the process is exiting), every line is written at once, synchronously, in order.
+  let closed = false;
+  const send = (bytes: Buffer) => {
+    if (!closed) {
+      try {
+        stream.write(bytes as unknown as string); // in its `buffer` mode sonic-boom takes bytes (its types say strings)
+        return;
+      } catch {
+        closed = true;
+      }
     }
+    writeAtExit(bytes);
+  };
+  const handOver = () => {
+    if (used === 0) return;
+    send(batch.subarray(0, used));
+    // sonic-boom keeps the bytes until its write is done: the next lines go to a new buffer.
+    batch = Buffer.allocUnsafeSlow(BATCH_CAPACITY);
+    used = 0;
   };
   const tick = () => {
     timer = undefined;
@@ -154,8 +169,8 @@ function batchedStdout(flushMs: number): DestinationStream {
     } catch {
       // Closed, or not open yet: the batch is still written below.
     }
-    if (batch !== '') writeAtExit(batch);
-    batch = '';
+    closed = true;
+    handOver();
   });
   const batched = {
     // pino tells the destination each line's message and level (`lastMsg`, `lastLevel`) before writing it
@@ -164,12 +179,17 @@ function batchedStdout(flushMs: number): DestinationStream {
     lastMsg: undefined as string | undefined,
     lastLevel: 0,
     write(line: string) {
-      batch += line;
-      // A request line waits unless it is a warning (a 5xx's); about 16 KB go at once (counted in UTF-16 units: a
-      // request line is ASCII but for a path or an operation name that is not).
-      if (batched.lastMsg !== REQUEST_LINE || batched.lastLevel >= WARN || batch.length >= LOG_BATCH_BYTES) handOver();
+      // A UTF-16 unit takes at most 3 bytes of UTF-8: a line that might not fit goes after the batch.
+      const waits = batched.lastMsg === REQUEST_LINE && batched.lastLevel < WARN && line.length * 3 <= BATCH_CAPACITY;
+      if (!waits || used + line.length * 3 > BATCH_CAPACITY) handOver();
+      if (!waits) {
+        send(Buffer.from(line));
+        return;
+      }
+      used += batch.write(line, used);
+      if (used >= LOG_BATCH_BYTES) handOver();
       // A timer only while lines wait: an idle service wakes for nothing.
-      if (batch !== '' && timer === undefined) timer = setTimeout(tick, flushMs).unref();
+      if (used > 0 && timer === undefined) timer = setTimeout(tick, flushMs).unref();
     },
   };
   batchedByDelay.set(flushMs, batched);
@@ -179,9 +199,8 @@ function batchedStdout(flushMs: number): DestinationStream {
 /** How long an exiting process waits for a full stdout pipe before it gives its last lines up. */
 const EXIT_WRITE_MS = 2000;
 
-/** Writes `text` to stdout before returning (an exiting process has no later turn), waiting at most EXIT_WRITE_MS for a full pipe. */
-function writeAtExit(text: string): void {
-  let bytes = Buffer.from(text);
+/** Writes `bytes` to stdout before returning (an exiting process has no later turn), waiting at most EXIT_WRITE_MS for a full pipe. */
+function writeAtExit(bytes: Buffer): void {
   const pause = new Int32Array(new SharedArrayBuffer(4));
   const deadline = Date.now() + EXIT_WRITE_MS;
   while (bytes.length > 0) {

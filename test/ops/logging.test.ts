@@ -233,6 +233,36 @@ describe('ops: request log lines on stdout, in batches', () => {
     );
   });
 
+  it('when request lines of every size and script fill several batches, then each reaches stdout whole, once, in order', () => {
+    // Lines are encoded into a batch's bytes as they come: one that would not fit must start a new batch, and one
+    // larger than a batch must go by itself, between the batches around it, nothing cut at a multi-byte character.
+    const logger = new URL('../../src/observability/logger.js', import.meta.url).href;
+    const pathOf = (n: number) =>
+      n % 7 === 3 ? 'x'.repeat(12_000) : n % 11 === 5 ? '€'.repeat(10_000) : `/v1/pets/${'é🐈'.repeat(n * 13)}`;
+    const script = [
+      `const { createLogger, REQUEST_LINE } = await import(${JSON.stringify(logger)});`,
+      `const log = createLogger({ logLevel: 'info', env: 'production', logFlushMs: 10000 });`,
+      `const pathOf = ${pathOf.toString()};`,
+      `for (let n = 0; n < 120; n++) { log.info({ n, path: pathOf(n) }, REQUEST_LINE); if (n === 60) log.warn('midway'); }`,
+      `process.exit(0);`,
+    ].join('\n');
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      maxBuffer: 1 << 24,
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const lines = run.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { msg: string; n?: number; path?: string });
+    assert.deepEqual(
+      lines.map((l) => (l.msg === 'request' ? l.n : l.msg)),
+      [...Array.from({ length: 61 }, (_, n) => n), 'midway', ...Array.from({ length: 59 }, (_, n) => n + 61)],
+    );
+    for (const line of lines) if (line.msg === 'request') assert.equal(line.path, pathOf(line.n!), `line ${line.n} changed`);
+  });
+
   it('when the process ends (process.exit, or an uncaught error) with request lines still waiting in their batch, then they are written', () => {
     // The app's own logger in a process of its own: nothing but request lines is logged, so only the exit writes them.
     const logger = new URL('../../src/observability/logger.js', import.meta.url).href;
