@@ -101,8 +101,11 @@ describe('GraphQL global ids: Node, node(id:), nodes(ids:) (issue 49)', () => {
     assert.deepEqual(res.body.extensions?.cost, { requested: 4, charged: 4 });
     const two = await gql(customer.client, 'query N($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: [ids.pet, ids.category] });
     assert.deepEqual(two.body.extensions?.cost, { requested: 2, charged: 2 }, 'the same document with fewer ids costs less');
+    // More ids than a read takes is refused before it runs, and costs 1 as any refused request does, not 1 per id.
+    const remaining = Number(two.headers.get('x-ratelimit-remaining'));
     const tooMany = await gql(customer.client, 'query N($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: Array(101).fill(ids.pet) });
     assert.equal(assertGraphQLError(tooMany, 'VALIDATION_FAILED', 400).extensions?.details?.[0]?.path, 'ids');
+    assert.equal(Number(tooMany.headers.get('x-ratelimit-remaining')), remaining - 1, 'the refusal cost more than 1');
   });
 
   it('when an argument gets an id of another type or a malformed one, then the answer is VALIDATION_FAILED naming the argument', async () => {

@@ -36,6 +36,7 @@ import type { Config } from '../../config.js';
 import { validationFailed } from '../../domain/errors.js';
 import type { Actor } from '../../domain/index.js';
 import { pageSize } from '../../domain/pagination.js';
+import { idCount, MAX_IDS } from '../../domain/validate.js';
 import { keyRefusal } from '../../http/authentication.js';
 import type { AppState } from '../../http/context.js';
 import { FREE, graphqlCost, type RateLimitGate } from '../../rate-limit/index.js';
@@ -295,10 +296,13 @@ export function requestPreparation({
         ],
       };
     }
-    // A page size the domain refuses is refused here, before anything runs or is charged (the domain's own rule).
-    if (shape.invalidPageSize !== undefined) {
+    // A page size the domain refuses is refused here, before anything runs or is charged (the domain's own rule);
+    // so are more ids than `nodes(ids:)` takes, which would otherwise be charged 1 per id, then refused.
+    const tooManyIds = shape.nodesIds?.find((count) => count > MAX_IDS);
+    if (shape.invalidPageSize !== undefined || tooManyIds !== undefined) {
       try {
-        pageSize(shape.invalidPageSize, 'first');
+        if (shape.invalidPageSize !== undefined) pageSize(shape.invalidPageSize, 'first');
+        if (tooManyIds !== undefined) idCount(tooManyIds, 'ids');
       } catch (error) {
         return { label, operationName, refused: [error] };
       }
