@@ -41,6 +41,7 @@ export interface PipelineParts {
 export function requestPipeline({ config, orm, gate, logger, metrics, lifecycle, authenticator, domain, graphql }: PipelineParts) {
   // How an error is written per facade (REST's shape is the default): in Koa, and for what the server answers itself.
   const errorRenderers = { graphql: toGraphQLErrorBody };
+  const errorMediaTypes = { graphql: ['application/json', 'application/graphql-response+json'] } as const;
   const koa = Object.assign(new Koa({ proxy: config.trustProxy !== null }), { silent: true });
   const authenticate = step('authentication', authentication({ authenticator, gate, domain }));
   const walk = requestWalk(
@@ -48,7 +49,7 @@ export function requestPipeline({ config, orm, gate, logger, metrics, lifecycle,
       step('client address', clientAddress(config.trustProxy)),
       step('observer', observeRequests({ logger, metrics })),
       step('request id', requestId()),
-      step('error envelope', errorEnvelope({ logger, renderers: errorRenderers })),
+      step('error envelope', errorEnvelope({ logger, renderers: errorRenderers, mediaTypes: errorMediaTypes })),
       step('security headers', securityHeaders()),
       step('CORS', corsPolicy(config.corsOrigins)),
     ],

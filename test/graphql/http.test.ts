@@ -211,6 +211,45 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     }
   });
 
+  it('when the client prefers application/graphql-response+json (as Apollo Client asks), then a body refused before Apollo (not JSON, malformed, an unknown documentId) answers in that media type; with JSON or any type asked, in JSON', async () => {
+    const refusals = (accept?: string) => {
+      const headers: Record<string, string> = accept === undefined ? {} : { accept };
+      return Promise.all([
+        t.admin.request('POST', '/graphql', {
+          rawBody: '{ __typename }',
+          headers: { ...headers, 'content-type': 'text/plain' },
+          skipContract: true,
+        }),
+        t.admin.request('POST', '/graphql', {
+          rawBody: '{"query": ',
+          headers: { ...headers, 'content-type': 'application/json' },
+          skipContract: true,
+        }),
+        t.admin.request('POST', '/graphql', { body: { documentId: `sha256:${'0'.repeat(64)}` }, headers, skipContract: true }),
+      ]);
+    };
+    const expected = [
+      [415, 'UNSUPPORTED_MEDIA_TYPE'],
+      [400, 'VALIDATION_FAILED'],
+      [404, 'PERSISTED_DOCUMENT_NOT_FOUND'],
+    ] as const;
+    for (const [accept, type] of [
+      ['application/graphql-response+json, application/json;q=0.9', 'application/graphql-response+json'],
+      ['application/graphql-response+json', 'application/graphql-response+json'],
+      ['application/json', 'application/json'],
+      ['*/*', 'application/json'],
+      [undefined, 'application/json'],
+    ] as const) {
+      const answers = await refusals(accept);
+      answers.forEach((res, i) => {
+        const [status, code] = expected[i]!;
+        assert.equal(res.status, status, `${accept}: ${res.text}`);
+        assert.equal(res.headers.get('content-type'), `${type}; charset=utf-8`, `${accept}, ${code}`);
+        assert.equal(JSON.parse(res.text).errors[0].extensions.code, code);
+      });
+    }
+  });
+
   it("when the client accepts application/graphql-response+json, then another method on /graphql (405, Apollo's answer, in that media type) and another path under it (404) answer with their status, Allow and rate-limit headers", async () => {
     const accept = 'application/graphql-response+json';
     const put = await t.admin.request('PUT', '/graphql', { body: { query: '{ __typename }' }, headers: { accept }, skipContract: true });
