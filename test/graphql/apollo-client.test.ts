@@ -8,7 +8,8 @@ import ts from 'typescript';
 import { gql, type ApolloClient } from '@apollo/client';
 import { CombinedGraphQLErrors } from '@apollo/client/errors';
 import { projectPath } from '../../src/project-path.js';
-import { createAccount, startApp, type TestApp } from '../helpers/app.js';
+import { createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
+import { globalId } from '../../src/graphql/global-id.js';
 import { doc, pattern, runGraphqlWalkthrough } from '../helpers/readme.js';
 
 interface RateLimitHeaders {
@@ -84,6 +85,34 @@ describe('README: its Apollo Client code works with @apollo/client 4 against the
     assert.ok(steps >= 8);
   });
 
+  it("when past events are read with fetchPolicy 'no-cache' (docs/EVENTS.md), then the cached stock stays the current one; through the cache, an old event replaces it", async () => {
+    const { petId } = await createPet(t, { stock: 5, name: 'Snapshot' });
+    assert.equal((await t.admin.put(`/v1/store/inventory/${petId}`, { quantity: 0 })).status, 200);
+    const { client } = loaded.petstoreClient(`${t.url}/graphql`, t.adminKey);
+    const STOCK = gql('query Stock($id: ID!) { inventoryItem(petId: $id) { id quantity status } }');
+    const petGid = globalId('Pet', petId);
+    await client.query({ query: STOCK, variables: { id: petGid } });
+    const cached = () =>
+      client.readQuery<{ inventoryItem: { quantity: number } }>({ query: STOCK, variables: { id: petGid } })?.inventoryItem.quantity;
+    assert.equal(cached(), 0);
+    // The pet's first stock event (5 units), older than what the cache holds.
+    const EVENTS = gql(`query Old($after: String) { events(types: ["inventory.changed"], after: $after, first: 1) {
+      edges { node { id data { ... on InventoryItem { id quantity status } } } } } }`);
+    const first = (await t.admin.get(`/v1/events?types=inventory.changed&limit=100`)).body.find(
+      (e: { data: { petId: number; quantity: number } }) => e.data.petId === petId && e.data.quantity === 5,
+    );
+    assert.ok(first, 'the stock of 5 has its event');
+    const after = String(first.id - 1);
+    const read = await client.query({ query: EVENTS, variables: { after }, fetchPolicy: 'no-cache' });
+    assert.equal(
+      (read.data as { events: { edges: Array<{ node: { data: { quantity: number } } }> } }).events.edges[0]?.node.data.quantity,
+      5,
+    );
+    assert.equal(cached(), 0, 'no-cache left the current stock alone');
+    await client.query({ query: EVENTS, variables: { after }, fetchPolicy: 'network-only' });
+    assert.equal(cached(), 5, 'through the cache, the old event replaced it (why the docs say no-cache)');
+  });
+
   it('when a client of the README goes over its limit, then the 429 rejects with RATE_LIMITED and the link has read Retry-After and the X-RateLimit headers', async () => {
     const tight = await createAccount(t, { name: 'Tight', plan: 'enterprise', limits: { perMinute: 2, perDay: 100 } });
     const { client, rateLimit } = loaded.petstoreClient(`${t.url}/graphql`, tight.key);
@@ -104,5 +133,18 @@ describe('README: its Apollo Client code works with @apollo/client 4 against the
     assert.equal(rateLimit.remaining, 0);
     assert.ok(rateLimit.retryAfter! >= 1 && rateLimit.retryAfter! <= 60, `Retry-After: ${rateLimit.retryAfter}`);
     assert.match(JSON.stringify(refused.errors[0]), pattern('{"message":"Rate limit exceeded (2 per minute); retry in … seconds.",…'));
+    // What the README's catch branches on: this one costs 1, within the limit, so waiting helps …
+    assert.deepEqual(refused.extensions?.cost, { requested: 1, charged: 0 });
+    // … and a query that costs more than the whole minute never passes: its cost is above the limit.
+    const costly = await client
+      .query({ query: gql('query Many { a: viewer { id } b: viewer { id } c: viewer { id } }'), fetchPolicy: 'network-only' })
+      .then(
+        () => assert.fail('a query costing 3 against a limit of 2 is refused'),
+        (error: unknown) => error,
+      );
+    assert.ok(CombinedGraphQLErrors.is(costly), String(costly));
+    assert.equal(costly.errors[0]?.extensions?.code, 'RATE_LIMITED');
+    assert.deepEqual(costly.extensions?.cost, { requested: 3, charged: 0 });
+    assert.equal(rateLimit.limit, 2);
   });
 });

@@ -77,6 +77,8 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       assert.equal(tooBig.status, 429, tooBig.text);
       assert.equal(gqlCode(tooBig), 'RATE_LIMITED');
       assertKeyed(tooBig, { resource: 'minute', limit: 4, remaining: 2 });
+      // The refusal shows what the query costs and that nothing was charged: 3, within the limit of 4, so waiting helps.
+      assert.deepEqual(tooBig.body.extensions?.cost, { requested: 3, charged: 0 });
       const fits = await client.graphql('{ a: viewer { id } b: viewer { id } }');
       assert.equal(fits.status, 200, fits.text);
       assertKeyed(fits, { resource: 'minute', limit: 4, remaining: 0 });
@@ -91,6 +93,9 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       assert.equal(gqlCode(hopeless), 'RATE_LIMITED');
       assert.match(hopeless.body.errors[0].message, /costs 5, more than the minute limit of 4/);
       assertKeyed(hopeless, { resource: 'minute', limit: 4, remaining: 0 });
+      // What a client branches on (the message may change): the cost requested is above the window's limit.
+      assert.deepEqual(hopeless.body.extensions?.cost, { requested: 5, charged: 0 });
+      assert.ok(hopeless.body.extensions.cost.requested > Number(hopeless.headers.get('x-ratelimit-limit')));
       const retryAfter = Number(hopeless.headers.get('retry-after'));
       assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter} is the minute's reset, not the day's`);
     });

@@ -39,7 +39,7 @@ import { pageSize } from '../../domain/pagination.js';
 import { idCount, MAX_IDS } from '../../domain/validate.js';
 import { keyRefusal } from '../../http/authentication.js';
 import type { AppState } from '../../http/context.js';
-import { FREE, graphqlCost, type RateLimitGate } from '../../rate-limit/index.js';
+import { FREE, graphqlCost, RateLimitRefusal, type RateLimitGate } from '../../rate-limit/index.js';
 import type { GraphQLContext } from '../context.js';
 import { requestErrorMessage, toRequestError, type ErrorHooks } from './error.mapping.js';
 import { cachedOperationShape, coerceVariables, type OperationShape } from './operation-shape.js';
@@ -104,6 +104,11 @@ export interface Refusal {
   headers?: Record<string, string>;
   /** The variables do not fit the operation (over HTTP, execution refuses them itself). */
   variables?: true;
+  /**
+   * A refusal by the rate limit shows the operation's cost, nothing charged: a client tells a request that costs
+   * more than a whole window (`requested` above `X-RateLimit-Limit`; it never passes) from one that may wait.
+   */
+  cost?: OperationCost;
 }
 
 export const isRefusal = (value: Prepared | Refusal | DocumentNode): value is Refusal => 'refused' in value;
@@ -320,7 +325,8 @@ export function requestPreparation({
         ? await gate.charge(caller.actor, price, price === 0 ? FREE : undefined)
         : await gate.anonymous(caller.address, true);
     } catch (error) {
-      return { label, operationName, refused: [error] };
+      const limited = error instanceof RateLimitRefusal && error.code === 'RATE_LIMITED' && caller.actor;
+      return { label, operationName, refused: [error], ...(limited ? { cost: { requested, charged: 0 } } : {}) };
     }
     if (!caller.actor) {
       const refusal = keyRefusal(caller.authFailure, shape.needsKey);
@@ -402,6 +408,7 @@ function preparationPlugin(admit: RequestPreparation['admit'], errors: ErrorHook
           return;
         }
         if (admitted.variables) return;
+        if (admitted.cost) ctx.observed.cost = admitted.cost;
         throw toRequestError(admitted.refused[0]);
       });
     },
@@ -415,8 +422,9 @@ function preparationPlugin(admit: RequestPreparation['admit'], errors: ErrorHook
       const cost = contextValue.observed.cost;
       if (!cost || response.body.kind !== 'single') return settled;
       const result = response.body.singleResult;
-      // A request refused as a whole shows no cost; an executed one does, errors or not.
-      if (result.data !== undefined) result.extensions = { ...result.extensions, cost };
+      // A request refused as a whole shows no cost but when the rate limit refused it (nothing charged); an executed
+      // one does, errors or not.
+      if (result.data !== undefined || cost.charged === 0) result.extensions = { ...result.extensions, cost };
       return settled;
     },
   };
