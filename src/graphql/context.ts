@@ -20,7 +20,15 @@ export interface GraphQLContext {
   readonly clientAddress: string;
   readonly requestId: string;
   /** What the facade reports back to the request log and metrics, and the operation's cost once it is charged (HTTP). */
-  readonly observed: { operationName?: string; operation?: string; errorCode?: string; cost?: OperationCost };
+  readonly observed: {
+    operationName?: string;
+    operation?: string;
+    errorCode?: string;
+    /** The cost of an operation that ran. */
+    cost?: OperationCost;
+    /** The cost of one the rate limit refused (nothing charged). */
+    refusedCost?: OperationCost;
+  };
   /** Committed events as they happen: set on subscription operations (over graphql-ws) only. */
   readonly events?: EventSubscriptions;
   /**

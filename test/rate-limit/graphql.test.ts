@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAccount, type TestApp, type TestResponse } from '../helpers/app.js';
+import { doc } from '../helpers/readme.js';
 import { redisUrl, skipUnless } from '../helpers/services.js';
 import { assert429, assertKeyed, rateHeaders, startOn, statusCounts, type StoreKind } from './support.js';
 
@@ -96,6 +97,22 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       // What a client branches on (the message may change): the cost requested is above the window's limit.
       assert.deepEqual(hopeless.body.extensions?.cost, { requested: 5, charged: 0 });
       assert.ok(hopeless.body.extensions.cost.requested > Number(hopeless.headers.get('x-ratelimit-limit')));
+      // docs/RATE-LIMITS.md's back-off, as written: it gives the hopeless request up at once instead of waiting.
+      const sample = /## How to back off[\s\S]*?```js\n([\s\S]*?)```/.exec(doc('RATE-LIMITS.md'))?.[1];
+      assert.ok(sample, 'RATE-LIMITS.md has the back-off sample');
+      const withBackoff = new Function(`${sample}; return withBackoff;`)() as (send: () => Promise<Response>) => Promise<Response>;
+      let sent = 0;
+      const started = Date.now();
+      const given = await withBackoff(() => {
+        sent++;
+        return fetch(`${t.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': client.key! },
+          body: JSON.stringify({ query: `{ ${aliases} }` }),
+        });
+      });
+      assert.deepEqual([given.status, sent], [429, 1]);
+      assert.ok(Date.now() - started < 5000, 'it did not wait');
       const retryAfter = Number(hopeless.headers.get('retry-after'));
       assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter} is the minute's reset, not the day's`);
     });

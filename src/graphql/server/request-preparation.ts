@@ -408,7 +408,7 @@ function preparationPlugin(admit: RequestPreparation['admit'], errors: ErrorHook
           return;
         }
         if (admitted.variables) return;
-        if (admitted.cost) ctx.observed.cost = admitted.cost;
+        if (admitted.cost) ctx.observed.refusedCost = admitted.cost;
         throw toRequestError(admitted.refused[0]);
       });
     },
@@ -419,12 +419,12 @@ function preparationPlugin(admit: RequestPreparation['admit'], errors: ErrorHook
     willSendResponse(requestContext) {
       errors.willSendResponse(requestContext);
       const { response, contextValue } = requestContext;
-      const cost = contextValue.observed.cost;
-      if (!cost || response.body.kind !== 'single') return settled;
+      const { cost, refusedCost } = contextValue.observed;
+      if ((!cost && !refusedCost) || response.body.kind !== 'single') return settled;
       const result = response.body.singleResult;
-      // A request refused as a whole shows no cost but when the rate limit refused it (nothing charged); an executed
-      // one does, errors or not.
-      if (result.data !== undefined || cost.charged === 0) result.extensions = { ...result.extensions, cost };
+      // An executed request shows its cost, errors or not; one refused as a whole only when the rate limit refused it.
+      const shown = result.data !== undefined ? cost : refusedCost;
+      if (shown) result.extensions = { ...result.extensions, cost: shown };
       return settled;
     },
   };
