@@ -297,8 +297,19 @@ describe('subscriptions resume after an event id', () => {
         for (const query of [EVENTS, ORDER_UPDATED]) {
           const error = await refusal(t.adminKey, query, after);
           assert.equal(error.extensions.code, 'VALIDATION_FAILED', `${JSON.stringify(after)}: ${JSON.stringify(error)}`);
-          assert.equal(error.message, 'after must be an Event.id, as an event you received gave it.');
+          assert.equal(error.message, "after must be an Event.id or an event's databaseId, as an event you received gave it.");
         }
+      }
+    });
+
+    it("when after is an event's databaseId (REST's event id), then the subscription resumes after that event, as with its Event.id", async () => {
+      await commit(t.url, t.adminKey, 3);
+      const ids = await feedIds(t.url, t.adminKey);
+      const from = ids.at(-3)!;
+      for (const after of [String(from), globalId('Event', from)]) {
+        const sub = await subscribe(connect(t.adminKey), EVENTS, { after });
+        await eventually('the back-fill', () => sub.results.length >= 2);
+        assert.deepEqual(idsOf(sub).slice(0, 2), ids.slice(-2), `after ${after}`);
       }
     });
 

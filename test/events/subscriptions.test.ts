@@ -137,7 +137,7 @@ describe('subscriptions: graphql-ws on /graphql', () => {
       );
       const refused = await open();
       assert.deepEqual({ ack: refused.ack, code: refused.code }, { ack: false, code: 4429 });
-      assert.match(refused.reason!, /16 connections open/);
+      assert.match(refused.reason!, /^PLAN_LIMIT_REACHED: this account has 16 connections open/);
       // Another account is not affected by this one's sockets.
       assert.equal((await open(t.adminKey)).ack, true);
       const gone = new Promise((r) => first[0]!.ws.once('close', r));

@@ -325,7 +325,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         const cap = connectionCap(actor);
         const held = connections.get(actor.accountId) ?? 0;
         if (held >= cap) {
-          ctx.extra.socket.close(TOO_MANY, `This account has ${cap} connections open here; close one first.`);
+          ctx.extra.socket.close(TOO_MANY, `PLAN_LIMIT_REACHED: this account has ${cap} connections open here; close one first.`);
           return false;
         }
         authenticated.get(ctx.extra.socket)?.();

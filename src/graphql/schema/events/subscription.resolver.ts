@@ -182,7 +182,7 @@ export async function visibleEvents(
 const afterOf = (value: string | null | undefined) => (value === undefined || value === null ? undefined : eventIdOf(value, 'after'));
 
 const AFTER_DESCRIPTION =
-  'Resume after this event (an `Event.id`, the last one received): first the events after it the caller may see, then live, none missed or repeated. ' +
+  'Resume after this event (an `Event.id`, the last one received, or its `databaseId`: REST’s event id): first the events after it the caller may see, then live, none missed or repeated. ' +
   'Back-filling reads pages of 100 events, each costing 1 as a feed page does; an event older than the 30-day retention is EVENT_EXPIRED, ' +
   'an id that is not one of an event the caller may see VALIDATION_FAILED.';
 
