@@ -134,7 +134,7 @@ function batchedStdout(flushMs: number): DestinationStream {
   const known = batchedByDelay.get(flushMs);
   if (known) return known;
   const stream = pino.destination({ dest: 1, sync: false, contentMode: 'buffer' });
-  let batch = Buffer.allocUnsafeSlow(BATCH_CAPACITY);
+  const batch = Buffer.allocUnsafeSlow(BATCH_CAPACITY);
   let used = 0;
   let timer: NodeJS.Timeout | undefined;
   // Once sonic-boom is closed (the process is exiting), every line is written at once, synchronously, in order.
@@ -152,9 +152,8 @@ function batchedStdout(flushMs: number): DestinationStream {
   };
   const handOver = () => {
     if (used === 0) return;
-    send(batch.subarray(0, used));
-    // sonic-boom keeps the bytes until its write is done: the next lines go to a new buffer.
-    batch = Buffer.allocUnsafeSlow(BATCH_CAPACITY);
+    // A copy of the bytes used (sonic-boom keeps what it is given until written), so that the batch's buffer is reused.
+    send(Buffer.from(batch.subarray(0, used)));
     used = 0;
   };
   const tick = () => {

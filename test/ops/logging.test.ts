@@ -244,7 +244,8 @@ describe('ops: request log lines on stdout, in batches', () => {
       `const log = createLogger({ logLevel: 'info', env: 'production', logFlushMs: 10000 });`,
       `const pathOf = ${pathOf.toString()};`,
       `for (let n = 0; n < 120; n++) { log.info({ n, path: pathOf(n) }, REQUEST_LINE); if (n === 60) log.warn('midway'); }`,
-      `process.exit(0);`,
+      // The batches handed over go out meanwhile; the last one, still waiting, is written by the exit.
+      `setTimeout(() => process.exit(0), 1000);`,
     ].join('\n');
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       encoding: 'utf8',
