@@ -98,11 +98,14 @@ describe('README: its Apollo Client code works with @apollo/client 4 against the
     // The pet's first stock event (5 units), older than what the cache holds.
     const EVENTS = gql(`query Old($after: String) { events(types: ["inventory.changed"], after: $after, first: 1) {
       edges { node { id data { ... on InventoryItem { id quantity status } } } } } }`);
-    const first = (await t.admin.get(`/v1/events?types=inventory.changed&limit=100`)).body.find(
-      (e: { data: { petId: number; quantity: number } }) => e.data.petId === petId && e.data.quantity === 5,
-    );
+    type StockEvent = { id: number; data: { petId: number; quantity: number } };
+    let first: StockEvent | undefined;
+    for (let after = 0, page: StockEvent[] = []; !first && (after === 0 || page.length === 100); after = page.at(-1)?.id ?? after) {
+      page = (await t.admin.get(`/v1/events?types=inventory.changed&limit=100${after ? `&after=${after}` : ''}`)).body;
+      first = page.find((e) => e.data.petId === petId && e.data.quantity === 5);
+    }
     assert.ok(first, 'the stock of 5 has its event');
-    const after = String(first.id - 1);
+    const after = String(first!.id - 1);
     const read = await client.query({ query: EVENTS, variables: { after }, fetchPolicy: 'no-cache' });
     assert.equal(
       (read.data as { events: { edges: Array<{ node: { data: { quantity: number } } }> } }).events.edges[0]?.node.data.quantity,
