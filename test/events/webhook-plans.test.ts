@@ -9,16 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { Client, createAccount, startApp, type TestApp } from '../helpers/app.js';
 import { assertError } from '../rest/support.js';
 import { gql } from '../graphql/support.js';
 import { globalId } from '../../src/graphql/global-id.js';
-
-async function customer(t: TestApp, name: string, plan: string) {
-  const res = await t.admin.post('/v1/accounts', { name, role: 'customer', plan });
-  assert.equal(res.status, 201, res.text);
-  return new Client(t.url, res.body.apiKey.key);
-}
 
 /** A loopback address nothing listens on, accepted with WEBHOOK_ALLOW_PRIVATE. */
 const LOOPBACK = 'https://127.0.0.1:9/petstore';
@@ -35,7 +29,7 @@ describe('webhooks: plan caps and secrets', () => {
     ['business', 20],
   ] as const) {
     it(`when a ${plan} account registers more than ${cap} endpoints, then the one past ${cap} is PLAN_LIMIT_REACHED (409) and nothing more is created`, async () => {
-      const buyer = await customer(t, `Hooks ${plan}`, plan);
+      const buyer = (await createAccount(t, { name: `Hooks ${plan}`, plan })).client;
       for (let i = 0; i < cap; i++) {
         const res = await buyer.post('/v1/webhooks', { url: `${LOOPBACK}/${i}`, events: ['pet.*'] });
         assert.equal(res.status, 201, `endpoint ${i + 1} of ${cap}: ${res.text}`);
@@ -51,7 +45,7 @@ describe('webhooks: plan caps and secrets', () => {
   }
 
   it('when endpoints are listed or read after their creation or a rotation, then no secret is shown', async () => {
-    const buyer = await customer(t, 'Secretive', 'pro');
+    const buyer = (await createAccount(t, { name: 'Secretive', plan: 'pro' })).client;
     const created = await buyer.post('/v1/webhooks', { url: LOOPBACK, events: ['order.*'] });
     assert.equal(created.status, 201, created.text);
     assert.match(created.body.secret, /^whsec_/);
@@ -77,7 +71,7 @@ describe('webhooks: a changed URL is checked as a new one', () => {
   let id: number;
   before(async () => {
     const first = await startApp({ databaseUrl, env: { ...env, WEBHOOK_ALLOW_PRIVATE: 'true' } });
-    buyer = await customer(first, 'Mover', 'pro');
+    buyer = (await createAccount(first, { name: 'Mover', plan: 'pro' })).client;
     const created = await buyer.post('/v1/webhooks', { url: LOOPBACK, events: ['order.*'] });
     assert.equal(created.status, 201, created.text);
     id = created.body.id;
