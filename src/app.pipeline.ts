@@ -9,6 +9,7 @@ import type { Domain } from './domain/index.js';
 import { docsRoutes } from './docs/docs.routes.js';
 import { graphiqlRoutes } from './docs/graphiql.routes.js';
 import { toGraphQLErrorBody } from './graphql/server/error.mapping.js';
+import { GRAPHQL_MEDIA_TYPES } from './graphql/server/koa.integration.js';
 import { GRAPHQL_PATH, type GraphQLFacade } from './graphql/server/graphql.facade.js';
 import { type ApiKeyAuthenticator, authentication } from './http/authentication.js';
 import { clientAddress } from './http/client-address.js';
@@ -41,7 +42,7 @@ export interface PipelineParts {
 export function requestPipeline({ config, orm, gate, logger, metrics, lifecycle, authenticator, domain, graphql }: PipelineParts) {
   // How an error is written per facade (REST's shape is the default): in Koa, and for what the server answers itself.
   const errorRenderers = { graphql: toGraphQLErrorBody };
-  const errorMediaTypes = { graphql: ['application/json', 'application/graphql-response+json'] } as const;
+  const errorMediaTypes = { graphql: GRAPHQL_MEDIA_TYPES };
   const koa = Object.assign(new Koa({ proxy: config.trustProxy !== null }), { silent: true });
   const authenticate = step('authentication', authentication({ authenticator, gate, domain }));
   const walk = requestWalk(

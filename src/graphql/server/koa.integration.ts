@@ -2,6 +2,9 @@ import { Readable } from 'node:stream';
 import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest, type HTTPGraphQLResponse } from '@apollo/server';
 import type { Context } from 'koa';
 
+/** The media types of GraphQL over HTTP's JSON answers, Apollo's default first (its answer when any type is accepted). */
+export const GRAPHQL_MEDIA_TYPES = ['application/json', 'application/graphql-response+json'] as const;
+
 /**
  * Apollo Server's Koa integration, on Apollo's documented integration API (`executeHTTPGraphQLRequest`): the
  * request's method and headers (copied once, as Node parsed them), and its query string and body (read by the
@@ -25,10 +28,7 @@ export function executeWithApollo<TContext extends BaseContext>(
   // Apollo reads Accept only once the operation has run: a mutation would be done, then answered 406. An Accept
   // that takes no JSON (nor, on a GET, the landing page's HTML) is disregarded instead, as GraphQL over HTTP
   // allows: the answer is JSON.
-  if (
-    headers.has('accept') &&
-    !ctx.request.accepts('application/json', 'application/graphql-response+json', ...(method === 'GET' ? ['text/html'] : []))
-  ) {
+  if (headers.has('accept') && !ctx.request.accepts(...GRAPHQL_MEDIA_TYPES, ...(method === 'GET' ? ['text/html'] : []))) {
     headers.set('accept', 'application/json');
   }
   const httpGraphQLRequest: HTTPGraphQLRequest = { method, headers, search: request.search, body: request.body };
