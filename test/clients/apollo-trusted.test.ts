@@ -12,14 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
-import { generate } from '@graphql-codegen/cli';
-import { addTypenameSelectionDocumentTransform } from '@graphql-codegen/client-preset';
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache } from '@apollo/client';
 import { CombinedGraphQLErrors } from '@apollo/client/errors';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import type { DocumentNode } from 'graphql';
 import { projectPath } from '../../src/project-path.js';
 import { createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
+import { codegenPersistedDocuments } from '../graphql/support.js';
 
 const OPERATIONS = `
 import { graphql } from '../gql';
@@ -37,22 +36,7 @@ describe('Apollo Client with trusted documents: the persisted-query link sends t
     dir = mkdtempSync(join(tmpdir(), 'petstore-apollo-trusted-'));
     mkdirSync(join(dir, 'documents'));
     writeFileSync(join(dir, 'documents', 'operations.ts'), OPERATIONS);
-    await generate(
-      {
-        schema: projectPath('schema/schema.graphql'),
-        documents: [join(dir, 'documents', '*.ts')],
-        generates: {
-          [join(dir, 'gql/')]: {
-            preset: 'client',
-            presetConfig: { persistedDocuments: true, fragmentMasking: false },
-            documentTransforms: [addTypenameSelectionDocumentTransform],
-          },
-        },
-        silent: true,
-        errorsOnly: true,
-      },
-      true,
-    );
+    const manifest = await codegenPersistedDocuments(dir, [join(dir, 'documents', '*.ts')], { typename: true });
     // The generated documents, as the app's bundler would compile them.
     const generated = ts.transpileModule(readFileSync(join(dir, 'gql', 'graphql.ts'), 'utf8'), {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
@@ -63,7 +47,7 @@ describe('Apollo Client with trusted documents: the persisted-query link sends t
       TrustedPetsDocument: DocumentNode;
     });
     t = await startApp({
-      env: { GRAPHQL_TRUSTED_DOCUMENTS: join(dir, 'gql', 'persisted-documents.json'), GRAPHQL_TRUSTED_ONLY: 'true' },
+      env: { GRAPHQL_TRUSTED_DOCUMENTS: manifest, GRAPHQL_TRUSTED_ONLY: 'true' },
     });
     await createPet(t, { name: 'Trusted Rex' });
     key = (await createAccount(t, { name: 'App user' })).key;

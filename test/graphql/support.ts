@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { projectPath } from '../../src/project-path.js';
 import type { Client, TestResponse } from '../helpers/app.js';
 import { assertNoLeak } from '../rest/support.js';
 
@@ -88,4 +90,33 @@ export function comparableAnswer(res: TestResponse, varying: readonly string[] =
     // A ban's message says until when (a time a few milliseconds apart in the two apps).
     .replace(/(banned until )[^".]+/g, '$1…');
   return { status: res.status, headers, body: errorsInAnyOrder(body) };
+}
+
+/**
+ * GraphQL Codegen's client preset with persisted documents, as docs/CLIENTS.md configures it, over `documents`
+ * (globs) into `<dir>/gql/`; `typename` adds its `__typename` transform. Returns the manifest's path.
+ */
+export async function codegenPersistedDocuments(dir: string, documents: string[], { typename = false } = {}): Promise<string> {
+  // Loaded here: Codegen is heavy, and most files that use this module never run it.
+  const [{ generate }, { addTypenameSelectionDocumentTransform }] = await Promise.all([
+    import('@graphql-codegen/cli'),
+    import('@graphql-codegen/client-preset'),
+  ]);
+  await generate(
+    {
+      schema: projectPath('schema/schema.graphql'),
+      documents,
+      generates: {
+        [join(dir, 'gql/')]: {
+          preset: 'client',
+          presetConfig: { persistedDocuments: true, fragmentMasking: false },
+          ...(typename ? { documentTransforms: [addTypenameSelectionDocumentTransform] } : {}),
+        },
+      },
+      silent: true,
+      errorsOnly: true,
+    },
+    true,
+  );
+  return join(dir, 'gql', 'persisted-documents.json');
 }

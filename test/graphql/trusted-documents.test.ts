@@ -12,14 +12,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ApolloServerPlugin } from '@apollo/server';
-import { generate } from '@graphql-codegen/cli';
 import { Kind, parse } from 'graphql';
 import type { Client as WsClient } from 'graphql-ws';
 import type { GraphQLContext } from '../../src/graphql/context.js';
-import { projectPath } from '../../src/project-path.js';
 import { Client, createAccount, createPet, startApp, type TestApp, type TestResponse } from '../helpers/app.js';
 import { eventually, subscribe, wsClient } from '../events/support.js';
-import { assertGraphQLError, dataOf, type GraphQLBody } from './support.js';
+import { assertGraphQLError, codegenPersistedDocuments, dataOf, type GraphQLBody } from './support.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -55,19 +53,7 @@ async function codegenManifest(dir: string): Promise<{ file: string; byName: Rec
   mkdirSync(join(dir, 'documents'));
   writeFileSync(join(dir, 'documents', 'operations.graphql'), GRAPHQL_DOCUMENTS);
   writeFileSync(join(dir, 'documents', 'orders.ts'), TS_DOCUMENTS);
-  await generate(
-    {
-      schema: projectPath('schema/schema.graphql'),
-      documents: [join(dir, 'documents', '*.graphql'), join(dir, 'documents', '*.ts')],
-      generates: {
-        [join(dir, 'gql/')]: { preset: 'client', presetConfig: { persistedDocuments: true, fragmentMasking: false } },
-      },
-      silent: true,
-      errorsOnly: true,
-    },
-    true,
-  );
-  const file = join(dir, 'gql', 'persisted-documents.json');
+  const file = await codegenPersistedDocuments(dir, [join(dir, 'documents', '*.graphql'), join(dir, 'documents', '*.ts')]);
   const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
   const byName: Record<string, Persisted> = {};
   for (const [id, text] of Object.entries(manifest)) {
