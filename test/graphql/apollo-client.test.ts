@@ -8,7 +8,7 @@ import ts from 'typescript';
 import { gql, type ApolloClient } from '@apollo/client';
 import { CombinedGraphQLErrors } from '@apollo/client/errors';
 import { projectPath } from '../../src/project-path.js';
-import { createAccount, createPet, startApp, type TestApp } from '../helpers/app.js';
+import { createAccount, createPet, startApp, type TestApp, type TestResponse } from '../helpers/app.js';
 import { globalId } from '../../src/graphql/global-id.js';
 import { doc, pattern, runGraphqlWalkthrough } from '../helpers/readme.js';
 
@@ -100,9 +100,11 @@ describe('README: its Apollo Client code works with @apollo/client 4 against the
       edges { node { id data { ... on InventoryItem { id quantity status } } } } } }`);
     type StockEvent = { id: number; data: { petId: number; quantity: number } };
     let first: StockEvent | undefined;
-    for (let after = 0, page: StockEvent[] = []; !first && (after === 0 || page.length === 100); after = page.at(-1)?.id ?? after) {
-      page = (await t.admin.get(`/v1/events?types=inventory.changed&limit=100${after ? `&after=${after}` : ''}`)).body;
-      first = page.find((e) => e.data.petId === petId && e.data.quantity === 5);
+    let path: string | undefined = '/v1/events?types=inventory.changed&limit=100';
+    while (!first && path) {
+      const page: TestResponse<StockEvent[]> = await t.admin.get<StockEvent[]>(path);
+      first = page.body.find((e) => e.data.petId === petId && e.data.quantity === 5);
+      path = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')?.[1]; // the feed's next page, while there is one
     }
     assert.ok(first, 'the stock of 5 has its event');
     const after = String(first!.id - 1);
