@@ -92,7 +92,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   });
 
   // Events (src/events): the outbox's purge, the webhook worker, the reader behind GraphQL subscriptions.
-  const events = startEventWorkers(orm, logger, config, metrics, commits, notifier);
+  const events = startEventWorkers(orm, reader, logger, config, metrics, commits, notifier);
   lifecycle.opened('the event workers', () => events.stop(), { intake: true });
   // The plan caps' subscription slots: in Redis when it is configured, so a cap holds across instances.
   const subscriptionSlots = await createSubscriptionSlots({

@@ -4,6 +4,7 @@ import { Event, WebhookDelivery, WebhookEndpoint } from './entities/index.js';
 import { canSee, positionOf, readEvents, readableEvents, toEventView } from './events.service.js';
 import { isAfter, type EventPosition } from './event-position.js';
 import { eventRepresentation } from './representations.js';
+import type { SqlReader } from './reader.js';
 
 /** Seconds before each retry (Standard Webhooks' suggested schedule), scaled by WEBHOOK_RETRY_SCALE; then the endpoint is disabled. */
 export const RETRY_SCHEDULE_S = [5, 30, 120, 600, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 24 * 3600];
@@ -50,9 +51,9 @@ export interface DueEndpoint {
 /** The relay's row in event_relays, inserted by the migration that created the table. */
 const RELAY = 'webhooks';
 
-/** The earliest start position among enabled endpoints (one parameter: true). */
+/** The earliest start position among enabled endpoints (`true` written out: libsql cannot bind a boolean). */
 const FIRST_START =
-  'select start_after_txid, start_after_event_id from webhook_endpoints where enabled = ? order by start_after_txid, start_after_event_id limit 1';
+  'select start_after_txid, start_after_event_id from webhook_endpoints where enabled = true order by start_after_txid, start_after_event_id limit 1';
 
 /** A time read by raw SQL: epoch milliseconds (SQLite, as a number or text) or a Date (PostgreSQL). */
 const fromSqlTime = (value: unknown): Date | null =>
@@ -68,6 +69,8 @@ const fromSqlTime = (value: unknown): Date | null =>
 export class WebhookQueue {
   constructor(
     private readonly em: EntityManager,
+    /** For the worker's poll (`workState`): a statement prepared once, not the ORM's query path on every poll. */
+    private readonly reader: SqlReader,
     private readonly options: WebhookQueueOptions = {},
   ) {}
 
@@ -91,7 +94,7 @@ export class WebhookQueue {
       >(
         `select r.last_txid, r.last_event_id, s.start_after_txid as start_txid, s.start_after_event_id as start_id from event_relays r
            left join (${FIRST_START}) s on 1 = 1 where r.name = ?`,
-        [true, RELAY],
+        [RELAY],
       );
       if (!relay || relay.start_txid === null) return 0;
       // Events before every endpoint's start concern none of them.
@@ -171,13 +174,11 @@ export class WebhookQueue {
     const at = this.sqlTime(now);
     const newest = `select txid, id from events${readableEvents(this.em)} order by txid desc, id desc limit 1`;
     const committed = 'select txid, id from events order by txid desc, id desc limit 1';
-    const [state] = await this.em.execute<
-      Array<
-        Record<
-          'relayed_txid' | 'relayed_id' | 'newest_txid' | 'newest_id' | 'committed_txid' | 'committed_id' | 'start_txid' | 'start_id',
-          number | string | null
-        > & { due: unknown; next: unknown }
-      >
+    const state = await this.reader.one<
+      Record<
+        'relayed_txid' | 'relayed_id' | 'newest_txid' | 'newest_id' | 'committed_txid' | 'committed_id' | 'start_txid' | 'start_id',
+        number | string | null
+      > & { due: unknown; next: unknown }
     >(
       `select r.last_txid as relayed_txid, r.last_event_id as relayed_id, n.txid as newest_txid, n.id as newest_id,
          c.txid as committed_txid, c.id as committed_id,
@@ -185,7 +186,7 @@ export class WebhookQueue {
          (select min(scheduled_at) from webhook_deliveries where status = 'pending' and scheduled_at <= ?) as due,
          (select min(scheduled_at) from webhook_deliveries where status = 'pending' and scheduled_at > ?) as next
        from (select 1 as one) o left join event_relays r on r.name = ? left join (${newest}) n on 1 = 1 left join (${committed}) c on 1 = 1 left join (${FIRST_START}) s on 1 = 1`,
-      [at, at, RELAY, true],
+      [at, at, RELAY],
     );
     const position = (txid: unknown, id: unknown): EventPosition => ({ txid: Number(txid ?? 0), id: Number(id ?? 0) });
     return {
@@ -284,7 +285,7 @@ export class WebhookQueue {
       // the delivery; this held the delivery, waited for the endpoint to insert the retry), and one of the two failed.
       if (!(await tx.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId }, { url: raw('url') })))
         return { recorded: false, disabled: false };
-      const recorded = await new WebhookQueue(tx, this.options).finish(attempt.deliveryId, owner, outcome, started);
+      const recorded = await new WebhookQueue(tx, this.reader, this.options).finish(attempt.deliveryId, owner, outcome, started);
       if (!recorded) return { recorded, disabled: false };
       if (attempt.attempt <= RETRY_SCHEDULE_S.length) {
         const next = new Date(Date.now() + retryDelayMs(attempt.attempt, this.options.retryScale ?? 1));

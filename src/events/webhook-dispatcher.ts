@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Orm } from '../db/orm.js';
 import { WebhookQueue, type WebhookAttempt } from '../domain/webhook-queue.service.js';
+import type { SqlReader } from '../domain/reader.js';
 import { readerFork } from './commit-signal.js';
 import { sendWebhook, signature } from './webhook-sender.js';
 import { WorkLoop } from './work-loop.js';
@@ -54,9 +55,9 @@ export interface WebhookDispatcher {
   stop(): Promise<void>;
 }
 
-export function startWebhookDispatcher(orm: Orm, logger: Logger, options: WebhookDispatcherOptions): WebhookDispatcher {
+export function startWebhookDispatcher(orm: Orm, reader: SqlReader, logger: Logger, options: WebhookDispatcherOptions): WebhookDispatcher {
   const instance = randomUUID();
-  const service = () => new WebhookQueue(readerFork(orm), { retryScale: options.retryScale });
+  const service = () => new WebhookQueue(readerFork(orm), reader, { retryScale: options.retryScale });
   // A claim outlives the attempt's timeout: only a dead holder's runs out.
   const leaseMs = options.timeoutMs + 5000;
   // Stopping cuts in-flight attempts short; their claims are released for another instance (or the next start).

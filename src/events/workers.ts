@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Orm } from '../db/orm.js';
+import type { SqlReader } from '../domain/reader.js';
 import type { Metrics } from '../observability/metrics.js';
 import { startOutboxUpkeep } from './outbox-upkeep.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
@@ -24,6 +25,7 @@ export interface EventWorkers {
  */
 export function startEventWorkers(
   orm: Orm,
+  reader: SqlReader,
   logger: Logger,
   config: Pick<Config, 'webhooks' | 'subscriptionPollMs' | 'subscriptionPollMaxMs' | 'subscriptionBacklogMax' | 'database'>,
   metrics: Pick<Metrics, 'webhookAttempt' | 'webhookEndpointDisabled'>,
@@ -31,7 +33,7 @@ export function startEventWorkers(
   notifier?: OutboxNotifier,
 ): EventWorkers {
   const stopOutboxUpkeep = startOutboxUpkeep(orm, logger);
-  const webhooks = startWebhookDispatcher(orm, logger, {
+  const webhooks = startWebhookDispatcher(orm, reader, logger, {
     ...config.webhooks,
     onAttempt: (outcome, lagSeconds) => metrics.webhookAttempt(outcome, lagSeconds),
     onEndpointDisabled: () => metrics.webhookEndpointDisabled(),

@@ -33,7 +33,7 @@ describe('domain: webhooks', () => {
     const category = await f.domain().categories.createCategory(f.staff, { name: 'Fan-out' });
     for (let i = 0; i < 200; i++) await f.domain().pets.createPet(f.staff, { name: `Fan ${i}`, categoryId: category.id });
 
-    const relay = new WebhookQueue(f.orm.em.fork());
+    const relay = new WebhookQueue(f.orm.em.fork(), f.reader);
     let relayed = 0;
     for (let batch = await relay.relayEvents(200); batch > 0; batch = await relay.relayEvents(200)) relayed += batch;
     assert.ok(relayed >= 200, `relayed ${relayed} events`);
