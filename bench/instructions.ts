@@ -4,7 +4,7 @@
  * `npm run bench` runs it over the targets' scenarios; alone, for an A/B of one lever:
  *
  *   npm run bench:instructions -- [--only floor,rest-ids,apollo-ids,gql-ids,apollo-pet,gql-pet] [--requests 2000] [--warmup 6000] [--batches 3]
- *     [--node PATH] [--against DIR] [--against-node-args=FLAGS] [--env NAME=VALUE …] [--cache-sim] [--functions N] [--idle-seconds N]
+ *     [--node PATH] [--against DIR] [--against-node-args=FLAGS] [--env NAME=VALUE …] [--cache-sim] [--functions N] [--idle-seconds N] [--parallel N]
  *     (KEEP=1 keeps the run's directory and callgrind's dumps in it)
  *   npm run bench:instructions -- --only rest-ids,rest-ids@against --against /tmp/petstore-ref
  *
@@ -32,7 +32,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchArgs, measuredCommit, nodeVersion } from './cli.js';
@@ -63,6 +63,8 @@ export interface CountOptions {
   functions?: number;
   /** Keep the work directory (callgrind's dumps). */
   keep?: boolean;
+  /** Servers counted at once (default: the machine's cores). */
+  parallel?: number;
 }
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -305,8 +307,10 @@ async function measure(id: string, server: Server, key: string, options: CountOp
 }
 
 /**
- * Counts each scenario of `ids` on a server of its own under callgrind, side by side (counts do not depend on the
- * load; the run ends sooner). Seeds its own copy of the bench database.
+ * Counts each scenario of `ids` on a server of its own under callgrind, in the order given, at most `parallel` (the
+ * machine's cores) at once: more servers than cores counted `gql-ids` at 937k–1,012k where two at once counted
+ * 749k–779k (Node 26, `ab829ed`): what follows the wall clock (timers, V8's tiering) weighs more on a server waiting
+ * for a core. In the targets' order each floor runs beside its service. Seeds its own copy of the bench database.
  */
 export async function countInstructions(ids: readonly string[], options: CountOptions): Promise<Map<string, Count>> {
   const work = mkdtempSync(join(tmpdir(), 'petstore-ir-'));
@@ -358,7 +362,13 @@ export async function countInstructions(ids: readonly string[], options: CountOp
       if (options.functions) rmSync(`/tmp/perf-${server.child.pid}.map`, { force: true });
       return [id, count];
     };
-    return new Map(await Promise.all(ids.map(measureOne)));
+    const counts: Array<[string, Count]> = [];
+    let next = 0;
+    const lane = async () => {
+      for (let i = next++; i < ids.length; i = next++) counts[i] = await measureOne(ids[i]!);
+    };
+    await Promise.all(Array.from({ length: Math.max(1, options.parallel ?? availableParallelism()) }, lane));
+    return new Map(counts);
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
     if (options.keep) log(`kept ${work}`);
@@ -391,6 +401,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       'cache-sim': { type: 'boolean', default: false },
       /** Print each scenario's N costliest functions (self Ir per request), its JavaScript named (V8's --perf-basic-prof). */
       functions: { type: 'string', default: '0' },
+      /** Servers counted at once (default: the machine's cores; more than that counts more). */
+      parallel: { type: 'string', default: String(availableParallelism()) },
     },
   });
   const node = args.node ? resolve(args.node) : process.execPath;
@@ -408,6 +420,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     idleSeconds: Number(args['idle-seconds']),
     functions: Number(args.functions),
     keep: Boolean(process.env.KEEP),
+    parallel: Number(args.parallel),
   });
   const n = (x: number) => Math.round(x).toLocaleString('en');
   log('');

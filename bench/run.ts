@@ -488,7 +488,7 @@ async function main() {
     if (!TARGETS_MODE) return report(scenarios, runs, statements, rssWarm, rssEnd);
     const flood = await floods();
     await Promise.all([...services.values()].map(stop));
-    log(`instruction counter: ${TARGET_SCENARIOS.join(', ')} under callgrind, side by side`);
+    log(`instruction counter: ${TARGET_SCENARIOS.join(', ')} under callgrind, as many at once as there are cores`);
     // Each scenario judged by its lowest batch: one batch can count far more than its neighbours (F_apollo's
     // `pet(id)` on Node 26: 353k, 363k, 495k in one run), which one batch alone would take for the figure.
     const counts = await countInstructions(TARGET_SCENARIOS, {
