@@ -52,7 +52,7 @@ export function requestPipeline({ config, orm, gate, logger, metrics, lifecycle,
       step('request id', requestId()),
       step('error envelope', errorEnvelope({ logger, renderers: errorRenderers, mediaTypes: errorMediaTypes })),
       step('security headers', securityHeaders()),
-      step('CORS', corsPolicy(config.corsOrigins)),
+      step('CORS', corsPolicy(config.corsOrigins, gate)),
     ],
     [
       route(

@@ -1,7 +1,8 @@
 import type { Context, Middleware, Next } from 'koa';
 import cors from '@koa/cors';
 import { RATE_LIMIT_HEADER_NAMES } from '../rate-limit/headers.js';
-import { setHeader } from './headers.js';
+import type { RateLimitGate } from '../rate-limit/gate.js';
+import { setHeader, setHeaders } from './headers.js';
 import { requestHeader } from './context.js';
 
 /** Headers a browser may read on an API response (CORS): the rate-limit headers and the HTTP edge's own. */
@@ -18,11 +19,14 @@ export const EXPOSED_HEADERS = [
 ];
 
 /**
- * CORS for the configured origins (`*` for any); preflights are answered here. A request from no allowed
- * origin (most of them: servers and scripts send no `Origin`) gets exactly what @koa/cors gives it,
- * `Vary: Origin`, without its asynchronous step.
+ * CORS for the configured origins (`*` for any). A request from no allowed origin (most of them: servers and
+ * scripts send no `Origin`) gets exactly what @koa/cors gives it, `Vary: Origin`, without its asynchronous step.
+ * Every preflight is answered here, from any origin, and free: it carries no key, so past this point GraphQL's CSRF
+ * check would refuse it and count a failed authentication against the address. It shows the address's window, as
+ * every answer without a key does; from an origin not allowed it has no `Access-Control-Allow-*` headers, so the
+ * browser refuses the request.
  */
-export function corsPolicy(origins: readonly string[]): Middleware {
+export function corsPolicy(origins: readonly string[], gate: Pick<RateLimitGate, 'anonymous'>): Middleware {
   const any = origins.includes('*');
   const allowed = (origin: string) => origin !== '' && (any || origins.includes(origin));
   const withCors = cors({
@@ -45,11 +49,24 @@ export function corsPolicy(origins: readonly string[]): Middleware {
     allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     maxAge: 600,
   });
-  return (ctx: Context, next: Next) => {
-    if (allowed(requestHeader(ctx, 'origin'))) return withCors(ctx, next);
+  const varyOnOrigin = (ctx: Context) => {
     // As `ctx.vary('Origin')` gives it, without parsing a Vary that nothing has set yet.
     if (ctx.res.hasHeader('vary')) ctx.vary('Origin');
     else setHeader(ctx, 'vary', 'Origin');
+  };
+  const preflight = async (ctx: Context, next: Next, origin: string) => {
+    setHeaders(ctx, await gate.anonymous(ctx.request.ip, false));
+    // @koa/cors answers an allowed preflight itself (204 and its Access-Control-Allow-* headers).
+    if (allowed(origin)) return withCors(ctx, next);
+    varyOnOrigin(ctx);
+    ctx.status = 204;
+  };
+  return (ctx: Context, next: Next) => {
+    const origin = requestHeader(ctx, 'origin');
+    if (origin !== '' && ctx.method === 'OPTIONS' && requestHeader(ctx, 'access-control-request-method') !== '')
+      return preflight(ctx, next, origin);
+    if (allowed(origin)) return withCors(ctx, next);
+    varyOnOrigin(ctx);
     return next();
   };
 }

@@ -62,10 +62,34 @@ describe('GraphQL over HTTP: transport, landing page and refusals', () => {
     });
     assert.equal(res.status, 204);
     assert.equal(res.headers.get('access-control-allow-origin'), 'https://sandbox.embed.apollographql.com');
+    assert.ok(res.headers.get('x-ratelimit-limit'), 'a preflight shows the address window');
     const allowed = (res.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/,\s*/);
     for (const header of ['content-type', 'x-api-key', 'apollographql-client-name', 'apollographql-client-version']) {
       assert.ok(allowed.includes(header), `${header} is allowed: ${allowed.join(', ')}`);
     }
+  });
+
+  it('when a page on an origin not allowed preflights either facade, then it gets 204 without CORS headers, and a hundred cost its address nothing', async () => {
+    // A request without a key shows the address's failed-authentication window without counting in it.
+    const addressRemaining = async () => Number((await fetch(`${t.url}/v1/pets`)).headers.get('x-ratelimit-remaining'));
+    const before = await addressRemaining();
+    for (let i = 0; i < 100; i++) {
+      const res = await fetch(`${t.url}${i % 2 ? '/v1/pets' : '/graphql'}`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'https://evil.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type,x-api-key',
+        },
+      });
+      assert.equal(res.status, 204);
+      assert.equal(res.headers.get('access-control-allow-origin'), null);
+      assert.equal(res.headers.get('access-control-allow-headers'), null);
+      assert.equal(res.headers.get('vary'), 'Origin');
+      assert.equal(Number(res.headers.get('x-ratelimit-remaining')), before, 'a preflight shows the address window');
+      assert.equal(await res.text(), '');
+    }
+    assert.equal(await addressRemaining(), before);
   });
 
   it('when a query is sent with GET and a preflight header, then it is answered', async () => {

@@ -10,6 +10,8 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const skip =
   !existsSync(CHROMIUM) && process.env.REQUIRE_SERVICES !== '1' ? `no Chromium at ${CHROMIUM} (apt-get install -y chromium)` : false;
 const ORIGIN = 'http://example.test';
+/** Served by the same site, not in CORS_ORIGINS. */
+const OTHER_ORIGIN = 'http://other.test';
 
 /**
  * A browser app on another origin (CORS_ORIGINS) uses conditional requests as a script would: it reads
@@ -29,7 +31,8 @@ describe('CORS: a browser app on another origin, in headless Chromium', { skip }
     // origin on this machine (Chromium blocks a page it cannot place on a network from local addresses).
     site = createServer((_req, res) => res.setHeader('content-type', 'text/html').end('<!doctype html><title>app</title>'));
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-    const rules = `--host-resolver-rules=MAP example.test 127.0.0.1:${(site.address() as AddressInfo).port}`;
+    const port = (site.address() as AddressInfo).port;
+    const rules = `--host-resolver-rules=MAP example.test 127.0.0.1:${port}, MAP other.test 127.0.0.1:${port}`;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', rules],
@@ -59,5 +62,40 @@ describe('CORS: a browser app on another origin, in headless Chromium', { skip }
     assert.match(seen.etag ?? '', /^"[A-Za-z0-9_-]{20,}"$/, 'headers.get("etag") works across origins');
     assert.equal(seen.again, 304);
     assert.ok(seen.remaining, 'the 304 carries readable rate-limit headers');
+  });
+
+  it('when a page on an origin not allowed calls the API with a key, then the browser refuses it and the key pays nothing', async () => {
+    const remaining = async () => Number((await t.admin.get(`/v1/pets?ids=${petId}`)).headers.get('x-ratelimit-remaining'));
+    const before = await remaining();
+    const other = await browser.newPage();
+    try {
+      await other.goto(`${OTHER_ORIGIN}/`);
+      const refused = await other.evaluate(
+        async ({ url, key }) => {
+          const results: string[] = [];
+          const calls: Array<[string, RequestInit]> = [
+            ['/v1/pets', { headers: { 'X-API-Key': key } }],
+            [
+              '/graphql',
+              { method: 'POST', headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: '{"query":"{ viewer { id } }"}' },
+            ],
+          ];
+          for (const [path, init] of calls) {
+            try {
+              results.push(`answered ${(await fetch(url + path, init)).status}`);
+            } catch (error) {
+              results.push((error as Error).name);
+            }
+          }
+          return results;
+        },
+        { url: t.url, key: t.adminKey },
+      );
+      assert.deepEqual(refused, ['TypeError', 'TypeError'], 'the browser refuses both calls');
+    } finally {
+      await other.close();
+    }
+    // Only the two reads of this test were charged: the refused calls never reached the API.
+    assert.equal(await remaining(), before - 1);
   });
 });
