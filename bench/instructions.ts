@@ -307,8 +307,8 @@ async function measure(id: string, server: Server, key: string, options: CountOp
 }
 
 /**
- * Counts each scenario of `ids` on a server of its own under callgrind, in the order given, at most `parallel` (the
- * machine's cores) at once: more servers than cores counted `gql-ids` at 937k–1,012k where two at once counted
+ * Counts each scenario of `ids` on a server of its own under callgrind, in the order given, in rounds of `parallel`
+ * (the machine's cores): more servers than cores counted `gql-ids` at 937k–1,012k where two at once counted
  * 749k–779k (Node 26, `ab829ed`): what follows the wall clock (timers, V8's tiering) weighs more on a server waiting
  * for a core. In the targets' order each floor runs beside its service. Seeds its own copy of the bench database.
  */
@@ -362,12 +362,10 @@ export async function countInstructions(ids: readonly string[], options: CountOp
       if (options.functions) rmSync(`/tmp/perf-${server.child.pid}.map`, { force: true });
       return [id, count];
     };
+    // In rounds, so that the servers of a round are counted under the same load from start to end.
     const counts: Array<[string, Count]> = [];
-    let next = 0;
-    const lane = async () => {
-      for (let i = next++; i < ids.length; i = next++) counts[i] = await measureOne(ids[i]!);
-    };
-    await Promise.all(Array.from({ length: Math.max(1, options.parallel ?? availableParallelism()) }, lane));
+    const parallel = Math.max(1, options.parallel ?? availableParallelism());
+    for (let i = 0; i < ids.length; i += parallel) counts.push(...(await Promise.all(ids.slice(i, i + parallel).map(measureOne))));
     return new Map(counts);
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
