@@ -36,9 +36,25 @@ async function sqliteReader(path: string): Promise<SqlReader & { close(): void }
     }
     return statement;
   };
-  const all = <Row>(sql: string, params: readonly unknown[]): Row[] => (prepared(sql).all as (...values: unknown[]) => Row[])(...params);
-  const one = <Row>(sql: string, params: readonly unknown[]): Row | undefined =>
-    (prepared(sql).get as (...values: unknown[]) => Row | undefined)(...params);
+  // A statement that failed is not reused (libsql has no reset): the next use prepares it afresh.
+  const all = <Row>(sql: string, params: readonly unknown[]): Row[] => {
+    const statement = prepared(sql);
+    try {
+      return (statement.all as (...values: unknown[]) => Row[])(...params);
+    } catch (error) {
+      statements.delete(sql);
+      throw error;
+    }
+  };
+  const one = <Row>(sql: string, params: readonly unknown[]): Row | undefined => {
+    const statement = prepared(sql);
+    try {
+      return (statement.get as (...values: unknown[]) => Row | undefined)(...params);
+    } catch (error) {
+      statements.delete(sql);
+      throw error;
+    }
+  };
   // libsql has no OpenTelemetry instrumentation: with tracing on, each statement is a span (its text, not its values).
   const traced = tracingOn();
   return {
