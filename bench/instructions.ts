@@ -308,9 +308,10 @@ async function measure(id: string, server: Server, key: string, options: CountOp
 
 /**
  * Counts each scenario of `ids` on a server of its own under callgrind, in the order given, in rounds of `parallel`
- * (the machine's cores): more servers than cores counted `gql-ids` at 937k–1,012k where two at once counted
+ * (the machine's cores): more servers than cores counted `gql-ids` at 938k–1,012k where two at once counted
  * 749k–779k (Node 26, `ab829ed`): what follows the wall clock (timers, V8's tiering) weighs more on a server waiting
- * for a core. In the targets' order each floor runs beside its service. Seeds its own copy of the bench database.
+ * for a core. In the targets' order, on two cores, each floor runs beside its service. Seeds its own copy of the
+ * bench database.
  */
 export async function countInstructions(ids: readonly string[], options: CountOptions): Promise<Map<string, Count>> {
   const work = mkdtempSync(join(tmpdir(), 'petstore-ir-'));
@@ -364,7 +365,7 @@ export async function countInstructions(ids: readonly string[], options: CountOp
     };
     // In rounds, so that the servers of a round are counted under the same load from start to end.
     const counts: Array<[string, Count]> = [];
-    const parallel = Math.max(1, options.parallel ?? availableParallelism());
+    const parallel = Math.max(1, Math.floor(options.parallel ?? 0) || availableParallelism());
     for (let i = 0; i < ids.length; i += parallel) counts.push(...(await Promise.all(ids.slice(i, i + parallel).map(measureOne))));
     return new Map(counts);
   } finally {
