@@ -64,9 +64,12 @@ describe('CORS: a browser app on another origin, in headless Chromium', { skip }
     assert.ok(seen.remaining, 'the 304 carries readable rate-limit headers');
   });
 
-  it('when a page on an origin not allowed calls the API with a key, then the browser refuses it and the key pays nothing', async () => {
+  it('when a page on an origin not allowed calls the API with a key, then the browser refuses it, and neither the key nor the address pays', async () => {
     const remaining = async () => Number((await t.admin.get(`/v1/pets?ids=${petId}`)).headers.get('x-ratelimit-remaining'));
+    // A request without a key shows the address's failed-authentication window without counting in it.
+    const addressRemaining = async () => Number((await fetch(`${t.url}/v1/pets`)).headers.get('x-ratelimit-remaining'));
     const before = await remaining();
+    const addressBefore = await addressRemaining();
     const other = await browser.newPage();
     try {
       await other.goto(`${OTHER_ORIGIN}/`);
@@ -95,7 +98,9 @@ describe('CORS: a browser app on another origin, in headless Chromium', { skip }
     } finally {
       await other.close();
     }
-    // Only the two reads of this test were charged: the refused calls never reached the API.
+    // Only the two reads of this test were charged: the refused calls never reached the API, and their preflights
+    // (which carry no key) counted no failed authentication against the page's address.
     assert.equal(await remaining(), before - 1);
+    assert.equal(await addressRemaining(), addressBefore);
   });
 });
