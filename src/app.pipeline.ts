@@ -76,5 +76,5 @@ export function requestPipeline({ config, orm, gate, logger, metrics, lifecycle,
     step('404', notFoundHandler),
   );
   koa.use(walk.middleware);
-  return { koa, walk, errorRenderers };
+  return { koa, walk, errorFormats: { renderers: errorRenderers, mediaTypes: errorMediaTypes } };
 }

@@ -107,9 +107,9 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
   const graphql = await createGraphQLFacade({ config, gate, logger, plugins: options.graphqlPlugins });
   lifecycle.opened('Apollo Server', () => graphql.stop());
 
-  const { koa, walk, errorRenderers } = requestPipeline({ config, orm, gate, logger, metrics, lifecycle, authenticator, domain, graphql });
+  const { koa, walk, errorFormats } = requestPipeline({ config, orm, gate, logger, metrics, lifecycle, authenticator, domain, graphql });
 
-  const server = createHttpServer(koa.callback(), config, logger, serverRefusals(errorRenderers));
+  const server = createHttpServer(koa.callback(), config, logger, serverRefusals(errorFormats));
   // GraphQL subscriptions: graphql-ws over a WebSocket upgrade of /graphql (src/graphql/server/subscriptions.server.ts).
   subscriptions = attachSubscriptionServer(server.node, {
     schema: graphql.schema,

@@ -41,10 +41,10 @@ export interface Refusal {
 export interface Refusals {
   /** A request Node's parser refused, by the error's code (oversized headers, timeout, not HTTP). */
   parser(errorCode: string | undefined, received: Buffer | undefined): Refusal;
-  /** A request unanswered when the grace period ends. */
-  shutdown(requestId: string | undefined, path: string): Refusal;
+  /** A request unanswered when the grace period ends (`accept`: its Accept header, for the media type). */
+  shutdown(requestId: string | undefined, path: string, accept?: string): Refusal;
   /** An HTTP/1.1 request without a Host header, or any request with more than one (RFC 9112 §3.2: 400). */
-  host(path: string, count: number): Refusal;
+  host(path: string, count: number, accept?: string): Refusal;
 }
 
 type ServerConfig = Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'shutdownGraceMs'>;
@@ -87,7 +87,7 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
       }
       const hosts = hostHeaders(req);
       if (hosts !== 1 && (hosts > 1 || req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
-        const refusal = refusals.host((req.url ?? '/').split('?')[0]!, hosts);
+        const refusal = refusals.host((req.url ?? '/').split('?')[0]!, hosts, req.headers.accept);
         res.writeHead(refusal.status, { ...refusal.headers, 'Content-Length': Buffer.byteLength(refusal.body) });
         res.end(refusal.body);
         logger.info(
@@ -127,7 +127,11 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
         (res) =>
           new Promise<void>((resolve) => {
             const requestId = res.getHeader('x-request-id');
-            const refusal = refusals.shutdown(typeof requestId === 'string' ? requestId : undefined, (res.req.url ?? '/').split('?')[0]!);
+            const refusal = refusals.shutdown(
+              typeof requestId === 'string' ? requestId : undefined,
+              (res.req.url ?? '/').split('?')[0]!,
+              res.req.headers.accept,
+            );
             res.writeHead(refusal.status, { ...refusal.headers, 'Content-Length': Buffer.byteLength(refusal.body) });
             res.end(refusal.body, () => resolve());
             setTimeout(resolve, 1000).unref();

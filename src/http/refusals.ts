@@ -4,22 +4,34 @@
  * Host header, and requests a shutdown could not finish within its grace period.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import accepts from 'accepts';
 import { facadeOf } from './context.js';
-import type { ErrorRenderers } from './error-envelope.js';
+import type { ErrorMediaTypes, ErrorRenderers } from './error-envelope.js';
 import { HttpError, toErrorBody } from './errors.js';
 import type { ErrorCode } from './error-status.js';
 
 /** A complete answer: status, headers and the JSON text of the body (what `src/server.ts` writes). */
 type Refusal = { status: number; headers: Record<string, string>; body: string };
 
-function refusal(error: HttpError, requestId: string, path: string, renderers: ErrorRenderers): Refusal {
+/** How each facade writes an error: its body's shape, and the media types it may answer in (the first by default). */
+export interface ErrorFormats {
+  renderers: ErrorRenderers;
+  mediaTypes: ErrorMediaTypes;
+}
+
+function refusal(error: HttpError, requestId: string, path: string, formats: ErrorFormats, accept: string | undefined): Refusal {
   const { body, headers } = toErrorBody(error, requestId);
-  const render = renderers[facadeOf(path)];
+  const facade = facadeOf(path);
+  const render = formats.renderers[facade];
+  const types = formats.mediaTypes[facade] ?? ['application/json'];
+  // As the error envelope negotiates it in Koa: the request's Accept, when it names one of the facade's types.
+  const type = (accept && accepts({ headers: { accept } } as IncomingMessage).type([...types])) || types[0];
   return {
     status: body.status,
     headers: {
       ...headers,
-      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Type': `${type}; charset=utf-8`,
       'Cache-Control': 'no-store',
       'X-Request-Id': requestId,
       Connection: 'close',
@@ -40,35 +52,42 @@ const PARSER_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
  * the facade's when the bytes received start with a request line naming a path (`GET /graphql?query=…
  * HTTP/1.1` too long: GraphQL's `{errors}`), REST's otherwise.
  */
-export function parserRefusal(errorCode: string | undefined, received: Buffer | undefined, renderers: ErrorRenderers): Refusal {
+export function parserRefusal(errorCode: string | undefined, received: Buffer | undefined, formats: ErrorFormats): Refusal {
   const known = PARSER_ERRORS[errorCode ?? ''] ?? { code: 'VALIDATION_FAILED', message: 'The request is not valid HTTP/1.1.' };
-  return refusal(new HttpError(known.code, known.message), randomUUID(), requestPath(received), renderers);
+  const text = received?.toString('latin1') ?? '';
+  return refusal(
+    new HttpError(known.code, known.message),
+    randomUUID(),
+    requestPath(text),
+    formats,
+    /\r\naccept:[ \t]*([^\r\n]*)/i.exec(text)?.[1],
+  );
 }
 
 /** The path of the request line at the start of `received` ('/' when there is none). */
-function requestPath(received: Buffer | undefined): string {
-  const line = /^[A-Z]{3,10} (\/[^ ?#\r\n]*)/.exec(received?.subarray(0, 1024).toString('latin1') ?? '');
+function requestPath(received: string): string {
+  const line = /^[A-Z]{3,10} (\/[^ ?#\r\n]*)/.exec(received.slice(0, 1024));
   return line?.[1] ?? '/';
 }
 
 /** The answer to a request still unanswered when the shutdown's grace period ends: 503, retry elsewhere. */
-export function shutdownRefusal(requestId: string | undefined, path: string, renderers: ErrorRenderers): Refusal {
+export function shutdownRefusal(requestId: string | undefined, path: string, formats: ErrorFormats, accept?: string): Refusal {
   const error = new HttpError('UNAVAILABLE', 'The service is shutting down; retry the request.', { 'Retry-After': '1' });
-  return refusal(error, requestId ?? randomUUID(), path, renderers);
+  return refusal(error, requestId ?? randomUUID(), path, formats, accept);
 }
 
 /** The answer to an HTTP/1.1 request without a Host header, or to a request with several. */
-export function hostRefusal(path: string, count: number, renderers: ErrorRenderers): Refusal {
+export function hostRefusal(path: string, count: number, formats: ErrorFormats, accept?: string): Refusal {
   const message =
     count === 0 ? 'The request has no Host header; HTTP/1.1 requires one.' : 'The request has more than one Host header; send exactly one.';
-  return refusal(new HttpError('VALIDATION_FAILED', message), randomUUID(), path, renderers);
+  return refusal(new HttpError('VALIDATION_FAILED', message), randomUUID(), path, formats, accept);
 }
 
-/** The answers the HTTP server writes itself (`Refusals` of src/server.ts), in each facade's shape. */
-export function serverRefusals(renderers: ErrorRenderers) {
+/** The answers the HTTP server writes itself (`Refusals` of src/server.ts), in each facade's shape and media type. */
+export function serverRefusals(formats: ErrorFormats) {
   return {
-    parser: (errorCode: string | undefined, received: Buffer | undefined) => parserRefusal(errorCode, received, renderers),
-    shutdown: (requestId: string | undefined, path: string) => shutdownRefusal(requestId, path, renderers),
-    host: (path: string, count: number) => hostRefusal(path, count, renderers),
+    parser: (errorCode: string | undefined, received: Buffer | undefined) => parserRefusal(errorCode, received, formats),
+    shutdown: (requestId: string | undefined, path: string, accept?: string) => shutdownRefusal(requestId, path, formats, accept),
+    host: (path: string, count: number, accept?: string) => hostRefusal(path, count, formats, accept),
   };
 }

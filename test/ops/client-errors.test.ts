@@ -9,14 +9,14 @@ import { STATUS_OF } from '../../src/http/error-status.js';
 import { RawConnection } from './support.js';
 
 /** Everything the server sent before closing, parsed as one response. */
-async function refusal(conn: RawConnection, shape: 'rest' | 'graphql' = 'rest') {
+async function refusal(conn: RawConnection, shape: 'rest' | 'graphql' = 'rest', type = 'application/json') {
   const sent = await conn.untilClosed();
   const end = sent.indexOf('\r\n\r\n');
   assert.ok(end > 0, `no response: ${JSON.stringify(sent.slice(0, 200))}`);
   const [statusLine, ...lines] = sent.slice(0, end).split('\r\n');
   const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
   const status = Number(statusLine!.split(' ')[1]);
-  assert.match(headers['content-type'] ?? '', /^application\/json/, sent);
+  assert.equal(headers['content-type'], `${type}; charset=utf-8`, sent);
   const parsed = JSON.parse(sent.slice(end + 4));
   // GraphQL's shape carries the same fields: the message, and code, status and requestId in `extensions`.
   if (shape === 'graphql') assert.equal(parsed.errors?.length, 1, sent);
@@ -111,6 +111,23 @@ describe('ops: refusals by the HTTP parser answer the Error shape', () => {
       assert.deepEqual([status, body.code], [400, 'VALIDATION_FAILED']);
       assert.match(body.message, /more than one Host header/);
     }
+  });
+
+  it('when a GraphQL client asks for graphql-response+json (Apollo Client 4), then the refusals the server writes itself answer in it', async () => {
+    // Apollo Client 4 reads a non-2xx answer's `errors` only from application/graphql-response+json.
+    const accept = 'application/graphql-response+json,application/json;q=0.9';
+    const tooLarge = await RawConnection.open(t.url);
+    tooLarge.send(`POST /graphql HTTP/1.1\r\nHost: x\r\nAccept: ${accept}\r\nX-API-Key: ${'k'.repeat(20_000)}\r\n\r\n`);
+    const large = await refusal(tooLarge, 'graphql', 'application/graphql-response+json');
+    assert.deepEqual([large.status, large.body.code], [431, 'HEADERS_TOO_LARGE']);
+    const twoHosts = await RawConnection.open(t.url);
+    twoHosts.send(`GET /graphql?query=%7B__typename%7D HTTP/1.1\r\nHost: a\r\nHost: b\r\nAccept: ${accept}\r\n\r\n`);
+    const hosts = await refusal(twoHosts, 'graphql', 'application/graphql-response+json');
+    assert.deepEqual([hosts.status, hosts.body.code], [400, 'VALIDATION_FAILED']);
+    // REST has one media type, whatever is asked.
+    const rest = await RawConnection.open(t.url);
+    rest.send(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nAccept: ${accept}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    assert.equal((await refusal(rest)).status, 431);
   });
 
   it('when an HTTP/1.0 request has no Host header, then it is served (HTTP/1.0 does not require one)', async () => {

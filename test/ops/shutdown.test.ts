@@ -108,6 +108,23 @@ describe('ops: graceful shutdown of the real process', () => {
     }
   });
 
+  it('when a GraphQL request from Apollo Client 4 is unfinished after SHUTDOWN_GRACE_MS, then its 503 is graphql-response+json, which the client reads', async () => {
+    const s = await startService({ SHUTDOWN_GRACE_MS: '500' });
+    try {
+      const accept = 'Accept: application/graphql-response+json,application/json;q=0.9\r\n';
+      const stuck = await heldRequest(s, '/graphql', JSON.stringify({ query: '{ viewer { id } }' }), accept);
+      s.child.kill('SIGINT');
+      const sent = (await stuck.conn.untilClosed()).replace('HTTP/1.1 100 Continue\r\n\r\n', '');
+      assert.match(sent, /^HTTP\/1\.1 503 /, sent);
+      assert.match(sent, /\r\ncontent-type: application\/graphql-response\+json; charset=utf-8\r\n/i, sent);
+      assert.equal(JSON.parse(sent.slice(sent.indexOf('\r\n\r\n') + 4)).errors[0].extensions.code, 'UNAVAILABLE');
+      assert.equal(await s.exited, 0, s.output());
+    } finally {
+      s.child.kill('SIGKILL');
+      s.cleanup();
+    }
+  });
+
   describe('a signal while the service starts', () => {
     /**
      * A Redis that accepts connections and never answers. With a long Redis command timeout the start waits the full

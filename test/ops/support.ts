@@ -252,11 +252,12 @@ export async function heldRequest(
   s: Pick<Service, 'url' | 'key'>,
   path: string,
   body: string,
+  headers = '',
 ): Promise<{ conn: RawConnection; rest: string }> {
   const conn = await RawConnection.open(s.url);
   const split = Math.floor(body.length / 2);
   conn.send(
-    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${s.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, split)}`,
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${s.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}Expect: 100-continue\r\n\r\n${body.slice(0, split)}`,
   );
   await conn.until('100 Continue');
   return { conn, rest: body.slice(split) };
