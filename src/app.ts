@@ -16,6 +16,7 @@ import { requestPipeline } from './app.pipeline.js';
 import { serverRefusals } from './http/refusals.js';
 import { createRateLimitGate, createSubscriptionSlots } from './rate-limit/index.js';
 import { createGraphQLFacade } from './graphql/server/graphql.facade.js';
+import { checkManifestForm } from './graphql/server/trusted-documents.js';
 import { createLogger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { instrumentGate } from './observability/gate.instrumentation.js';
@@ -41,6 +42,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 async function assembleApp(config: Config, options: CreateAppOptions, lifecycle: Lifecycle): Promise<App> {
   const logger = options.logger ?? createLogger(config, options.logStream);
   const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
+  if (config.trustedDocuments.file) checkManifestForm(config.trustedDocuments.file);
   const orm = await createOrm(config);
   lifecycle.opened('the database', () => orm.close(true));
   if (config.migrateOnStart) await migrate(orm, () => bootstrap(orm, config, announce));

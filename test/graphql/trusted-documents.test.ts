@@ -8,7 +8,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ApolloServerPlugin } from '@apollo/server';
@@ -321,6 +321,13 @@ describe('GraphQL trusted documents (GRAPHQL_TRUSTED_DOCUMENTS, GRAPHQL_TRUSTED_
       for (const [what, path, message] of cases) {
         await assert.rejects(startApp({ env: { GRAPHQL_TRUSTED_DOCUMENTS: path } }), message, what);
       }
+      // A first start with a manifest it cannot read stops before it migrates or makes (and prints) the staff key.
+      const fresh = join(dir, 'fresh', 'petstore.db');
+      await assert.rejects(
+        startApp({ databaseUrl: `sqlite:${fresh}`, env: { GRAPHQL_TRUSTED_DOCUMENTS: join(dir, 'nope.json') } }),
+        /cannot read the file \(ENOENT\)/,
+      );
+      assert.equal(existsSync(fresh), false, 'no database was made');
       await assert.rejects(
         startApp({ env: { GRAPHQL_TRUSTED_ONLY: 'true' } }),
         /GRAPHQL_TRUSTED_ONLY="true": needs GRAPHQL_TRUSTED_DOCUMENTS/,

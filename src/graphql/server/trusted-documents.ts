@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { DocumentNode } from 'graphql';
+import { parse, type DocumentNode } from 'graphql';
 import { isStaff, type Actor } from '../../domain/actor.js';
 import { validationFailed } from '../../domain/errors.js';
 import { HttpError } from '../../http/errors.js';
@@ -76,6 +76,21 @@ export function readManifest(file: string, check: DocumentCheck): Map<string, Tr
     documents.set(hash, { id: `sha256:${hash}`, hash, text });
   }
   return documents;
+}
+
+/**
+ * The manifest's file, form and hashes, and its documents' syntax, checked before the database is touched (a first
+ * start migrates and makes the staff account): the start fails on them before anything is written. Each document is
+ * checked against the schema once the schema is built (`readManifest` in the request preparation).
+ */
+export function checkManifestForm(file: string): void {
+  readManifest(file, (text) => {
+    try {
+      return parse(text);
+    } catch (error) {
+      return { errors: [(error as Error).message] };
+    }
+  });
 }
 
 export interface TrustedDocuments {
