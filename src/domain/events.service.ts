@@ -1,7 +1,7 @@
 import { setTimeout } from 'node:timers/promises';
 import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
 import type { SqlTransaction } from './writer.js';
-import { Event, WebhookDelivery } from './entities/index.js';
+import { DeletedCategory, Event, WebhookDelivery } from './entities/index.js';
 import { isStaff, type Actor } from './actor.js';
 import { pageSize, type Page } from './pagination.js';
 import { DomainError, notFound, validationFailed } from './errors.js';
@@ -27,6 +27,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /** How long events are kept (the feed's and redelivery's horizon). */
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
+const DAY_MS = 24 * 3600 * 1000;
 /**
  * How long a feed read waits, at most, for events already committed behind an older transaction still running
  * (PostgreSQL): past it, the page holds what may be read and the rest comes on a later read, never skipped.
@@ -375,6 +376,9 @@ export class EventsService {
   async purgeExpired(now = new Date()): Promise<number> {
     const horizon = new Date(now.getTime() - EVENT_RETENTION_MS);
     await this.em.nativeDelete(WebhookDelivery, { createdAt: { $lt: horizon }, status: { $ne: 'pending' } });
+    // A deleted category is kept for the events that show pets in it, all older than its deletion (a category with
+    // pets cannot be deleted): gone past the period, with a day's margin for the clocks of several instances.
+    await this.em.nativeDelete(DeletedCategory, { deletedAt: { $lt: new Date(horizon.getTime() - DAY_MS) } });
     const [kept] = await this.em.find(Event, { createdAt: { $gte: horizon } }, { orderBy: { id: 'asc' }, limit: 1, fields: ['id'] });
     const bound = kept ? kept.id : await this.lastEventId();
     return this.em.nativeDelete(Event, { id: { $lt: bound } });

@@ -259,4 +259,23 @@ describe('events: the 30-day purge', () => {
     );
     assert.equal((await t.admin.get('/v1/pets')).headers.get('etag'), tag);
   });
+
+  it('when a category was deleted more than 31 days ago, then the purge drops what it kept of it, and keeps a younger one', async () => {
+    const deleted = async (name: string) => {
+      const id = (await t.admin.post('/v1/categories', { name })).body.id;
+      assert.equal((await t.admin.delete(`/v1/categories/${id}`)).status, 204);
+      return id;
+    };
+    const [old, young] = [await deleted('Gone long ago'), await deleted('Gone a month ago')];
+    const em = t.app.orm.em.fork();
+    const day = 24 * 3600 * 1000;
+    await em.execute('update deleted_categories set deleted_at = ? where id = ?', [new Date(Date.now() - 32 * day), old]);
+    await em.execute('update deleted_categories set deleted_at = ? where id = ?', [new Date(Date.now() - 30.5 * day), young]);
+    await new EventsService(em).purgeExpired();
+    const kept = await em.execute<Array<{ id: number | string }>>('select id from deleted_categories where id in (?, ?)', [old, young]);
+    assert.deepEqual(
+      kept.map((row) => Number(row.id)),
+      [young],
+    );
+  });
 });
