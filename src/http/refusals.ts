@@ -26,7 +26,7 @@ function refusal(error: HttpError, requestId: string, path: string, formats: Err
   const render = formats.renderers[facade];
   const types = formats.mediaTypes[facade] ?? ['application/json'];
   // As the error envelope negotiates it in Koa: the request's Accept, when it names one of the facade's types.
-  const type = (accept && accepts({ headers: { accept } } as IncomingMessage).type([...types])) || types[0];
+  const type = (types.length > 1 && accept && accepts({ headers: { accept } } as IncomingMessage).type([...types])) || types[0];
   return {
     status: body.status,
     headers: {
@@ -55,13 +55,10 @@ const PARSER_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
 export function parserRefusal(errorCode: string | undefined, received: Buffer | undefined, formats: ErrorFormats): Refusal {
   const known = PARSER_ERRORS[errorCode ?? ''] ?? { code: 'VALIDATION_FAILED', message: 'The request is not valid HTTP/1.1.' };
   const text = received?.toString('latin1') ?? '';
-  return refusal(
-    new HttpError(known.code, known.message),
-    randomUUID(),
-    requestPath(text),
-    formats,
-    /\r\naccept:[ \t]*([^\r\n]*)/i.exec(text)?.[1],
-  );
+  // Best effort: the Accept header among the bytes received before the refusal, in the header block, its first KiB.
+  const end = text.indexOf('\r\n\r\n');
+  const accept = /\r\naccept:[ \t]*([^\r\n]{0,1024})/i.exec(end === -1 ? text : text.slice(0, end))?.[1];
+  return refusal(new HttpError(known.code, known.message), randomUUID(), requestPath(text), formats, accept);
 }
 
 /** The path of the request line at the start of `received` ('/' when there is none). */

@@ -321,13 +321,13 @@ describe('GraphQL trusted documents (GRAPHQL_TRUSTED_DOCUMENTS, GRAPHQL_TRUSTED_
       for (const [what, path, message] of cases) {
         await assert.rejects(startApp({ env: { GRAPHQL_TRUSTED_DOCUMENTS: path } }), message, what);
       }
-      // A first start with a manifest it cannot read stops before it migrates or makes (and prints) the staff key.
-      const fresh = join(dir, 'fresh', 'petstore.db');
-      await assert.rejects(
-        startApp({ databaseUrl: `sqlite:${fresh}`, env: { GRAPHQL_TRUSTED_DOCUMENTS: join(dir, 'nope.json') } }),
-        /cannot read the file \(ENOENT\)/,
-      );
-      assert.equal(existsSync(fresh), false, 'no database was made');
+      // A first start with a manifest it cannot read, or with a syntax error, stops before it migrates or makes (and
+      // prints) the staff key.
+      for (const [what, path, message] of cases.filter(([what]) => what === 'a missing file' || what === 'a syntax error')) {
+        const fresh = join(dir, `fresh-${what.replace(/\W+/g, '-')}`, 'petstore.db');
+        await assert.rejects(startApp({ databaseUrl: `sqlite:${fresh}`, env: { GRAPHQL_TRUSTED_DOCUMENTS: path } }), message, what);
+        assert.equal(existsSync(fresh), false, `${what}: no database was made`);
+      }
       await assert.rejects(
         startApp({ env: { GRAPHQL_TRUSTED_ONLY: 'true' } }),
         /GRAPHQL_TRUSTED_ONLY="true": needs GRAPHQL_TRUSTED_DOCUMENTS/,
