@@ -14,7 +14,7 @@ import { GRAPHQL_PATH, type GraphQLFacade } from './graphql/server/graphql.facad
 import { type ApiKeyAuthenticator, authentication } from './http/authentication.js';
 import { clientAddress } from './http/client-address.js';
 import { corsPolicy } from './http/cors.js';
-import { errorEnvelope } from './http/error-envelope.js';
+import { errorEnvelope, type ErrorFormats } from './http/error-envelope.js';
 import { HEALTH_PATHS, healthRoutes } from './http/health.routes.js';
 import { notFoundHandler } from './http/not-found.js';
 import { requestId } from './http/request-id.js';
@@ -41,8 +41,7 @@ export interface PipelineParts {
 
 export function requestPipeline({ config, orm, gate, logger, metrics, lifecycle, authenticator, domain, graphql }: PipelineParts) {
   // How an error is written per facade (REST's shape is the default): in Koa, and for what the server answers itself.
-  const errorRenderers = { graphql: toGraphQLErrorBody };
-  const errorMediaTypes = { graphql: GRAPHQL_MEDIA_TYPES };
+  const errorFormats: ErrorFormats = { renderers: { graphql: toGraphQLErrorBody }, mediaTypes: { graphql: GRAPHQL_MEDIA_TYPES } };
   const koa = Object.assign(new Koa({ proxy: config.trustProxy !== null }), { silent: true });
   const authenticate = step('authentication', authentication({ authenticator, gate, domain }));
   const walk = requestWalk(
@@ -50,7 +49,7 @@ export function requestPipeline({ config, orm, gate, logger, metrics, lifecycle,
       step('client address', clientAddress(config.trustProxy)),
       step('observer', observeRequests({ logger, metrics })),
       step('request id', requestId()),
-      step('error envelope', errorEnvelope({ logger, renderers: errorRenderers, mediaTypes: errorMediaTypes })),
+      step('error envelope', errorEnvelope({ logger, formats: errorFormats })),
       step('security headers', securityHeaders()),
       step('CORS', corsPolicy(config.corsOrigins, gate)),
     ],
@@ -76,5 +75,5 @@ export function requestPipeline({ config, orm, gate, logger, metrics, lifecycle,
     step('404', notFoundHandler),
   );
   koa.use(walk.middleware);
-  return { koa, walk, errorFormats: { renderers: errorRenderers, mediaTypes: errorMediaTypes } };
+  return { koa, walk, errorFormats };
 }

@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import accepts from 'accepts';
 import type { Context, Middleware, Next } from 'koa';
 import type { Logger } from 'pino';
 import { facadeOf, type AppState, type Facade } from './context.js';
@@ -13,20 +15,25 @@ export type ErrorRenderers = Partial<Record<Facade, (body: ErrorBody) => unknown
  */
 export type ErrorMediaTypes = Partial<Record<Facade, readonly [string, ...string[]]>>;
 
+/** How each facade writes an error: its body's shape and its media types (Koa's envelope and the server's own refusals). */
+export interface ErrorFormats {
+  renderers: ErrorRenderers;
+  mediaTypes: ErrorMediaTypes;
+}
+
+/** The `Content-Type` of a facade's error for a request's `Accept` (absent: the facade's default), by Koa's negotiator. */
+export function errorContentType(formats: ErrorFormats, facade: Facade, accept: string | undefined): string {
+  const types = formats.mediaTypes[facade] ?? ['application/json'];
+  const type = (types.length > 1 && accept && accepts({ headers: { accept } } as IncomingMessage).type([...types])) || types[0];
+  return `${type}; charset=utf-8`;
+}
+
 /**
  * The error envelope for everything below it: anything thrown becomes the documented error shape of
  * the facade the request is for, with its status and headers; unexpected errors are logged and
  * answered as INTERNAL, never leaked.
  */
-export function errorEnvelope({
-  logger,
-  renderers = {},
-  mediaTypes = {},
-}: {
-  logger: Logger;
-  renderers?: ErrorRenderers;
-  mediaTypes?: ErrorMediaTypes;
-}): Middleware {
+export function errorEnvelope({ logger, formats }: { logger: Logger; formats: ErrorFormats }): Middleware {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
@@ -38,10 +45,9 @@ export function errorEnvelope({
       setHeaders(ctx, headers);
       ctx.status = body.status;
       const facade = state.facade ?? facadeOf(ctx.path);
-      const render = renderers[facade];
+      const render = formats.renderers[facade];
       ctx.body = render ? render(body) : body;
-      const types = mediaTypes[facade];
-      if (types) ctx.set('content-type', `${ctx.accepts(...types) || types[0]}; charset=utf-8`);
+      if (formats.mediaTypes[facade]) ctx.set('content-type', errorContentType(formats, facade, ctx.req.headers.accept));
     }
   };
 }

@@ -4,34 +4,23 @@
  * Host header, and requests a shutdown could not finish within its grace period.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import accepts from 'accepts';
 import { facadeOf } from './context.js';
-import type { ErrorMediaTypes, ErrorRenderers } from './error-envelope.js';
+import { errorContentType, type ErrorFormats } from './error-envelope.js';
 import { HttpError, toErrorBody } from './errors.js';
 import type { ErrorCode } from './error-status.js';
 
 /** A complete answer: status, headers and the JSON text of the body (what `src/server.ts` writes). */
 type Refusal = { status: number; headers: Record<string, string>; body: string };
 
-/** How each facade writes an error: its body's shape, and the media types it may answer in (the first by default). */
-export interface ErrorFormats {
-  renderers: ErrorRenderers;
-  mediaTypes: ErrorMediaTypes;
-}
-
 function refusal(error: HttpError, requestId: string, path: string, formats: ErrorFormats, accept: string | undefined): Refusal {
   const { body, headers } = toErrorBody(error, requestId);
   const facade = facadeOf(path);
   const render = formats.renderers[facade];
-  const types = formats.mediaTypes[facade] ?? ['application/json'];
-  // As the error envelope negotiates it in Koa: the request's Accept, when it names one of the facade's types.
-  const type = (types.length > 1 && accept && accepts({ headers: { accept } } as IncomingMessage).type([...types])) || types[0];
   return {
     status: body.status,
     headers: {
       ...headers,
-      'Content-Type': `${type}; charset=utf-8`,
+      'Content-Type': errorContentType(formats, facade, accept),
       'Cache-Control': 'no-store',
       'X-Request-Id': requestId,
       Connection: 'close',
