@@ -37,24 +37,17 @@ async function sqliteReader(path: string): Promise<SqlReader & { close(): void }
     return statement;
   };
   // A statement that failed is not reused (libsql has no reset): the next use prepares it afresh.
-  const all = <Row>(sql: string, params: readonly unknown[]): Row[] => {
+  const step = <Result>(sql: string, params: readonly unknown[], method: 'all' | 'get'): Result => {
     const statement = prepared(sql);
     try {
-      return (statement.all as (...values: unknown[]) => Row[])(...params);
+      return (statement[method] as (...values: unknown[]) => Result)(...params);
     } catch (error) {
       statements.delete(sql);
       throw error;
     }
   };
-  const one = <Row>(sql: string, params: readonly unknown[]): Row | undefined => {
-    const statement = prepared(sql);
-    try {
-      return (statement.get as (...values: unknown[]) => Row | undefined)(...params);
-    } catch (error) {
-      statements.delete(sql);
-      throw error;
-    }
-  };
+  const all = <Row>(sql: string, params: readonly unknown[]): Row[] => step<Row[]>(sql, params, 'all');
+  const one = <Row>(sql: string, params: readonly unknown[]): Row | undefined => step<Row | undefined>(sql, params, 'get');
   // libsql has no OpenTelemetry instrumentation: with tracing on, each statement is a span (its text, not its values).
   const traced = tracingOn();
   return {
