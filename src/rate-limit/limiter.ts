@@ -151,9 +151,9 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       const shown = hopeless
         ? tooSmall.reduce((a, b) => (b.limit < a.limit ? b : a))
         : refused.reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
-      // A request bigger than a whole window can never pass; waiting does not help, so it does not count toward a ban;
-      // nor does the service's own push.
-      const bannedUntil = hopeless || pushed ? null : await bans.refused(actor.keyId, shown.resetAt);
+      // A request bigger than a whole window counts toward a ban as any refusal does (else a key could send them without
+      // bound); one sent once per window, as its Retry-After asks, never adds up. The service's own push never counts.
+      const bannedUntil = pushed ? null : await bans.refused(actor.keyId, shown.resetAt);
       if (bannedUntil) {
         options.onBan?.(actor.plan);
         // Best effort: the store and this process already hold the ban; a failed write is logged, not answered.

@@ -117,6 +117,20 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter} is the minute's reset, not the day's`);
     });
 
+    it('when a key keeps sending a query that costs more than a whole window, then it is banned; sent once it is not', async () => {
+      const aliases = Array.from({ length: 5 }, (_, i) => `v${i}: viewer { id }`).join(' ');
+      const { client: once } = await createAccount(strict, { plan: 'enterprise', limits: { perMinute: 4, perDay: 100 } });
+      assert.match((await once.graphql(`{ ${aliases} }`)).body.errors[0].message, /costs 5, more than the minute limit of 4/);
+      assert.equal((await once.graphql(VIEWER)).status, 200, 'one refusal is not a ban');
+      const { client } = await createAccount(strict, { plan: 'enterprise', limits: { perMinute: 4, perDay: 100 } });
+      const codes = [];
+      for (let i = 0; i < 4; i++) codes.push(gqlCode(await client.graphql(`{ ${aliases} }`)));
+      assert.deepEqual(codes, ['RATE_LIMITED', 'RATE_LIMITED', 'API_KEY_BANNED', 'API_KEY_BANNED']);
+      // The ban holds for the key's requests that fit too, on both facades.
+      assert.equal(gqlCode(await client.graphql(VIEWER)), 'API_KEY_BANNED');
+      assert429(await client.get('/v1/account'), 'API_KEY_BANNED');
+    });
+
     it('when a key keeps sending over both facades while limited, then it is banned on both with API_KEY_BANNED', async () => {
       const { client } = await createAccount(strict, { plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
       assert.equal((await client.graphql(VIEWER)).status, 200);
