@@ -16,6 +16,7 @@ const none = async () => ({});
 const passThrough: RateLimitGate = {
   charge: none,
   anonymous: none,
+  addressHeaders: () => ({}),
   isAddressBlocked: () => false,
   trackedAddresses: () => 0,
   status: async (actor) => {

@@ -111,7 +111,9 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
 
   const { koa, walk, errorFormats } = requestPipeline({ config, orm, gate, logger, metrics, lifecycle, authenticator, domain, graphql });
 
-  const server = createHttpServer(koa.callback(), config, logger, serverRefusals(errorFormats));
+  const addressOf = clientAddressResolver(config.trustProxy);
+  const refusals = serverRefusals(errorFormats, (req) => gate.addressHeaders(addressOf(req)));
+  const server = createHttpServer(koa.callback(), config, logger, refusals);
   // GraphQL subscriptions: graphql-ws over a WebSocket upgrade of /graphql (src/graphql/server/subscriptions.server.ts).
   subscriptions = attachSubscriptionServer(server.node, {
     schema: graphql.schema,
@@ -120,7 +122,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
     events: events.eventStream,
     slots: subscriptionSlots,
     authenticator,
-    clientAddress: clientAddressResolver(config.trustProxy),
+    clientAddress: addressOf,
     logger,
     preparation: graphql.preparation,
     sockets: config.subscriptionSockets,

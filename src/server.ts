@@ -39,12 +39,12 @@ export interface Refusal {
 
 /** The answers the server writes outside the app, in the app's error shape (src/http/refusals.ts). */
 export interface Refusals {
-  /** A request Node's parser refused, by the error's code (oversized headers, timeout, not HTTP). */
-  parser(errorCode: string | undefined, received: Buffer | undefined): Refusal;
-  /** A request unanswered when the grace period ends (`accept`: its Accept header, for the media type). */
-  shutdown(requestId: string | undefined, path: string, accept?: string): Refusal;
+  /** A request Node's parser refused, by the error's code (oversized headers, timeout, not HTTP), on `socket`. */
+  parser(errorCode: string | undefined, received: Buffer | undefined, socket: Socket): Refusal;
+  /** A request unanswered when the grace period ends. */
+  shutdown(requestId: string | undefined, req: IncomingMessage): Refusal;
   /** An HTTP/1.1 request without a Host header, or any request with more than one (RFC 9112 §3.2: 400). */
-  host(path: string, count: number, accept?: string): Refusal;
+  host(req: IncomingMessage, count: number): Refusal;
 }
 
 type ServerConfig = Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'shutdownGraceMs'>;
@@ -87,7 +87,7 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
       }
       const hosts = hostHeaders(req);
       if (hosts !== 1 && (hosts > 1 || req.httpVersionMajor > 1 || req.httpVersionMinor > 0)) {
-        const refusal = refusals.host((req.url ?? '/').split('?')[0]!, hosts, req.headers.accept);
+        const refusal = refusals.host(req, hosts);
         res.writeHead(refusal.status, { ...refusal.headers, 'Content-Length': Buffer.byteLength(refusal.body) });
         res.end(refusal.body);
         logger.info(
@@ -127,11 +127,7 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
         (res) =>
           new Promise<void>((resolve) => {
             const requestId = res.getHeader('x-request-id');
-            const refusal = refusals.shutdown(
-              typeof requestId === 'string' ? requestId : undefined,
-              (res.req.url ?? '/').split('?')[0]!,
-              res.req.headers.accept,
-            );
+            const refusal = refusals.shutdown(typeof requestId === 'string' ? requestId : undefined, res.req);
             res.writeHead(refusal.status, { ...refusal.headers, 'Content-Length': Buffer.byteLength(refusal.body) });
             res.end(refusal.body, () => resolve());
             setTimeout(resolve, 1000).unref();
@@ -228,7 +224,7 @@ function answerClientError(
     socket.destroy();
     return;
   }
-  const refusal = refusals.parser(error.code, (error as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket);
+  const refusal = refusals.parser(error.code, (error as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket, socket as Socket);
   const headers = { ...refusal.headers, 'Content-Length': String(Buffer.byteLength(refusal.body)) };
   const head = Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)

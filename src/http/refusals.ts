@@ -1,9 +1,12 @@
 /**
  * Answers the HTTP server writes itself, outside Koa, in the documented Error shape: requests Node's
  * parser refuses (oversized headers, a slow client, bytes that are not HTTP), requests without exactly one
- * Host header, and requests a shutdown could not finish within its grace period.
+ * Host header, and requests a shutdown could not finish within its grace period. Under `/v1` and `/graphql` each
+ * carries the client address's rate-limit headers, as every API answer does.
  */
 import { randomUUID } from 'node:crypto';
+import { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { facadeOf } from './context.js';
 import { errorContentType, type ErrorFormats } from './error-envelope.js';
 import { HttpError, toErrorBody } from './errors.js';
@@ -12,15 +15,26 @@ import type { ErrorCode } from './error-status.js';
 /** A complete answer: status, headers and the JSON text of the body (what `src/server.ts` writes). */
 type Refusal = { status: number; headers: Record<string, string>; body: string };
 
-function refusal(error: HttpError, requestId: string, path: string, formats: ErrorFormats, accept: string | undefined): Refusal {
+/** The rate-limit headers of a request's client address (the address as the request walk resolves it). */
+type AddressHeaders = (req: IncomingMessage) => Record<string, string>;
+
+function refusal(
+  error: HttpError,
+  requestId: string,
+  req: IncomingMessage,
+  path: string,
+  formats: ErrorFormats,
+  rate: AddressHeaders,
+): Refusal {
   const { body, headers } = toErrorBody(error, requestId);
   const facade = facadeOf(path);
   const render = formats.renderers[facade];
   return {
     status: body.status,
     headers: {
+      ...(facade === 'meta' ? undefined : rate(req)),
       ...headers,
-      'Content-Type': errorContentType(formats, facade, accept),
+      'Content-Type': errorContentType(formats, facade, header(req, 'accept')),
       'Cache-Control': 'no-store',
       'X-Request-Id': requestId,
       Connection: 'close',
@@ -36,18 +50,32 @@ const PARSER_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
   HPE_CHUNK_EXTENSIONS_OVERFLOW: { code: 'PAYLOAD_TOO_LARGE', message: 'The chunk extensions are too large.' },
 };
 
+const header = (req: IncomingMessage, name: 'accept'): string | undefined => req.headers[name];
+
 /**
  * The answer to a request the parser refused (no request exists yet: a fresh request id). Its shape is
  * the facade's when the bytes received start with a request line naming a path (`GET /graphql?query=…
  * HTTP/1.1` too long: GraphQL's `{errors}`), REST's otherwise.
  */
-export function parserRefusal(errorCode: string | undefined, received: Buffer | undefined, formats: ErrorFormats): Refusal {
+export function parserRefusal(
+  errorCode: string | undefined,
+  received: Buffer | undefined,
+  socket: Socket,
+  formats: ErrorFormats,
+  rate: AddressHeaders,
+): Refusal {
   const known = PARSER_ERRORS[errorCode ?? ''] ?? { code: 'VALIDATION_FAILED', message: 'The request is not valid HTTP/1.1.' };
   const text = received?.toString('latin1') ?? '';
-  // Best effort: the Accept header among the bytes received before the refusal, in the header block, its first KiB.
+  // Best effort: the headers the answer depends on (Accept, X-Forwarded-For for the client address) among the bytes
+  // received before the refusal, in the header block, each value's first KiB.
   const end = text.indexOf('\r\n\r\n');
-  const accept = /\r\naccept:[ \t]*([^\r\n]{0,1024})/i.exec(end === -1 ? text : text.slice(0, end))?.[1];
-  return refusal(new HttpError(known.code, known.message), randomUUID(), requestPath(text), formats, accept);
+  const head = end === -1 ? text : text.slice(0, end);
+  const req = new IncomingMessage(socket);
+  for (const [, name, value] of head.matchAll(/\r\n(accept|x-forwarded-for):[ \t]*([^\r\n]{0,1024})/gi)) {
+    const key = name!.toLowerCase();
+    req.headers[key] = key === 'accept' ? (req.headers[key] ?? value) : [req.headers[key], value].filter(Boolean).join(', ');
+  }
+  return refusal(new HttpError(known.code, known.message), randomUUID(), req, requestPath(text), formats, rate);
 }
 
 /** The path of the request line at the start of `received` ('/' when there is none). */
@@ -56,24 +84,30 @@ function requestPath(received: string): string {
   return line?.[1] ?? '/';
 }
 
+const pathOf = (req: IncomingMessage) => (req.url ?? '/').split('?')[0]!;
+
 /** The answer to a request still unanswered when the shutdown's grace period ends: 503, retry elsewhere. */
-export function shutdownRefusal(requestId: string | undefined, path: string, formats: ErrorFormats, accept?: string): Refusal {
+export function shutdownRefusal(requestId: string | undefined, req: IncomingMessage, formats: ErrorFormats, rate: AddressHeaders): Refusal {
   const error = new HttpError('UNAVAILABLE', 'The service is shutting down; retry the request.', { 'Retry-After': '1' });
-  return refusal(error, requestId ?? randomUUID(), path, formats, accept);
+  return refusal(error, requestId ?? randomUUID(), req, pathOf(req), formats, rate);
 }
 
 /** The answer to an HTTP/1.1 request without a Host header, or to a request with several. */
-export function hostRefusal(path: string, count: number, formats: ErrorFormats, accept?: string): Refusal {
+export function hostRefusal(req: IncomingMessage, count: number, formats: ErrorFormats, rate: AddressHeaders): Refusal {
   const message =
     count === 0 ? 'The request has no Host header; HTTP/1.1 requires one.' : 'The request has more than one Host header; send exactly one.';
-  return refusal(new HttpError('VALIDATION_FAILED', message), randomUUID(), path, formats, accept);
+  return refusal(new HttpError('VALIDATION_FAILED', message), randomUUID(), req, pathOf(req), formats, rate);
 }
 
-/** The answers the HTTP server writes itself (`Refusals` of src/server.ts), in each facade's shape and media type. */
-export function serverRefusals(formats: ErrorFormats) {
+/**
+ * The answers the HTTP server writes itself (`Refusals` of src/server.ts), in each facade's shape and media type,
+ * with `rate`'s headers for the request's client address.
+ */
+export function serverRefusals(formats: ErrorFormats, rate: AddressHeaders) {
   return {
-    parser: (errorCode: string | undefined, received: Buffer | undefined) => parserRefusal(errorCode, received, formats),
-    shutdown: (requestId: string | undefined, path: string, accept?: string) => shutdownRefusal(requestId, path, formats, accept),
-    host: (path: string, count: number, accept?: string) => hostRefusal(path, count, formats, accept),
+    parser: (errorCode: string | undefined, received: Buffer | undefined, socket: Socket) =>
+      parserRefusal(errorCode, received, socket, formats, rate),
+    shutdown: (requestId: string | undefined, req: IncomingMessage) => shutdownRefusal(requestId, req, formats, rate),
+    host: (req: IncomingMessage, count: number) => hostRefusal(req, count, formats, rate),
   };
 }

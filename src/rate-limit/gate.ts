@@ -53,6 +53,8 @@ export interface RateLimitGate {
    * failure, and past `AUTH_FAILURES_PER_MINUTE` throws a 429 RATE_LIMITED RateLimitRefusal.
    */
   anonymous(address: string, failedAuth: boolean): Promise<Record<string, string>>;
+  /** The per-address limiter's headers, read only and at once: for the answers the HTTP server writes itself. */
+  addressHeaders(address: string): Record<string, string>;
   /**
    * True while the address has no failed authentication left in this window: an unknown key from it
    * is refused (429) without a database lookup, while its valid keys are still served. Memory only.

@@ -183,6 +183,10 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       });
     },
 
+    addressHeaders(address) {
+      const window = addresses.peek(address);
+      return addressHeaders(addresses.limit, window.used, window.resetAt);
+    },
     isAddressBlocked: (address) => addresses.exhausted(address),
     trackedAddresses: () => addresses.size,
 

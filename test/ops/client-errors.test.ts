@@ -26,8 +26,12 @@ async function refusal(conn: RawConnection, shape: 'rest' | 'graphql' = 'rest', 
   assert.equal(STATUS_OF[body.code as keyof typeof STATUS_OF], status, 'the code is in the catalogue with this status');
   assert.equal(body.requestId, headers['x-request-id']);
   assert.equal(headers.connection, 'close');
-  return { status, body };
+  return { status, body, headers };
 }
+
+/** The address limiter's three headers, as numbers (undefined when absent). */
+const addressWindow = (headers: Record<string, string>) =>
+  ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'].map((name) => (name in headers ? Number(headers[name]) : undefined));
 
 describe('ops: refusals by the HTTP parser answer the Error shape', () => {
   let t: TestApp;
@@ -130,10 +134,61 @@ describe('ops: refusals by the HTTP parser answer the Error shape', () => {
     assert.equal((await refusal(rest)).status, 431);
   });
 
+  it("when the server refuses a request under /v1 or /graphql itself, then the answer carries the client address's rate-limit headers, as every API answer", async () => {
+    // One failed authentication from this address: the refusals show it, as the API's own answers do.
+    const failed = await fetch(`${t.url}/v1/account`, { headers: { 'x-api-key': 'not-a-key' } });
+    assert.equal(failed.status, 401);
+    const window = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'].map((name) => Number(failed.headers.get(name)));
+    assert.equal(window[1], window[0]! - 1);
+    const tooLarge = await RawConnection.open(t.url);
+    tooLarge.send(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const twoHosts = await RawConnection.open(t.url);
+    twoHosts.send('GET /graphql?query=%7B__typename%7D HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n');
+    for (const [conn, shape, status] of [
+      [tooLarge, 'rest', 431],
+      [twoHosts, 'graphql', 400],
+    ] as const) {
+      const answer = await refusal(conn, shape);
+      assert.equal(answer.status, status);
+      const [limit, remaining, reset] = addressWindow(answer.headers);
+      assert.deepEqual([limit, remaining], window.slice(0, 2), `${status}: ${JSON.stringify(answer.headers)}`);
+      assert.ok(Math.abs(reset! - window[2]!) <= 1);
+    }
+    // Bytes that name no API path are no API answer: no rate-limit headers (nor has a 408: Node gives no bytes with it).
+    const garbage = await RawConnection.open(t.url);
+    garbage.send('HELLO THERE\r\n\r\n');
+    assert.deepEqual(addressWindow((await refusal(garbage)).headers), [undefined, undefined, undefined]);
+  });
+
   it('when an HTTP/1.0 request has no Host header, then it is served (HTTP/1.0 does not require one)', async () => {
     const conn = await RawConnection.open(t.url);
     conn.send('GET /healthz HTTP/1.0\r\n\r\n');
     assert.equal((await conn.response()).status, 200);
     conn.discard();
+  });
+});
+
+describe('ops: refusals by the HTTP parser behind a trusted proxy', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp({ env: { TRUST_PROXY: '1' } });
+  });
+  after(() => t.close());
+
+  it("when a forwarded request's headers are too large, then its 431 shows the forwarded client's window, not the proxy's", async () => {
+    const client = '203.0.113.7';
+    for (let i = 0; i < 2; i++) {
+      const failed = await fetch(`${t.url}/v1/account`, { headers: { 'x-api-key': 'not-a-key', 'x-forwarded-for': client } });
+      assert.equal(failed.status, 401);
+    }
+    const conn = await RawConnection.open(t.url);
+    conn.send(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: ${client}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const answer = await refusal(conn);
+    assert.equal(answer.status, 431);
+    assert.deepEqual(addressWindow(answer.headers).slice(0, 2), [30, 28]);
+    // The proxy's own address has failed nothing.
+    const direct = await RawConnection.open(t.url);
+    direct.send(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    assert.deepEqual(addressWindow((await refusal(direct)).headers).slice(0, 2), [30, 30]);
   });
 });

@@ -117,6 +117,9 @@ describe('ops: graceful shutdown of the real process', () => {
       const sent = (await stuck.conn.untilClosed()).replace('HTTP/1.1 100 Continue\r\n\r\n', '');
       assert.match(sent, /^HTTP\/1\.1 503 /, sent);
       assert.match(sent, /\r\ncontent-type: application\/graphql-response\+json; charset=utf-8\r\n/i, sent);
+      // An API answer: the client address's rate-limit headers (no failed authentication from it: the whole window).
+      for (const header of ['x-ratelimit-limit: 30', 'x-ratelimit-remaining: 30'])
+        assert.ok(sent.toLowerCase().includes(`\r\n${header}\r\n`), sent);
       assert.equal(JSON.parse(sent.slice(sent.indexOf('\r\n\r\n') + 4)).errors[0].extensions.code, 'UNAVAILABLE');
       assert.equal(await s.exited, 0, s.output());
     } finally {
