@@ -195,6 +195,15 @@ describe('events: the outbox and the event feed', () => {
       }),
     );
     assert.ok(Number(next.events.edges[0].cursor) > Number(page.events.pageInfo.endCursor));
+    // An event's Event.id (what a subscription pushes) continues the feed as its cursor does.
+    const byId = dataOf(await gql(bob, '{ events(first: 2) { edges { cursor node { id } } } }'));
+    const [first, second] = byId.events.edges;
+    const after = dataOf(
+      await gql(bob, 'query($after: String) { events(first: 1, after: $after) { edges { cursor } } }', { after: first.node.id }),
+    );
+    assert.deepEqual(after.events.edges, [{ cursor: second.cursor }]);
+    assertGraphQLError(await gql(bob, '{ events(after: "not-an-event") { edges { cursor } } }'), 'VALIDATION_FAILED', 400);
+    assertGraphQLError(await gql(bob, `{ events(after: "${globalId('Pet', petId)}") { edges { cursor } } }`), 'VALIDATION_FAILED', 400);
     assertGraphQLError(await gql(bob, '{ events(types: ["nope"]) { edges { cursor } } }'), 'VALIDATION_FAILED', 400);
   });
 

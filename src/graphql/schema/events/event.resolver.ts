@@ -7,6 +7,7 @@ import { CategoryType } from '../categories/category.type.js';
 import { InventoryItemType } from '../store/inventory.type.js';
 import { OrderType } from '../store/order.type.js';
 import { PetType } from '../pets/pet.type.js';
+import { eventIdOf } from './event-id.js';
 
 /** An event's stored REST representation as the GraphQL object of its union member. */
 export function toGraphQLEvent(event: EventView): EventType {
@@ -27,7 +28,7 @@ export function toGraphQLEvent(event: EventView): EventType {
 export class EventResolver {
   @Query(() => EventConnection, {
     description:
-      'The event feed, oldest first (REST `GET /events`): pass the cursor of the last event processed (its `databaseId`) as `after` to continue from it. ' +
+      'The event feed, oldest first (REST `GET /events`): pass the cursor of the last event processed (its `databaseId`), or its `Event.id`, as `after` to continue from it. ' +
       '`types` takes event types or families such as `order.*`.',
   })
   async events(
@@ -35,8 +36,10 @@ export class EventResolver {
     @Args(() => PageArgs) page: PageArgs,
     @Ctx() ctx: GraphQLContext,
   ): Promise<Connection<EventType>> {
+    // A client holding an event from a subscription has its `Event.id`: as `after` it is that event's cursor.
+    const after = page.after && !/^\d+$/.test(page.after) ? String(eventIdOf(page.after, 'after')) : page.after;
     const connection = await paged(
-      page,
+      { first: page.first, after },
       (request) => domainOf(ctx).events.listEvents(actorOf(ctx), { after: request.cursor, types: types ?? undefined }, request.limit),
       (e) => e.id,
       String,
