@@ -21,7 +21,7 @@ const passThrough: RateLimitGate = {
   trackedAddresses: () => 0,
   status: async (actor) => {
     const usage = { limit: 0, used: 0, remaining: 0, reset: 0, windowSeconds: 0 };
-    return { plan: actor.plan, resources: { minute: usage, day: usage } };
+    return { plan: actor.plan, resources: { minute: usage, day: usage }, bannedUntil: null };
   },
   bans: { bannedUntil: async () => null, lift: async () => {} },
   ready: async () => ({ ok: true, store: 'memory' }),

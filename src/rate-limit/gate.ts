@@ -13,6 +13,8 @@ export interface WindowUsage {
 export interface RateLimitStatus {
   plan: Actor['plan'];
   resources: { minute: WindowUsage; day: WindowUsage };
+  /** The end of the calling key's ban (bans are the key's, windows the account's); null when it is not banned. */
+  bannedUntil: Date | null;
 }
 
 /**

@@ -71,38 +71,43 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
     return [windowState('minute', limits.perMinute, minuteSeconds, minute, now), windowState('day', limits.perDay, daySeconds, day, now)];
   };
 
-  /** What a banned key sees, computed without the store: nothing left until the ban ends. */
-  const bannedError = (actor: Actor, until: number) => {
+  /** The headers of a banned key, computed without the store: nothing left until the ban ends. */
+  const banHeaders = (actor: Actor, until: number) => {
     const limits = limitsFor(actor.plan, actor.limits);
     const policy: WindowState[] = [
       { resource: 'minute', limit: limits.perMinute, used: limits.perMinute, resetAt: until, windowSeconds: minuteSeconds },
       { resource: 'day', limit: limits.perDay, used: limits.perDay, resetAt: until, windowSeconds: daySeconds },
     ];
+    return keyedHeaders(policy, policy[0]!);
+  };
+  const bannedError = (actor: Actor, until: number) => {
     const wait = secondsUntil(until);
     return new RateLimitRefusal(
       'API_KEY_BANNED',
       `This API key kept sending requests while rate limited and is banned; retry in ${wait} seconds.`,
-      {
-        ...keyedHeaders(policy, policy[0]!),
-        'Retry-After': String(wait),
-      },
+      { ...banHeaders(actor, until), 'Retry-After': String(wait) },
     );
   };
+  /** The key's ban's end (epoch ms): as remembered or read with the key, else from a shared store; null when none. */
+  const banOf = (actor: Actor): number | null | Promise<number | null> =>
+    bans.remembered(actor.keyId) ?? (actor.bannedUntil && actor.bannedUntil > Date.now() ? actor.bannedUntil : bans.check(actor.keyId));
 
   return {
     async charge(actor, cost, { consume = true, free = false, pushed = false } = {}) {
       const account = String(actor.accountId);
       const limiter = plans[actor.plan];
       if (cost <= 0) {
-        // Free operations read the windows, and are refused (not even for a banned key) only past the key's free budget.
-        const [minute, day, reads] = await Promise.all([
+        // Free operations read the windows, and are refused (not even for a banned key, whose headers say the ban) only
+        // past the key's free budget.
+        const [minute, day, reads, banned] = await Promise.all([
           limiter.minute.get(account),
           limiter.day.get(account),
           free ? freeReads.penalty(String(actor.keyId), 1) : null,
+          banOf(actor),
         ]);
         const now = Date.now();
         const windows = windowsOf(actor, minute, day, now);
-        const headers = keyedHeaders(windows, nearestExhaustion(windows), now);
+        const headers = banned ? banHeaders(actor, banned) : keyedHeaders(windows, nearestExhaustion(windows), now);
         if (!reads || reads.consumedPoints <= config.freeReadsPerMinute) return headers;
         const wait = secondsUntil(now + reads.msBeforeNext, now);
         throw new RateLimitRefusal(
@@ -193,9 +198,9 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
     async status(actor) {
       const account = String(actor.accountId);
       const limiter = plans[actor.plan];
-      const [minute, day] = await Promise.all([limiter.minute.get(account), limiter.day.get(account)]);
+      const [minute, day, banned] = await Promise.all([limiter.minute.get(account), limiter.day.get(account), banOf(actor)]);
       const [m, d] = windowsOf(actor, minute, day, Date.now());
-      return { plan: actor.plan, resources: { minute: toUsage(m!), day: toUsage(d!) } };
+      return { plan: actor.plan, resources: { minute: toUsage(m!), day: toUsage(d!) }, bannedUntil: banned ? new Date(banned) : null };
     },
 
     bans,

@@ -13,7 +13,10 @@ export function accountsRoutes({ gate }: AccountsRoutesOptions): RestHandlers {
       return { body: { ...out.account(viewer), apiKey: out.apiKey(viewer.apiKey) } };
     },
 
-    getRateLimit: async (_input, { actor }) => ({ body: await gate.status(actor) }),
+    getRateLimit: async (_input, { actor }) => {
+      const status = await gate.status(actor);
+      return { body: { ...status, bannedUntil: status.bannedUntil?.toISOString() ?? null } };
+    },
 
     createAccount: async ({ body }, { domain, actor }) => {
       const created = await domain.accounts.createAccount(actor, body);

@@ -181,15 +181,27 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       assert.ok(h2.retryAfter! <= h.retryAfter! && h2.retryAfter! > 50);
       assert.equal(h2.resource, 'minute');
 
-      // The ban is the key's: another key of the same account works, and GET /rate_limit stays free.
+      // The ban is the key's: another key of the same account works, and GET /rate_limit stays free. It tells the
+      // banned key when its ban ends, in the body and in the headers (nothing left until then), on both facades.
       const other = await t.admin.post(`/v1/accounts/${acct.accountId}/api-keys`);
-      assert.equal((await new Client(t.url, other.body.key).get('/v1/account')).status, 200);
-      assert.equal((await client.get('/v1/rate_limit')).status, 200);
+      const otherClient = new Client(t.url, other.body.key);
+      assert.equal((await otherClient.get('/v1/account')).status, 200);
+      const status = await client.get('/v1/rate_limit');
+      assert.equal(status.status, 200);
+      const until = Date.parse(status.body.bannedUntil);
+      assert.ok(Math.abs(until / 1000 - (Date.now() / 1000 + h2.retryAfter!)) <= 2, `bannedUntil ${status.body.bannedUntil}`);
+      const sh = rateHeaders(status);
+      assert.deepEqual([sh.remaining, sh.retryAfter], [0, null]);
+      assert.ok(Math.abs(sh.reset - Math.ceil(until / 1000)) <= 1, `X-RateLimit-Reset ${sh.reset} vs ${until}`);
+      const viaGraphQL = await client.graphql('{ rateLimit { bannedUntil } }');
+      assert.equal(viaGraphQL.body.data.rateLimit.bannedUntil, status.body.bannedUntil);
+      assert.equal((await otherClient.get('/v1/rate_limit')).body.bannedUntil, null);
 
       assert.equal((await t.admin.delete(`/v1/api-keys/${acct.keyId}/ban`)).status, 204);
       const lifted = await client.get('/v1/account');
       assert.equal(lifted.status, 200, lifted.text);
       assert.equal(lifted.body.apiKey.bannedUntil, null);
+      assert.equal((await client.get('/v1/rate_limit')).body.bannedUntil, null);
     });
 
     it('when a key is banned, then the ban registry reports when the ban ends, and lifting it clears it', async () => {

@@ -1,3 +1,4 @@
+import { DateTimeResolver } from 'graphql-scalars';
 import { Field, Int, ObjectType } from 'type-graphql';
 import type { PlanName } from '../../../domain/entities/index.js';
 import type { RateLimitStatus, WindowUsage } from '../../../rate-limit/gate.js';
@@ -37,4 +38,10 @@ export class RateLimitType implements RateLimitStatus {
 
   @Field(() => RateLimitResourcesType)
   resources!: RateLimitStatus['resources'];
+
+  @Field(() => DateTimeResolver, {
+    nullable: true,
+    description: "End of the calling key's ban (a key that kept sending while limited); null when it is not banned.",
+  })
+  bannedUntil!: Date | null;
 }
