@@ -61,6 +61,28 @@ describe('subscription sockets: bounded per address before connection_init, behi
     assert.deepEqual(await init(first[0]!.ws, t.adminKey), { ack: true });
     assert.equal((await rawSocket(t, sockets, '203.0.113.7')).opened, true);
   });
+
+  it('when IPv6 addresses of one /64 open sockets without connection_init, then they share one cap, as they share the rate limits', async () => {
+    const opened = [];
+    for (const address of ['2001:db8:1:1::1', '2001:db8:1:1::1', '2001:db8:1:1::2', '2001:db8:1:1::3'])
+      opened.push((await rawSocket(t, sockets, address)).opened);
+    assert.deepEqual(opened, [true, true, true, false]);
+    assert.equal((await rawSocket(t, sockets, '2001:db8:1:2::1')).opened, true, 'another /64 is another client');
+  });
+
+  it('when a socket sends connection_init without a key, then it is closed 4403 and counts a failed authentication against its address', async () => {
+    const before = await fetch(`${t.url}/v1/account`, { headers: { 'x-api-key': 'not-a-key', 'x-forwarded-for': '198.51.100.9' } });
+    const remaining = Number(before.headers.get('x-ratelimit-remaining'));
+    const { ws } = await rawSocket(t, sockets, '198.51.100.9');
+    const answer = await new Promise<{ code: number; reason: string }>((resolve) => {
+      ws.on('close', (code, reason) => resolve({ code, reason: String(reason) }));
+      ws.send(JSON.stringify({ type: 'connection_init', payload: {} }));
+    });
+    assert.equal(answer.code, 4403);
+    assert.match(answer.reason, /^UNAUTHENTICATED/);
+    const after = await fetch(`${t.url}/v1/rate_limit`, { headers: { 'x-forwarded-for': '198.51.100.9' } });
+    assert.equal(Number(after.headers.get('x-ratelimit-remaining')), remaining - 1);
+  });
 });
 
 describe('subscription sockets: without a trusted proxy, and keys refused at connection_init', () => {

@@ -31,6 +31,7 @@ import {
   type SubscriptionSlot,
   type SubscriptionSlots,
 } from '../../rate-limit/index.js';
+import { addressBucket } from '../../rate-limit/address-limiter.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { isRefusal, type RequestPreparation } from './request-preparation.js';
 import { authError, callerOf } from '../../http/authentication.js';
@@ -123,7 +124,9 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     // Counted before the handshake, so one address cannot hold more than its share of sockets that
     // have shown no key; one over it is refused before it becomes a WebSocket at all.
     const address = options.clientAddress(request);
-    const held = unauthenticated.get(address) ?? 0;
+    // An IPv6 client holds a /64, as the rate limits see it: its addresses share one cap.
+    const bucket = addressBucket(address);
+    const held = unauthenticated.get(bucket) ?? 0;
     if (held >= options.sockets.perAddress) {
       const message = `Your address has ${held} WebSocket connections waiting for connection_init; send it on one of them first.`;
       void options.gate.anonymous(address, false).then(
@@ -136,14 +139,14 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
       );
       return;
     }
-    unauthenticated.set(address, held + 1);
+    unauthenticated.set(bucket, held + 1);
     let counted = true;
     const uncount = () => {
       if (!counted) return;
       counted = false;
-      const left = (unauthenticated.get(address) ?? 1) - 1;
-      if (left > 0) unauthenticated.set(address, left);
-      else unauthenticated.delete(address);
+      const left = (unauthenticated.get(bucket) ?? 1) - 1;
+      if (left > 0) unauthenticated.set(bucket, left);
+      else unauthenticated.delete(bucket);
     };
     socket.once('close', uncount);
     wss.handleUpgrade(request, socket, head, (ws) => {
@@ -296,13 +299,14 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
         // `{"X-API-Key": …}` in any case, as the HTTP header; clients that nest their HTTP headers (`{"headers": {…}}`) are understood too.
         const headers = (typeof params.headers === 'object' && params.headers ? params.headers : {}) as Record<string, unknown>;
         const key = apiKeyIn(params) ?? apiKeyIn(headers);
+        // The failed-authentication limiter of the HTTP pipeline guards this door too: an address over
+        // it gets no lookup for unknown keys, and every unknown key, or none, counts against it.
+        const address = options.clientAddress(ctx.extra.request);
         if (typeof key !== 'string' || !key) {
+          await options.gate.anonymous(address, true).catch(() => undefined);
           ctx.extra.socket.close(FORBIDDEN, 'UNAUTHENTICATED: send your API key in connection_init as {"X-API-Key": "psk_…"}.');
           return false;
         }
-        // The failed-authentication limiter of the HTTP pipeline guards this door too: an address over
-        // it gets no lookup for unknown keys, and every unknown key counts against it.
-        const address = options.clientAddress(ctx.extra.request);
         const actor = await callerOf(options.authenticator, options.gate, address, key).catch(() => undefined);
         if (actor === undefined) {
           // The key could not be checked (the database is busy or unreachable): as HTTP's 503, not a failed authentication.
