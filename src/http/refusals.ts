@@ -1,13 +1,15 @@
 /**
  * Answers the HTTP server writes itself, outside Koa, in the documented Error shape: requests Node's
  * parser refuses (oversized headers, a slow client, bytes that are not HTTP), requests without exactly one
- * Host header, and requests a shutdown could not finish within its grace period. Under `/v1` and `/graphql` each
- * carries the client address's rate-limit headers, as every API answer does.
+ * Host header, and requests a shutdown could not finish within its grace period. Each carries an API answer's
+ * security headers, and under `/v1` and `/graphql` the client address's rate-limit headers, as every API answer.
  */
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { MAX_FORWARDED_FOR_LENGTH } from './client-address.js';
 import { facadeOf } from './context.js';
+import { apiSecurityHeaders } from './security-headers.js';
 import { errorContentType, type ErrorFormats } from './error-envelope.js';
 import { HttpError, toErrorBody } from './errors.js';
 import type { ErrorCode } from './error-status.js';
@@ -32,6 +34,7 @@ function refusal(
   return {
     status: body.status,
     headers: {
+      ...apiSecurityHeaders(),
       ...(facade === 'meta' ? undefined : rate(req)),
       ...headers,
       'Content-Type': errorContentType(formats, facade, header(req, 'accept')),
@@ -53,6 +56,12 @@ const PARSER_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
 const header = (req: IncomingMessage, name: 'accept'): string | undefined => req.headers[name];
 
 /**
+ * The Accept and X-Forwarded-For headers among received bytes: up to one character past the forwarding header's
+ * length that the address resolver reads, so that an oversized one is ignored here as it is on a request.
+ */
+const FORWARDED_OR_ACCEPT = new RegExp(`\\r\\n(accept|x-forwarded-for):[ \\t]*([^\\r\\n]{0,${MAX_FORWARDED_FOR_LENGTH + 1}})`, 'gi');
+
+/**
  * The answer to a request the parser refused (no request exists yet: a fresh request id). Its shape is
  * the facade's when the bytes received start with a request line naming a path (`GET /graphql?query=…
  * HTTP/1.1` too long: GraphQL's `{errors}`), REST's otherwise.
@@ -67,11 +76,11 @@ export function parserRefusal(
   const known = PARSER_ERRORS[errorCode ?? ''] ?? { code: 'VALIDATION_FAILED', message: 'The request is not valid HTTP/1.1.' };
   const text = received?.toString('latin1') ?? '';
   // Best effort: the headers the answer depends on (Accept, X-Forwarded-For for the client address) among the bytes
-  // received before the refusal, in the header block, each value's first KiB.
+  // received before the refusal (Node gives the last chunk read), in the header block.
   const end = text.indexOf('\r\n\r\n');
   const head = end === -1 ? text : text.slice(0, end);
   const req = new IncomingMessage(socket);
-  for (const [, name, value] of head.matchAll(/\r\n(accept|x-forwarded-for):[ \t]*([^\r\n]{0,1024})/gi)) {
+  for (const [, name, value] of head.matchAll(FORWARDED_OR_ACCEPT)) {
     const key = name!.toLowerCase();
     req.headers[key] = key === 'accept' ? (req.headers[key] ?? value) : [req.headers[key], value].filter(Boolean).join(', ');
   }

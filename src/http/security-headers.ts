@@ -33,6 +33,22 @@ export function asLandingPage(ctx: Context): void {
   setHeaders(ctx, (landingPageSet ??= headersOf({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } })));
 }
 
+const CSP = { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } };
+
+/** The security headers of an API answer (below), also for the answers the HTTP server writes itself. */
+let apiSet: Record<string, string> | undefined;
+export const apiSecurityHeaders = (): Record<string, string> =>
+  (apiSet ??= headersOf({
+    contentSecurityPolicy: CSP,
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+    crossOriginOpenerPolicy: false,
+    originAgentCluster: false,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xPermittedCrossDomainPolicies: false,
+    xXssProtection: false,
+  }));
+
 /**
  * Security headers. API answers (under /v1, and /graphql's JSON) get the set the OWASP REST Security
  * Cheat Sheet asks of an API: a CSP that lets nothing load or frame, nosniff, no framing, no referrer,
@@ -43,18 +59,8 @@ export function asLandingPage(ctx: Context): void {
  * page gets `asLandingPage`'s set then.
  */
 export function securityHeaders(): Middleware {
-  const csp = { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } };
-  const page = headersOf({ contentSecurityPolicy: csp, crossOriginResourcePolicy: { policy: 'cross-origin' } });
-  const api = headersOf({
-    contentSecurityPolicy: csp,
-    crossOriginResourcePolicy: { policy: 'cross-origin' },
-    crossOriginOpenerPolicy: false,
-    originAgentCluster: false,
-    xDnsPrefetchControl: false,
-    xDownloadOptions: false,
-    xPermittedCrossDomainPolicies: false,
-    xXssProtection: false,
-  });
+  const page = headersOf({ contentSecurityPolicy: CSP, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+  const api = apiSecurityHeaders();
   return (ctx: Context, next: Next) => {
     const facade = facadeOf(ctx.request.path);
     setHeaders(ctx, facade === 'rest' || facade === 'graphql' ? api : page);

@@ -26,6 +26,7 @@ async function refusal(conn: RawConnection, shape: 'rest' | 'graphql' = 'rest', 
   assert.equal(STATUS_OF[body.code as keyof typeof STATUS_OF], status, 'the code is in the catalogue with this status');
   assert.equal(body.requestId, headers['x-request-id']);
   assert.equal(headers.connection, 'close');
+  assert.equal(headers['x-content-type-options'], 'nosniff', "an API answer's security headers");
   return { status, body, headers };
 }
 
@@ -186,9 +187,14 @@ describe('ops: refusals by the HTTP parser behind a trusted proxy', () => {
     const answer = await refusal(conn);
     assert.equal(answer.status, 431);
     assert.deepEqual(addressWindow(answer.headers).slice(0, 2), [30, 28]);
-    // The proxy's own address has failed nothing.
+    // The proxy's own address has failed nothing; a forwarding header too long to be a proxy's is ignored, as on a request.
     const direct = await RawConnection.open(t.url);
     direct.send(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     assert.deepEqual(addressWindow((await refusal(direct)).headers).slice(0, 2), [30, 30]);
+    const oversized = await RawConnection.open(t.url);
+    oversized.send(
+      `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: ${Array(200).fill(client).join(', ')}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    assert.deepEqual(addressWindow((await refusal(oversized)).headers).slice(0, 2), [30, 30]);
   });
 });
