@@ -1,5 +1,6 @@
 // `npm start`: compile only when a source changed since the last build (saying what it does), then
-// run the service in this same process, so signals from npm or a terminal reach it directly.
+// run the service in this same process, so a terminal's Ctrl-C (the whole process group) reaches it directly. npm
+// runs it through `sh -c`, which on Debian (dash) does not pass a SIGTERM sent to npm on: signal this process.
 // package.json runs it as `node --max-semi-space-size=8 scripts/start.mjs`: V8 sizes its young generation
 // only from a flag given at launch (one set from inside the process is ignored), as the production
 // command `node --max-semi-space-size=8 dist/src/main.js` does (docs/OPERATIONS.md, "Memory and garbage collection").
