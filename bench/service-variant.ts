@@ -17,6 +17,7 @@ const passThrough: RateLimitGate = {
   charge: none,
   anonymous: none,
   addressHeaders: () => ({}),
+  refuseKnownBan: () => {},
   isAddressBlocked: () => false,
   trackedAddresses: () => 0,
   status: async (actor) => {

@@ -55,6 +55,11 @@ export interface RateLimitGate {
    * failure, and past `AUTH_FAILURES_PER_MINUTE` throws a 429 RATE_LIMITED RateLimitRefusal.
    */
   anonymous(address: string, failedAuth: boolean): Promise<Record<string, string>>;
+  /**
+   * Throws the key's 429 API_KEY_BANNED refusal when this process knows it is banned (remembered, or read with the key),
+   * at once and without the store: a facade refuses a banned key before it reads and parses what it sent.
+   */
+  refuseKnownBan(actor: Actor): void;
   /** The per-address limiter's headers, read only and at once: for the answers the HTTP server writes itself. */
   addressHeaders(address: string): Record<string, string>;
   /**

@@ -88,9 +88,27 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       { ...banHeaders(actor, until), 'Retry-After': String(wait) },
     );
   };
+  /** The ban's end as this process knows it (remembered, or read with the key), without the store; null when none. */
+  const knownBan = (actor: Actor): number | null =>
+    bans.remembered(actor.keyId) ?? (actor.bannedUntil && actor.bannedUntil > Date.now() ? actor.bannedUntil : null);
+  /**
+   * Counts a refusal of the key toward a ban; when it crosses the threshold, records the ban and returns its refusal
+   * (API_KEY_BANNED) to throw instead.
+   */
+  const countRefusal = async (actor: Actor, resetAt: number): Promise<RateLimitRefusal | null> => {
+    const bannedUntil = await bans.refused(actor.keyId, resetAt);
+    if (!bannedUntil) return null;
+    options.onBan?.(actor.plan);
+    // Best effort: the store and this process already hold the ban; a failed write is logged, not answered.
+    await options
+      .recordBan?.(actor.keyId, new Date(bannedUntil))
+      .catch((error: Error) =>
+        options.logger?.warn({ keyId: actor.keyId, err: error.message }, 'rate limiter: could not record a ban in the database'),
+      );
+    return bannedError(actor, bannedUntil);
+  };
   /** The key's ban's end (epoch ms): as remembered or read with the key, else from a shared store; null when none. */
-  const banOf = (actor: Actor): number | null | Promise<number | null> =>
-    bans.remembered(actor.keyId) ?? (actor.bannedUntil && actor.bannedUntil > Date.now() ? actor.bannedUntil : bans.check(actor.keyId));
+  const banOf = (actor: Actor): number | null | Promise<number | null> => knownBan(actor) ?? bans.check(actor.keyId);
 
   return {
     async charge(actor, cost, { consume = true, free = false, pushed = false } = {}) {
@@ -109,6 +127,9 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
         const windows = windowsOf(actor, minute, day, now);
         const headers = banned ? banHeaders(actor, banned) : keyedHeaders(windows, nearestExhaustion(windows), now);
         if (!reads || reads.consumedPoints <= config.freeReadsPerMinute) return headers;
+        // Past the free budget a refusal counts toward a ban, as any (a key honouring Retry-After collects one a minute).
+        const ban = banned ? null : await countRefusal(actor, now + reads.msBeforeNext);
+        if (ban) throw ban;
         const wait = secondsUntil(now + reads.msBeforeNext, now);
         throw new RateLimitRefusal(
           'RATE_LIMITED',
@@ -117,7 +138,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
         );
       }
 
-      const remembered = bans.remembered(actor.keyId) ?? (actor.bannedUntil && actor.bannedUntil > Date.now() ? actor.bannedUntil : null);
+      const remembered = knownBan(actor);
       if (remembered) throw bannedError(actor, remembered);
 
       // A request that is not to consume reads the windows and is judged as if it had been charged. The ban is
@@ -158,17 +179,8 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
         : refused.reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
       // A request bigger than a whole window counts toward a ban as any refusal does (else a key could send them without
       // bound); one sent once per window, as its Retry-After asks, never adds up. The service's own push never counts.
-      const bannedUntil = pushed ? null : await bans.refused(actor.keyId, shown.resetAt);
-      if (bannedUntil) {
-        options.onBan?.(actor.plan);
-        // Best effort: the store and this process already hold the ban; a failed write is logged, not answered.
-        await options
-          .recordBan?.(actor.keyId, new Date(bannedUntil))
-          .catch((error: Error) =>
-            options.logger?.warn({ keyId: actor.keyId, err: error.message }, 'rate limiter: could not record a ban in the database'),
-          );
-        throw bannedError(actor, bannedUntil);
-      }
+      const banned = pushed ? null : await countRefusal(actor, shown.resetAt);
+      if (banned) throw banned;
       const wait = secondsUntil(shown.resetAt, now);
       const message = hopeless
         ? `This request costs ${cost}, more than the ${shown.resource} limit of ${shown.limit}; split it into smaller requests.`
@@ -186,6 +198,11 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
         ...headers,
         'Retry-After': String(wait),
       });
+    },
+
+    refuseKnownBan(actor) {
+      const until = knownBan(actor);
+      if (until) throw bannedError(actor, until);
     },
 
     addressHeaders(address) {

@@ -12,9 +12,14 @@ import { setHeaders } from '../http/headers.js';
  * through the per-address limiter and, unless the operation is public, is refused with 401. Either
  * way the rate-limit headers are on the response.
  */
-export function restGuard(gate: Pick<RateLimitGate, 'charge' | 'anonymous'>): RestGuard {
-  return async (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean }) => {
+export function restGuard(gate: Pick<RateLimitGate, 'charge' | 'anonymous' | 'refuseKnownBan'>): RestGuard {
+  return async (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean; ahead?: boolean }) => {
     const state = ctx.state as AppState;
+    // Before the answer is made: a key known to be banned is refused without a read (no charge: that follows the answer).
+    if (answer?.ahead) {
+      if (state.actor && restCost(op) > 0) gate.refuseKnownBan(state.actor);
+      return;
+    }
     setHeaders(ctx, await rateLimitHeaders(gate, state, ctx.request.ip, restCost(op), { consume: !answer?.notModified, free: true }));
     if (state.actor) return;
     const refusal = op ? keyRefusal(state.authFailure, !op.public) : undefined;

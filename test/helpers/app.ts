@@ -209,6 +209,11 @@ function installRecorder(app: App): SqlRecorder {
     seen?.push(sql);
     return all(sql, params);
   };
+  const one = app.reader.one.bind(app.reader);
+  app.reader.one = (sql, params) => {
+    seen?.push(sql);
+    return one(sql, params);
+  };
   return {
     start() {
       seen = [];

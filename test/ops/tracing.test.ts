@@ -184,17 +184,6 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
     assert.equal(limit.attributes['petstore.rate_limit.outcome'], 'admitted');
 
     const sql = inside.filter((sp) => SQL_SYSTEMS.includes(String(sp.attributes['db.system.name'])));
-    console.log(
-      'DEBUGSQL',
-      JSON.stringify(
-        inside.map((sp) => [
-          sp.scope,
-          sp.name,
-          sp.parentSpanId === server.spanId,
-          String(sp.attributes['db.query.text'] ?? '').slice(0, 60),
-        ]),
-      ),
-    );
     assert.ok(sql.length >= 3, `SQL spans: ${sql.map((sp) => sp.name)}`);
     for (const sp of sql) assert.match(String(sp.attributes['db.query.text']), /^\s*[a-zA-Z]/);
     assert.deepEqual(
@@ -341,5 +330,41 @@ describe('ops: OpenTelemetry traces over OTLP/HTTP', () => {
       for (const name of Object.keys(sp.attributes))
         assert.doesNotMatch(name, /header\.(x_api_key|authorization|idempotency_key|cookie)|request\.body|variables/i, name);
     }
+  });
+
+  // Last here: it leaves this address with no failed authentication left.
+  it('when a banned key, or an address with no failed authentication left, sends GraphQL, then it is refused before its document is parsed', async () => {
+    /** The GraphQL spans of one request, by its trace. */
+    const traced = async (key: string | undefined, query: string) => {
+      const traceId = randomBytes(16).toString('hex');
+      const res = await fetch(`${s.url}/graphql`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+          ...(key ? { 'x-api-key': key } : {}),
+        },
+        // A text of its own: a document seen before is not parsed again (Apollo's document store).
+        body: JSON.stringify({ query: `query Q${randomBytes(4).toString('hex')} ${query}` }),
+      });
+      await until('the server span', () => (otlp.spans.some((sp) => sp.traceId === traceId && sp.kind === 2) ? true : undefined));
+      await new Promise((r) => setTimeout(r, 200));
+      const names = otlp.spans.filter((sp) => sp.traceId === traceId && sp.name.startsWith('graphql.')).map((sp) => sp.name);
+      return {
+        status: res.status,
+        code: ((await res.json()) as any).errors?.[0]?.extensions?.code,
+        parsed: names.includes('graphql.parse'),
+      };
+    };
+    const limits = { perMinute: 1, perDay: 100 };
+    const account = await call(s, s.key, 'POST', '/v1/accounts', { name: 'Banned', role: 'customer', plan: 'enterprise', limits });
+    const key = account.body.apiKey.key;
+    assert.deepEqual(await traced(key, '{ viewer { id } }'), { status: 200, code: undefined, parsed: true });
+    for (let i = 0; i < 11; i++) await call(s, key, 'GET', '/v1/account');
+    assert.deepEqual(await traced(key, '{ viewer { id } }'), { status: 429, code: 'API_KEY_BANNED', parsed: false });
+
+    assert.deepEqual(await traced(undefined, '{ __typename }'), { status: 200, code: undefined, parsed: true });
+    for (let i = 0; i < 30; i++) await call(s, 'psk_not_a_key', 'GET', '/v1/account');
+    assert.deepEqual(await traced(undefined, '{ __typename }'), { status: 429, code: 'RATE_LIMITED', parsed: false });
   });
 });

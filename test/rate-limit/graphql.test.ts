@@ -131,6 +131,39 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
       assert429(await client.get('/v1/account'), 'API_KEY_BANNED');
     });
 
+    it('when a banned key sends GraphQL, then it is refused before its document is read, free operations and broken bodies too', async () => {
+      const { client } = await createAccount(strict, { plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
+      assert.equal((await client.graphql(VIEWER)).status, 200);
+      for (let i = 0; i < 2; i++) assert.equal(gqlCode(await client.graphql(VIEWER)), 'RATE_LIMITED');
+      assert.equal(gqlCode(await client.graphql(VIEWER)), 'API_KEY_BANNED');
+      // A free operation would have been answered once parsed; a ban spares the parsing, so it is refused too.
+      const free = await client.graphql('{ rateLimit { plan } }');
+      assert.equal(free.status, 429, free.text);
+      assert.equal(gqlCode(free), 'API_KEY_BANNED');
+      const broken = await fetch(`${strict.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': client.key! },
+        body: '{"query": ',
+      });
+      assert.equal(broken.status, 429);
+      // REST's rate-limit status, which reads nothing the key sent, still tells it when the ban ends.
+      const status = await client.get('/v1/rate_limit');
+      assert.equal(status.status, 200);
+      assert.ok(Date.parse(status.body.bannedUntil) > Date.now());
+    });
+
+    it('when a key keeps sending free requests past its free budget, then the refusals count toward a ban', async () => {
+      const { client } = await createAccount(strict, { plan: 'free' });
+      const answers = await Promise.all(
+        Array.from({ length: 120 }, (_, i) => (i % 2 ? client.graphql('{ rateLimit { plan } }') : client.get('/v1/rate_limit'))),
+      );
+      assert.deepEqual(statusCounts(answers), { 200: 120 });
+      const codes = [];
+      for (let i = 0; i < 3; i++) codes.push((await client.get('/v1/rate_limit')).body.code);
+      assert.deepEqual(codes, ['RATE_LIMITED', 'RATE_LIMITED', 'API_KEY_BANNED']);
+      assert429(await client.get('/v1/account'), 'API_KEY_BANNED');
+    });
+
     it('when a key keeps sending over both facades while limited, then it is banned on both with API_KEY_BANNED', async () => {
       const { client } = await createAccount(strict, { plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
       assert.equal((await client.graphql(VIEWER)).status, 200);

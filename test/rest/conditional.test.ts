@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAccount, createPet, startApp, type Client, type TestApp, type TestResponse } from '../helpers/app.js';
+import { createAccount, createPet, recordSql, startApp, type Client, type TestApp, type TestResponse } from '../helpers/app.js';
 
 /**
  * Conditional GETs (docs/RATE-LIMITS.md, "Conditional requests"): every REST GET answer has a strong ETag made from what the caller is
@@ -199,6 +199,12 @@ describe('REST conditional requests (ETag, If-None-Match, 304)', () => {
     // Refusals count toward a ban as they would without the header (BAN_THRESHOLD 10).
     assert.equal(answers.at(-1)!.body.code, 'API_KEY_BANNED');
     assert.ok(answers.at(-1)!.headers.get('retry-after'));
+    // Banned, it is refused before the answer is made: its conditional requests read nothing.
+    const sql = recordSql(t.app);
+    sql.start();
+    for (const path of ['/v1/account', '/v1/store/orders/999999', '/v1/pets?limit=100'])
+      assert.equal((await free.client.get(path, { headers: { 'if-none-match': '*' } })).body.code, 'API_KEY_BANNED');
+    assert.deepEqual(sql.stop(), []);
   });
 
   it('when a banned key asks for its webhook with the matching tag, then it is 429 API_KEY_BANNED, not 304', async () => {

@@ -134,6 +134,14 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
   /** Apollo's answer to the request (the edge's body rule first), written onto Koa's response. */
   const answer = async (ctx: Context, state: AppState, context: RequestContext) => {
     if (ctx.request.path !== GRAPHQL_PATH) throw notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`);
+    // What would be refused whatever the document is refused before the body is read and parsed: a key known to be
+    // banned (its free requests too: telling them apart is the parsing a ban must spare), and, without a valid key,
+    // an address with no failed authentication left (each such request counts one). The landing page (a GET without a
+    // query string) stays free.
+    if (ctx.req.method === 'POST' || ctx.request.querystring) {
+      if (state.actor) gate.refuseKnownBan(state.actor);
+      else if (gate.isAddressBlocked(ctx.request.ip)) await gate.anonymous(ctx.request.ip, true);
+    }
     // The edge's body rule (1 MiB, JSON, UTF-8: 413, 415, 400), as on REST; Apollo checks what the body holds.
     const body = ctx.req.method === 'POST' ? await readJsonBody(ctx) : undefined;
     // The body may have come long after the headers: a key revoked meanwhile runs nothing (awaited only when
