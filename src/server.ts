@@ -41,8 +41,8 @@ export interface Refusal {
 export interface Refusals {
   /** A request Node's parser refused, by the error's code (oversized headers, timeout, not HTTP), on `socket`. */
   parser(errorCode: string | undefined, received: Buffer | undefined, socket: Socket): Refusal;
-  /** A request unanswered when the grace period ends. */
-  shutdown(requestId: string | undefined, req: IncomingMessage): Refusal;
+  /** A request unanswered when the grace period ends (`charged`: its answer has its rate-limit headers already). */
+  shutdown(requestId: string | undefined, req: IncomingMessage, charged: boolean): Refusal;
   /** An HTTP/1.1 request without a Host header, or any request with more than one (RFC 9112 §3.2: 400). */
   host(req: IncomingMessage, count: number): Refusal;
 }
@@ -127,7 +127,8 @@ export function createHttpServer(handler: RequestListener, config: ServerConfig,
         (res) =>
           new Promise<void>((resolve) => {
             const requestId = res.getHeader('x-request-id');
-            const refusal = refusals.shutdown(typeof requestId === 'string' ? requestId : undefined, res.req);
+            const requestIdOf = typeof requestId === 'string' ? requestId : undefined;
+            const refusal = refusals.shutdown(requestIdOf, res.req, res.hasHeader('x-ratelimit-limit'));
             res.writeHead(refusal.status, { ...refusal.headers, 'Content-Length': Buffer.byteLength(refusal.body) });
             res.end(refusal.body, () => resolve());
             setTimeout(resolve, 1000).unref();

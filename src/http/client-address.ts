@@ -5,6 +5,9 @@ import proxyaddr from 'proxy-addr';
 import ipaddr from 'ipaddr.js';
 import type { TrustProxy } from '../config.js';
 
+/** What the client address is read from: a request's headers and socket. */
+export type RequestHead = Pick<IncomingMessage, 'headers' | 'socket'>;
+
 /** A forwarding header longer than this is not from a proxy we trust: it is ignored. */
 export const MAX_FORWARDED_FOR_LENGTH = 2048;
 
@@ -24,8 +27,8 @@ export function clientAddress(trust: TrustProxy): Middleware {
  * is ignored (the socket's address), so a client cannot grow the limiter's keys or confuse the parse.
  * IPv4-mapped IPv6 addresses (`::ffff:10.0.0.1`) read as IPv4.
  */
-export function clientAddressResolver(trust: TrustProxy): (req: IncomingMessage) => string {
-  const socketAddress = (req: IncomingMessage) => peerAddress(req.socket);
+export function clientAddressResolver(trust: TrustProxy): (req: RequestHead) => string {
+  const socketAddress = (req: RequestHead) => peerAddress(req.socket);
   if (!trust) return socketAddress;
   const trusted = 'hops' in trust ? (_address: string, hop: number) => hop < trust.hops : proxyaddr.compile(trust.proxies);
   return (req) => {
@@ -34,7 +37,8 @@ export function clientAddressResolver(trust: TrustProxy): (req: IncomingMessage)
     const header = Array.isArray(given) ? given.join(',') : given;
     if (header.length > MAX_FORWARDED_FOR_LENGTH) return socketAddress(req);
     if (!header.split(',').every((entry) => isIP(entry.trim()) !== 0)) return socketAddress(req);
-    return normalise(proxyaddr(req, trusted));
+    // proxy-addr reads a request's `headers` and `socket` only (its `forwarded` dependency).
+    return normalise(proxyaddr(req as IncomingMessage, trusted));
   };
 }
 

@@ -5,7 +5,7 @@
  * security headers, and under `/v1` and `/graphql` the client address's rate-limit headers, as every API answer.
  */
 import { randomUUID } from 'node:crypto';
-import { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { MAX_FORWARDED_FOR_LENGTH } from './client-address.js';
 import { facadeOf } from './context.js';
@@ -18,12 +18,15 @@ import type { ErrorCode } from './error-status.js';
 type Refusal = { status: number; headers: Record<string, string>; body: string };
 
 /** The rate-limit headers of a request's client address (the address as the request walk resolves it). */
-type AddressHeaders = (req: IncomingMessage) => Record<string, string>;
+type AddressHeaders = (req: RequestHead) => Record<string, string>;
+
+/** What a refusal reads of its request: a request's, or, for one Node's parser refused, what the bytes received give. */
+type RequestHead = { socket: Socket; headers: IncomingHttpHeaders; url?: string };
 
 function refusal(
   error: HttpError,
   requestId: string,
-  req: IncomingMessage,
+  req: RequestHead,
   path: string,
   formats: ErrorFormats,
   rate: AddressHeaders,
@@ -53,7 +56,7 @@ const PARSER_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
   HPE_CHUNK_EXTENSIONS_OVERFLOW: { code: 'PAYLOAD_TOO_LARGE', message: 'The chunk extensions are too large.' },
 };
 
-const header = (req: IncomingMessage, name: 'accept'): string | undefined => req.headers[name];
+const header = (req: RequestHead, name: 'accept'): string | undefined => req.headers[name];
 
 /**
  * The Accept and X-Forwarded-For headers among received bytes: up to one character past the forwarding header's
@@ -79,7 +82,7 @@ export function parserRefusal(
   // received before the refusal (Node gives the last chunk read), in the header block.
   const end = text.indexOf('\r\n\r\n');
   const head = end === -1 ? text : text.slice(0, end);
-  const req = new IncomingMessage(socket);
+  const req: RequestHead = { socket, headers: {} };
   for (const [, name, value] of head.matchAll(FORWARDED_OR_ACCEPT)) {
     const key = name!.toLowerCase();
     req.headers[key] = key === 'accept' ? (req.headers[key] ?? value) : [req.headers[key], value].filter(Boolean).join(', ');
@@ -93,16 +96,23 @@ function requestPath(received: string): string {
   return line?.[1] ?? '/';
 }
 
-const pathOf = (req: IncomingMessage) => (req.url ?? '/').split('?')[0]!;
+const pathOf = (req: RequestHead) => (req.url ?? '/').split('?')[0]!;
 
 /** The answer to a request still unanswered when the shutdown's grace period ends: 503, retry elsewhere. */
-export function shutdownRefusal(requestId: string | undefined, req: IncomingMessage, formats: ErrorFormats, rate: AddressHeaders): Refusal {
+export function shutdownRefusal(
+  requestId: string | undefined,
+  req: RequestHead,
+  charged: boolean,
+  formats: ErrorFormats,
+  rate: AddressHeaders,
+): Refusal {
   const error = new HttpError('UNAVAILABLE', 'The service is shutting down; retry the request.', { 'Retry-After': '1' });
-  return refusal(error, requestId ?? randomUUID(), req, pathOf(req), formats, rate);
+  // A request already charged has its key's (or its address's) rate-limit headers on the answer: they stay.
+  return refusal(error, requestId ?? randomUUID(), req, pathOf(req), formats, charged ? () => ({}) : rate);
 }
 
 /** The answer to an HTTP/1.1 request without a Host header, or to a request with several. */
-export function hostRefusal(req: IncomingMessage, count: number, formats: ErrorFormats, rate: AddressHeaders): Refusal {
+export function hostRefusal(req: RequestHead, count: number, formats: ErrorFormats, rate: AddressHeaders): Refusal {
   const message =
     count === 0 ? 'The request has no Host header; HTTP/1.1 requires one.' : 'The request has more than one Host header; send exactly one.';
   return refusal(new HttpError('VALIDATION_FAILED', message), randomUUID(), req, pathOf(req), formats, rate);
@@ -116,7 +126,8 @@ export function serverRefusals(formats: ErrorFormats, rate: AddressHeaders) {
   return {
     parser: (errorCode: string | undefined, received: Buffer | undefined, socket: Socket) =>
       parserRefusal(errorCode, received, socket, formats, rate),
-    shutdown: (requestId: string | undefined, req: IncomingMessage) => shutdownRefusal(requestId, req, formats, rate),
-    host: (req: IncomingMessage, count: number) => hostRefusal(req, count, formats, rate),
+    shutdown: (requestId: string | undefined, req: RequestHead, charged: boolean) =>
+      shutdownRefusal(requestId, req, charged, formats, rate),
+    host: (req: RequestHead, count: number) => hostRefusal(req, count, formats, rate),
   };
 }

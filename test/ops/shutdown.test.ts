@@ -99,8 +99,12 @@ describe('ops: graceful shutdown of the real process', () => {
     try {
       const stuck = await heldRequest(s, '/v1/categories', JSON.stringify({ name: 'Never sent in full' }));
       s.child.kill('SIGINT');
-      const sent = await stuck.conn.untilClosed();
-      assert.doesNotMatch(sent.replace('HTTP/1.1 100 Continue\r\n\r\n', ''), /HTTP\/1\.1 2/);
+      const sent = (await stuck.conn.untilClosed()).replace('HTTP/1.1 100 Continue\r\n\r\n', '');
+      assert.doesNotMatch(sent, /HTTP\/1\.1 2/);
+      // Its 503 keeps the headers of the key it was charged to (the staff key's plan: 1,000 a minute), not the address's.
+      assert.match(sent, /^HTTP\/1\.1 503 /, sent);
+      for (const header of ['x-ratelimit-limit: 1000', 'x-ratelimit-resource: minute'])
+        assert.ok(sent.toLowerCase().includes(`\r\n${header}\r\n`), sent);
       assert.equal(await s.exited, 0, s.output());
     } finally {
       s.child.kill('SIGKILL');
