@@ -151,6 +151,12 @@ describe('GraphQL limits in development mode: anonymous introspection, aliases, 
     const refused = await introspect();
     assertGraphQLError(refused, 'RATE_LIMITED', 429);
     assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    // A browser's visit is still the Sandbox's landing page, a shared link's query string included.
+    for (const path of ['/graphql', '/graphql?explorerURLState=N4IgJg']) {
+      const page = await fetch(`${t.url}${path}`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+      assert.equal(page.status, 200, path);
+      assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    }
   });
 });
 

@@ -16,7 +16,7 @@ import { describeError } from '../../http/errors.js';
 import { setHeader, setHeaders } from '../../http/headers.js';
 import { notFound } from '../../http/not-found.js';
 import { asLandingPage } from '../../http/security-headers.js';
-import { FREE, refusalCharge, type RateLimitGate } from '../../rate-limit/index.js';
+import { FREE, RateLimitRefusal, refusalCharge, type RateLimitGate } from '../../rate-limit/index.js';
 import { rateLimitHeaders } from '../../rate-limit/headers.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { buildGraphQLSchema } from '../schema/schema.builder.js';
@@ -32,6 +32,8 @@ import { isRecord, requestPreparation, type RequestPreparation } from './request
 import { resolveHttpRequest } from './trusted-documents.js';
 
 export const GRAPHQL_PATH = '/graphql';
+/** The media types Apollo weighs to tell a browser's GET, answered its landing page, from a query (text/html wins). */
+const LANDING_PAGE_NEGOTIATION = ['application/json', 'application/graphql-response+json', 'text/html'];
 
 /** Headers besides a non-simple content type that prove a request is not a simple cross-site one (each forces a preflight). */
 export const CSRF_PREFLIGHT_HEADERS = ['x-apollo-operation-name', 'apollo-require-preflight', 'x-api-key'];
@@ -136,11 +138,16 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     if (ctx.request.path !== GRAPHQL_PATH) throw notFound(ctx, `The GraphQL API is at ${GRAPHQL_PATH}.`);
     // What would be refused whatever the document is refused before the body is read and parsed: a key known to be
     // banned (its free requests too: telling them apart is the parsing a ban must spare), and, without a valid key,
-    // an address with no failed authentication left (each such request counts one). The landing page (a GET without a
-    // query string) stays free.
-    if (ctx.req.method === 'POST' || ctx.request.querystring) {
-      if (state.actor) gate.refuseKnownBan(state.actor);
-      else if (gate.isAddressBlocked(ctx.request.ip)) await gate.anonymous(ctx.request.ip, true);
+    // an address with no failed authentication left (each such request counts one). The refusal's headers are set
+    // here: it is charged. The landing page (a GET that prefers HTML, as Apollo decides it) stays free.
+    if (ctx.req.method !== 'GET' || ctx.request.accepts(LANDING_PAGE_NEGOTIATION) !== 'text/html') {
+      try {
+        if (state.actor) gate.refuseKnownBan(state.actor);
+        else if (gate.isAddressBlocked(ctx.request.ip)) await gate.anonymous(ctx.request.ip, true);
+      } catch (refusal) {
+        if (refusal instanceof RateLimitRefusal) setHeaders(ctx, refusal.headers);
+        throw refusal;
+      }
     }
     // The edge's body rule (1 MiB, JSON, UTF-8: 413, 415, 400), as on REST; Apollo checks what the body holds.
     const body = ctx.req.method === 'POST' ? await readJsonBody(ctx) : undefined;
