@@ -204,7 +204,11 @@ describe('REST conditional requests (ETag, If-None-Match, 304)', () => {
     sql.start();
     for (const path of ['/v1/account', '/v1/store/orders/999999', '/v1/pets?limit=100'])
       assert.equal((await free.client.get(path, { headers: { 'if-none-match': '*' } })).body.code, 'API_KEY_BANNED');
-    assert.deepEqual(sql.stop(), []);
+    // (The key's own lookup, when its 1 s cache entry lapses meanwhile, is the authentication's, not the answer's.)
+    assert.deepEqual(
+      sql.stop().filter((statement) => !/\bfrom api_keys k join accounts\b/.test(statement)),
+      [],
+    );
   });
 
   it('when a banned key asks for its webhook with the matching tag, then it is 429 API_KEY_BANNED, not 304', async () => {

@@ -128,7 +128,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     const bucket = addressBucket(address);
     const held = unauthenticated.get(bucket) ?? 0;
     if (held >= options.sockets.perAddress) {
-      const message = `Your address has ${held} WebSocket connections waiting for connection_init; send it on one of them first.`;
+      const message = `Your address (an IPv6 /64 counts as one) has ${held} WebSocket connections waiting for connection_init; send it on one of them first.`;
       void options.gate.anonymous(address, false).then(
         (headers) =>
           answerError(request, socket, 429, 'RATE_LIMITED', message, {

@@ -31,7 +31,10 @@ export class RateLimitResourcesType {
   day!: WindowUsage;
 }
 
-@ObjectType('RateLimit', { simpleResolvers: true, description: "The calling account's plan and the usage of both of its windows." })
+@ObjectType('RateLimit', {
+  simpleResolvers: true,
+  description: "The calling account's plan and the usage of both of its windows, and the calling key's ban.",
+})
 export class RateLimitType implements RateLimitStatus {
   @Field(() => PlanEnum)
   plan!: PlanName;
@@ -41,7 +44,8 @@ export class RateLimitType implements RateLimitStatus {
 
   @Field(() => DateTimeResolver, {
     nullable: true,
-    description: "End of the calling key's ban (a key that kept sending while limited); null when it is not banned.",
+    description:
+      "End of the calling key's ban (a key that kept sending while limited); null when it is not banned. A key known to be banned is refused (API_KEY_BANNED, with Retry-After) before its GraphQL is read: REST `GET /rate_limit` is where it reads this.",
   })
   bannedUntil!: Date | null;
 }
