@@ -133,20 +133,20 @@ export function trustedDocuments(documents: ReadonlyMap<string, TrustedDocument>
     },
     checkText(text, actor) {
       if (!only || (actor && isStaff(actor)) || documents.has(sha256(text))) return;
-      throw notTrusted();
+      throw notTrusted('not a document text');
     },
     checkHash(hash, actor) {
       const found = documents.get(hash);
       if (found || !only || (actor && isStaff(actor))) return found;
-      throw notTrusted();
+      throw notTrusted('and this hash is not one of them');
     },
   };
 }
 
-const notTrusted = () =>
+const notTrusted = (what: string) =>
   new HttpError(
     'DOCUMENT_NOT_TRUSTED',
-    'This server runs only its trusted documents: send a documentId (or persisted-query hash) of the manifest, not a document text.',
+    `This server runs only its trusted documents: send a documentId (or persisted-query hash) of the manifest, ${what}.`,
   );
 
 /** An HTTP request's GraphQL fields as Apollo reads them: the POST body, or GET's query string. */
