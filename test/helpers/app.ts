@@ -121,25 +121,33 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   const redisEnv: Record<string, string> = process.env.TEST_APP_REDIS_URL
     ? { REDIS_URL: process.env.TEST_APP_REDIS_URL, RATE_LIMIT_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}` }
     : {};
-  const config = loadConfig({
-    ...redisEnv,
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
-    SEED_DEMO: 'false',
-    DATABASE_URL: databaseUrl,
-    ADMIN_API_KEY: adminKey,
-    HOST: '127.0.0.1',
-    ...options.env,
-  });
   const announced: string[] = [];
-  Object.assign(config, options.config);
-  const app = await createApp(config, {
-    logStream: options.logStream,
-    announce: (line) => announced.push(line),
-    windows: options.windows,
-    graphqlPlugins: options.graphqlPlugins,
-  });
-  const { url } = await app.listen(0, '127.0.0.1');
+  let started: { app: App; config: Config; url: string };
+  try {
+    const config = loadConfig({
+      ...redisEnv,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      SEED_DEMO: 'false',
+      DATABASE_URL: databaseUrl,
+      ADMIN_API_KEY: adminKey,
+      HOST: '127.0.0.1',
+      ...options.env,
+    });
+    Object.assign(config, options.config);
+    const app = await createApp(config, {
+      logStream: options.logStream,
+      announce: (line) => announced.push(line),
+      windows: options.windows,
+      graphqlPlugins: options.graphqlPlugins,
+    });
+    started = { app, config, ...(await app.listen(0, '127.0.0.1')) };
+  } catch (error) {
+    // A start refused (the tests of bad settings expect it) leaves no database or file behind.
+    for (const c of cleanups.reverse()) await c();
+    throw error;
+  }
+  const { app, config, url } = started;
   let closed = false;
   return {
     app,
