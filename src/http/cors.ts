@@ -26,7 +26,7 @@ export const EXPOSED_HEADERS = [
  * every answer without a key does; from an origin not allowed it has no `Access-Control-Allow-*` headers, so the
  * browser refuses the request.
  */
-export function corsPolicy(origins: readonly string[], gate: Pick<RateLimitGate, 'anonymous'>): Middleware {
+export function corsPolicy(origins: readonly string[], gate: Pick<RateLimitGate, 'addressHeaders'>): Middleware {
   const any = origins.includes('*');
   const allowed = (origin: string) => origin !== '' && (any || origins.includes(origin));
   const withCors = cors({
@@ -55,7 +55,7 @@ export function corsPolicy(origins: readonly string[], gate: Pick<RateLimitGate,
     else setHeader(ctx, 'vary', 'Origin');
   };
   const preflight = async (ctx: Context, next: Next, origin: string) => {
-    setHeaders(ctx, await gate.anonymous(ctx.request.ip, false));
+    setHeaders(ctx, gate.addressHeaders(ctx.request.ip));
     // @koa/cors answers an allowed preflight itself (204 and its Access-Control-Allow-* headers).
     if (allowed(origin)) return withCors(ctx, next);
     varyOnOrigin(ctx);

@@ -107,6 +107,11 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       );
     return bannedError(actor, bannedUntil);
   };
+  /** The address's window of failed authentications as headers, counting nothing. */
+  const peekAddress = (address: string) => {
+    const window = addresses.peek(address);
+    return addressHeaders(addresses.limit, window.used, window.resetAt);
+  };
   /** The key's ban's end (epoch ms): as remembered or read with the key, else from a shared store; null when none. */
   const banOf = (actor: Actor): number | null | Promise<number | null> => knownBan(actor) ?? bans.check(actor.keyId);
 
@@ -128,8 +133,8 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
         const headers = banned ? banHeaders(actor, banned) : keyedHeaders(windows, nearestExhaustion(windows), now);
         if (!reads || reads.consumedPoints <= config.freeReadsPerMinute) return headers;
         // Past the free budget a refusal counts toward a ban, as any (a key honouring Retry-After collects one a minute).
-        const ban = banned ? null : await countRefusal(actor, now + reads.msBeforeNext);
-        if (ban) throw ban;
+        const banRefusal = banned ? null : await countRefusal(actor, now + reads.msBeforeNext);
+        if (banRefusal) throw banRefusal;
         const wait = secondsUntil(now + reads.msBeforeNext, now);
         throw new RateLimitRefusal(
           'RATE_LIMITED',
@@ -179,8 +184,8 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
         : refused.reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
       // A request bigger than a whole window counts toward a ban as any refusal does (else a key could send them without
       // bound); one sent once per window, as its Retry-After asks, never adds up. The service's own push never counts.
-      const banned = pushed ? null : await countRefusal(actor, shown.resetAt);
-      if (banned) throw banned;
+      const banRefusal = pushed ? null : await countRefusal(actor, shown.resetAt);
+      if (banRefusal) throw banRefusal;
       const wait = secondsUntil(shown.resetAt, now);
       const message = hopeless
         ? `This request costs ${cost}, more than the ${shown.resource} limit of ${shown.limit}; split it into smaller requests.`
@@ -189,10 +194,11 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
     },
 
     async anonymous(address, failedAuth) {
+      if (!failedAuth) return peekAddress(address);
       const now = Date.now();
-      const window = failedAuth ? addresses.fail(address, now) : addresses.peek(address, now);
+      const window = addresses.fail(address, now);
       const headers = addressHeaders(addresses.limit, window.used, window.resetAt);
-      if (!failedAuth || window.used <= addresses.limit) return headers;
+      if (window.used <= addresses.limit) return headers;
       const wait = secondsUntil(window.resetAt, now);
       throw new RateLimitRefusal('RATE_LIMITED', `Too many failed authentications from your address; retry in ${wait} seconds.`, {
         ...headers,
@@ -205,10 +211,7 @@ export async function createRateLimitGate(config: Config, options: GateOptions =
       if (until) throw bannedError(actor, until);
     },
 
-    addressHeaders(address) {
-      const window = addresses.peek(address);
-      return addressHeaders(addresses.limit, window.used, window.resetAt);
-    },
+    addressHeaders: peekAddress,
     isAddressBlocked: (address) => addresses.exhausted(address),
     trackedAddresses: () => addresses.size,
 

@@ -129,14 +129,10 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     const held = unauthenticated.get(bucket) ?? 0;
     if (held >= options.sockets.perAddress) {
       const message = `Your address (an IPv6 /64 counts as one) has ${held} WebSocket connections waiting for connection_init; send it on one of them first.`;
-      void options.gate.anonymous(address, false).then(
-        (headers) =>
-          answerError(request, socket, 429, 'RATE_LIMITED', message, {
-            ...headers,
-            'Retry-After': String(Math.ceil(options.sockets.initTimeoutMs / 1000)),
-          }),
-        () => socket.destroy(),
-      );
+      answerError(request, socket, 429, 'RATE_LIMITED', message, {
+        ...options.gate.addressHeaders(address),
+        'Retry-After': String(Math.ceil(options.sockets.initTimeoutMs / 1000)),
+      });
       return;
     }
     unauthenticated.set(bucket, held + 1);
