@@ -5,9 +5,8 @@
  * security headers, and under `/v1` and `/graphql` the client address's rate-limit headers, as every API answer.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
-import { MAX_FORWARDED_FOR_LENGTH } from './client-address.js';
+import { MAX_FORWARDED_FOR_LENGTH, type RequestHead as AddressSource } from './client-address.js';
 import { facadeOf } from './context.js';
 import { apiSecurityHeaders } from './security-headers.js';
 import { errorContentType, type ErrorFormats } from './error-envelope.js';
@@ -21,7 +20,7 @@ type Refusal = { status: number; headers: Record<string, string>; body: string }
 type AddressHeaders = (req: RequestHead) => Record<string, string>;
 
 /** What a refusal reads of its request: a request's, or, for one Node's parser refused, what the bytes received give. */
-type RequestHead = { socket: Socket; headers: IncomingHttpHeaders; url?: string };
+type RequestHead = AddressSource & { url?: string };
 
 function refusal(
   error: HttpError,

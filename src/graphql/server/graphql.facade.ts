@@ -23,7 +23,7 @@ import { buildGraphQLSchema } from '../schema/schema.builder.js';
 import type { GraphQLContext } from '../context.js';
 import { errorHooks, formatError } from './error.mapping.js';
 import { jitGateway, operationExecutor } from './jit.executor.js';
-import { executeWithApollo, writeApolloResponse } from './koa.integration.js';
+import { executeWithApollo, GRAPHQL_MEDIA_TYPES, writeApolloResponse } from './koa.integration.js';
 import { landingPage } from './landing-page.js';
 import { freshLoadersPerMutationField } from './loaders.plugin.js';
 import { PERSISTED_QUERY_TTL_SECONDS, persistedQueryCache } from './persisted-queries.js';
@@ -32,8 +32,6 @@ import { isRecord, requestPreparation, type RequestPreparation } from './request
 import { resolveHttpRequest } from './trusted-documents.js';
 
 export const GRAPHQL_PATH = '/graphql';
-/** The media types Apollo weighs to tell a browser's GET, answered its landing page, from a query (text/html wins). */
-const LANDING_PAGE_NEGOTIATION = ['application/json', 'application/graphql-response+json', 'text/html'];
 
 /** Headers besides a non-simple content type that prove a request is not a simple cross-site one (each forces a preflight). */
 export const CSRF_PREFLIGHT_HEADERS = ['x-apollo-operation-name', 'apollo-require-preflight', 'x-api-key'];
@@ -140,7 +138,7 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     // banned (its free requests too: telling them apart is the parsing a ban must spare), and, without a valid key,
     // an address with no failed authentication left (each such request counts one). The refusal's headers are set
     // here: it is charged. The landing page (a GET that prefers HTML, as Apollo decides it) stays free.
-    if (ctx.req.method !== 'GET' || ctx.request.accepts(LANDING_PAGE_NEGOTIATION) !== 'text/html') {
+    if (ctx.req.method !== 'GET' || ctx.request.accepts(...GRAPHQL_MEDIA_TYPES, 'text/html') !== 'text/html') {
       try {
         if (state.actor) gate.refuseKnownBan(state.actor);
         else if (gate.isAddressBlocked(ctx.request.ip)) await gate.anonymous(ctx.request.ip, true);
