@@ -13,10 +13,10 @@ import { setHeaders } from '../http/headers.js';
  * way the rate-limit headers are on the response.
  */
 export function restGuard(gate: Pick<RateLimitGate, 'charge' | 'anonymous' | 'refuseKnownBan'>): RestGuard {
-  return async (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean; ahead?: boolean }) => {
+  return async (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean } | 'ahead') => {
     const state = ctx.state as AppState;
     // Before the answer is made: a key known to be banned is refused without a read (no charge: that follows the answer).
-    if (answer?.ahead) {
+    if (answer === 'ahead') {
       if (state.actor && restCost(op) > 0) gate.refuseKnownBan(state.actor);
       return;
     }

@@ -45,10 +45,10 @@ export type RestDeprecations = Record<string, (params: Record<string, string>) =
 /**
  * Runs once for every /v1 request, routed or not (`op` is null for an unknown route): authentication
  * outcome and rate limiting, which set the rate-limit headers on every response. `notModified`: the
- * answer is a 304, admitted or refused like any request but consuming nothing (docs/RATE-LIMITS.md); `ahead`: the
- * answer is not made yet: only a key known to be banned is refused, and the guard follows the answer.
+ * answer is a 304, admitted or refused like any request but consuming nothing (docs/RATE-LIMITS.md); `'ahead'`: a
+ * conditional request's answer is not made yet: only a key known to be banned is refused, the guard follows the answer.
  */
-export type RestGuard = (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean; ahead?: boolean }) => Promise<void>;
+export type RestGuard = (ctx: Context, op: CompiledOperation | null, answer?: { notModified: boolean } | 'ahead') => Promise<void>;
 
 /**
  * Builds the /v1 router from the OpenAPI document: every documented operation is a route whose
@@ -101,7 +101,7 @@ export function createRestRouter(
       // (docs/RATE-LIMITS.md). The answer decides, so the request is guarded once it is known, and only then; a key
       // over its limit or banned is refused as it would be without the header; one known to be banned before the answer
       // is made, so that its conditional requests cost no read (a key over its limit is banned after BAN_THRESHOLD).
-      await guard(ctx, op, { notModified: true, ahead: true });
+      await guard(ctx, op, 'ahead');
       let result: RestResult;
       try {
         result = await run();
