@@ -13,10 +13,7 @@ export function accountsRoutes({ gate }: AccountsRoutesOptions): RestHandlers {
       return { body: { ...out.account(viewer), apiKey: out.apiKey(viewer.apiKey) } };
     },
 
-    getRateLimit: async (_input, { actor }) => {
-      const status = await gate.status(actor);
-      return { body: { ...status, bannedUntil: status.bannedUntil?.toISOString() ?? null } };
-    },
+    getRateLimit: async (_input, { actor }) => ({ body: out.rateLimit(await gate.status(actor)) }),
 
     createAccount: async ({ body }, { domain, actor }) => {
       const created = await domain.accounts.createAccount(actor, body);

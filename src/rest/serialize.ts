@@ -1,4 +1,5 @@
 import type { AccountView, ApiKeyView, NewApiKeyView, Page } from '../domain/index.js';
+import type { RateLimitStatus } from '../rate-limit/gate.js';
 
 /**
  * Domain read models → the JSON shapes of schema/openapi.yaml where they differ (the resources' shapes
@@ -24,6 +25,8 @@ export const apiKey = (k: ApiKeyView) => ({
 });
 
 export const newApiKey = (k: NewApiKeyView) => ({ ...apiKey(k), key: k.key });
+
+export const rateLimit = (s: RateLimitStatus) => ({ ...s, bannedUntil: s.bannedUntil ? s.bannedUntil.toISOString() : null });
 
 /** A page as a bare array (each item through `map`, or as it is), with the next page in `Link: <…>; rel="next"` (RFC 8288). */
 export function page<T, R = T>(p: Page<T>, url: () => URL, map?: (item: T) => R) {
