@@ -202,6 +202,9 @@ describe('events: the outbox and the event feed', () => {
       await gql(bob, 'query($after: String) { events(first: 1, after: $after) { edges { cursor } } }', { after: first.node.id }),
     );
     assert.deepEqual(after.events.edges, [{ cursor: second.cursor }]);
+    // The cursor "0" is the feed's start, as REST's `after=0`.
+    const fromStart = dataOf(await gql(bob, '{ events(first: 2, after: "0") { edges { cursor node { id } } } }'));
+    assert.deepEqual(fromStart.events.edges, byId.events.edges);
     assertGraphQLError(await gql(bob, '{ events(after: "not-an-event") { edges { cursor } } }'), 'VALIDATION_FAILED', 400);
     assertGraphQLError(await gql(bob, `{ events(after: "${globalId('Pet', petId)}") { edges { cursor } } }`), 'VALIDATION_FAILED', 400);
     assertGraphQLError(await gql(bob, '{ events(types: ["nope"]) { edges { cursor } } }'), 'VALIDATION_FAILED', 400);

@@ -36,7 +36,8 @@ export class EventResolver {
     @Args(() => PageArgs) page: PageArgs,
     @Ctx() ctx: GraphQLContext,
   ): Promise<Connection<EventType>> {
-    // A client holding an event from a subscription has its `Event.id`: as `after` it is that event's cursor.
+    // `after` is the cursor (digits: the event's databaseId, which the domain reads, `0` the start) or, as a
+    // subscription's `after:` takes it, the event's `Event.id`.
     const after = page.after && !/^\d+$/.test(page.after) ? String(eventIdOf(page.after, 'after')) : page.after;
     const connection = await paged(
       { first: page.first, after },
