@@ -270,7 +270,7 @@ describe('automatic persisted queries across two instances sharing Redis', { ski
     const store = new Redis(redis!);
     try {
       const [keys] = await untilStored(store, `${prefix}*${hash}`);
-      assert.equal(keys.length, 1, `one key holds the text: ${keys.join(', ')}`);
+      assert.deepEqual(keys, [`${prefix}:apq:${hash}`], 'one key holds the text, under the documented name');
       const ttl = await store.ttl(keys[0]!);
       assert.ok(ttl > 0 && ttl <= PERSISTED_QUERY_TTL_SECONDS, `the key expires within the TTL (redis TTL ${ttl})`);
     } finally {

@@ -28,7 +28,7 @@ function capped(cache: KeyValueCache<string>): KeyValueCache<string> {
 /**
  * Where Apollo keeps the query texts of automatic persisted queries (by their SHA-256): this process's bounded
  * LRU cache, or Redis when `REDIS_URL` is set, through Apollo's Keyv adapter, so that a query one instance
- * registered is found by every other (keys under `<RATE_LIMIT_KEY_PREFIX>:apq`). Entries live
+ * registered is found by every other (keys `<RATE_LIMIT_KEY_PREFIX>:apq:<sha256>`). Entries live
  * PERSISTED_QUERY_TTL_SECONDS (Apollo passes its `ttl` option to every `set`; without one Redis would keep them
  * forever); a Redis that fails makes a hash unknown (the client sends the text again).
  */
@@ -53,9 +53,11 @@ export function persistedQueryCache(
       commandOptions: { timeout: wait },
       socket: { connectTimeout: wait, reconnectStrategy: false },
     },
-    { throwOnConnectError: false, throwOnErrors: false, connectionTimeout: wait },
+    { throwOnConnectError: false, throwOnErrors: false, connectionTimeout: wait, keyPrefixSeparator: ':' },
   );
-  const keyv = new Keyv<string>({ store, namespace: `${config.rateLimitKeyPrefix}:apq` });
+  // Keys `<prefix>:apq:<sha256>`: Apollo's own `apq:` after the namespace, which the store alone applies (Keyv's
+  // prefix off, as @keyv/redis documents; both on made `<prefix>:apq::<prefix>:apq:apq:<sha256>`).
+  const keyv = new Keyv<string>({ store, namespace: config.rateLimitKeyPrefix, useKeyPrefix: false });
   // One warning per outage minute, not one per reconnection attempt.
   let warnedAt = 0;
   keyv.on('error', (err: unknown) => {
