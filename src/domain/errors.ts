@@ -28,11 +28,21 @@ export interface ErrorDetail {
   message: string;
 }
 
+/**
+ * The resource a message names by its id, at the message's start ("Pet 7 was not found.", "Category 3 does not
+ * exist."): a facade that shows ids otherwise (GraphQL's global ids) names it with its own.
+ */
+export interface ErrorSubject {
+  resource: string;
+  id: number | string;
+}
+
 export class DomainError extends Error {
   constructor(
     readonly code: DomainErrorCode,
     message: string,
     readonly details?: ErrorDetail[],
+    readonly subject?: ErrorSubject,
   ) {
     super(message);
     this.name = 'DomainError';
@@ -41,12 +51,19 @@ export class DomainError extends Error {
 
 /** A refusal replayed from the stored outcome of an idempotency key: facades mark it as a replay. */
 export class ReplayedDomainError extends DomainError {
-  constructor(code: DomainErrorCode, message: string, details?: ErrorDetail[]) {
-    super(code, message, details);
+  constructor(code: DomainErrorCode, message: string, details?: ErrorDetail[], subject?: ErrorSubject) {
+    super(code, message, details, subject);
     this.name = 'ReplayedDomainError';
   }
 }
 
 export const validationFailed = (message: string, details?: ErrorDetail[]) => new DomainError('VALIDATION_FAILED', message, details);
-export const notFound = (what: string, id: number | string) => new DomainError('NOT_FOUND', `${what} ${id} was not found.`);
+export const notFound = (resource: string, id: number | string) =>
+  new DomainError('NOT_FOUND', `${resource} ${id} was not found.`, undefined, { resource, id });
+/** A referenced resource that does not exist (VALIDATION_FAILED at `path`). */
+export const noSuch = (resource: string, id: number, path: string) =>
+  new DomainError('VALIDATION_FAILED', `${resource} ${id} does not exist.`, [{ path, message: `no such ${resource.toLowerCase()}` }], {
+    resource,
+    id,
+  });
 export const forbidden = (message = 'Your API key does not allow this operation.') => new DomainError('FORBIDDEN', message);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/knex';
 import { IdempotencyRecord } from './entities/index.js';
-import { DomainError, ReplayedDomainError, validationFailed, type DomainErrorCode, type ErrorDetail } from './errors.js';
+import { DomainError, ReplayedDomainError, validationFailed, type DomainErrorCode, type ErrorDetail, type ErrorSubject } from './errors.js';
 import type { SqlReader } from './reader.js';
 import { timeOf } from './rows.js';
 import type { SqlTransaction, SqlWriter } from './writer.js';
@@ -14,7 +14,9 @@ export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
  */
 export const DEFAULT_IDEMPOTENCY_CLAIM_MS = 60 * 1000;
 
-type StoredOutcome<T> = { ok: true; value: T } | { ok: false; code: DomainErrorCode; message: string; details?: ErrorDetail[] };
+type StoredOutcome<T> =
+  | { ok: true; value: T }
+  | { ok: false; code: DomainErrorCode; message: string; details?: ErrorDetail[]; subject?: ErrorSubject };
 
 /** How many expired records one delete of the periodic purge drops at most (short statements, short locks). */
 export const IDEMPOTENCY_PURGE_BATCH = 500;
@@ -92,7 +94,13 @@ export class IdempotencyService {
     } catch (error) {
       if (error instanceof DomainError && !(error instanceof LostClaim)) {
         // A refusal (no stock, …) changed nothing; it is the key's outcome too.
-        const outcome: StoredOutcome<unknown> = { ok: false, code: error.code, message: error.message, details: error.details };
+        const outcome: StoredOutcome<unknown> = {
+          ok: false,
+          code: error.code,
+          message: error.message,
+          details: error.details,
+          subject: error.subject,
+        };
         await this.writer.transaction((tx) => this.store(tx, recordId, outcome)).catch(() => undefined);
       } else if (!(error instanceof LostClaim)) {
         // Unexpected failure: forget the key so that the client's retry runs again (if this fails too,
@@ -153,7 +161,7 @@ export class IdempotencyService {
 
   private replay<T>(outcome: StoredOutcome<unknown>): T {
     if (outcome.ok) return outcome.value as T;
-    throw new ReplayedDomainError(outcome.code, outcome.message, outcome.details);
+    throw new ReplayedDomainError(outcome.code, outcome.message, outcome.details, outcome.subject);
   }
 
   /** Writes the outcome onto this request's own open claim; if a retry took the claim over, nothing commits. */

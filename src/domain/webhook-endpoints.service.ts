@@ -178,6 +178,8 @@ export class WebhooksService {
         throw new DomainError(
           'WEBHOOK_DISABLED',
           `Webhook ${endpoint.id} is disabled${endpoint.disabledReason ? ` (${endpoint.disabledReason})` : ''}; nothing is sent to it. PATCH {"enabled": true}, then redeliver.`,
+          undefined,
+          { resource: 'Webhook', id: endpoint.id },
         );
       }
       if (!(await em.count(Event, { id: original.eventId }))) {

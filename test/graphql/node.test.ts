@@ -140,6 +140,32 @@ describe('GraphQL global ids: Node, node(id:), nodes(ids:) (issue 49)', () => {
     assertGraphQLError(order, 'VALIDATION_FAILED', 400);
   });
 
+  it('when an id names nothing, then the message names the id as the client sent it (its global id), on a replay too; REST names its own id', async () => {
+    const missing = Buffer.from('Pet:999999').toString('base64url');
+    const read = await gql(customer.client, 'query P($id: ID!) { pet(id: $id) { id } }', { id: missing });
+    assert.equal(assertGraphQLError(read, 'NOT_FOUND', 404).message, `Pet ${missing} was not found.`);
+    const stock = await gql(customer.client, 'query I($id: ID!) { inventoryItem(petId: $id) { quantity } }', { id: missing });
+    assert.equal(assertGraphQLError(stock, 'NOT_FOUND', 404).message, `Inventory entry for pet ${missing} was not found.`);
+    const place = 'mutation O($p: ID!, $k: String) { placeOrder(idempotencyKey: $k, input: { petId: $p, quantity: 1 }) { id } }';
+    const first = await gql(customer.client, place, { p: missing, k: 'order-of-a-missing-pet' });
+    const replay = await gql(customer.client, place, { p: missing, k: 'order-of-a-missing-pet' });
+    for (const [answer, what] of [
+      [first, 'first'],
+      [replay, 'replay'],
+    ] as const) {
+      assert.equal(assertGraphQLError(answer, 'VALIDATION_FAILED', 400).message, `Pet ${missing} does not exist.`, what);
+    }
+    const category = Buffer.from('Category:999999').toString('base64url');
+    const pet = await gql(t.admin, 'mutation P($c: ID!) { createPet(input: { name: "Stray", categoryId: $c }) { id } }', { c: category });
+    assert.equal(assertGraphQLError(pet, 'VALIDATION_FAILED', 400).message, `Category ${category} does not exist.`);
+    const tooMany = await gql(customer.client, 'mutation O($p: ID!) { placeOrder(input: { petId: $p, quantity: 100 }) { id } }', {
+      p: ids.pet,
+    });
+    assert.match(assertGraphQLError(tooMany, 'INSUFFICIENT_STOCK', 409).message, new RegExp(`^Pet ${ids.pet} has only \\d+ in stock`));
+    const rest = await customer.client.get('/v1/pets/999999');
+    assert.equal(rest.body.message, 'Pet 999999 was not found.');
+  });
+
   it('when an Event id is decoded with the exported decoder, then it is the feed id REST shows', async () => {
     const events = dataOf(await gql(t.admin, 'query { events(first: 100) { edges { node { id databaseId type } } } }')).events.edges;
     const rest = await t.admin.get('/v1/events?limit=100');

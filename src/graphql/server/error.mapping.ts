@@ -1,10 +1,11 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { HeaderMap, type GraphQLRequestContextDidEncounterErrors, type GraphQLRequestContextWillSendResponse } from '@apollo/server';
 import type { Logger } from 'pino';
-import { validationFailed } from '../../domain/errors.js';
+import { DomainError, validationFailed } from '../../domain/errors.js';
 import { describeError, internalErrorBody, type ErrorBody, type KnownError } from '../../http/errors.js';
 import { STATUS_OF, type ErrorCode } from '../../http/error-status.js';
 import type { GraphQLContext } from '../context.js';
+import { globalId, type NodeType } from '../global-id.js';
 
 export interface ErrorExtensions {
   code: ErrorCode;
@@ -72,6 +73,28 @@ function knownOf(error: unknown): KnownError | null {
 export const originalOf = (error: unknown): unknown =>
   error instanceof GraphQLError && error.originalError ? originalOf(error.originalError) : error;
 
+/** The node whose global id a GraphQL client holds, by the resource a domain error names. */
+const NODE_OF: Readonly<Record<string, NodeType>> = {
+  Pet: 'Pet',
+  'Inventory entry for pet': 'Pet',
+  Category: 'Category',
+  Order: 'Order',
+  Account: 'Account',
+  'API key': 'ApiKey',
+  Event: 'Event',
+  Webhook: 'WebhookEndpoint',
+  Delivery: 'WebhookDelivery',
+};
+
+/** A known error's message, with the id a GraphQL client sent (its global id) where the domain names a database id. */
+function messageOf(error: unknown, known: KnownError): string {
+  const subject = error instanceof DomainError ? error.subject : undefined;
+  const node = subject && typeof subject.id === 'number' ? NODE_OF[subject.resource] : undefined;
+  const named = subject && `${subject.resource} ${subject.id}`;
+  if (!node || !named || !known.message.startsWith(named)) return known.message;
+  return `${subject.resource} ${globalId(node, subject.id as number)}${known.message.slice(named.length)}`;
+}
+
 /** The HTTP status Apollo gives an error of its own (`extensions.http`), if any. */
 const httpStatusOf = (error: unknown): number | undefined =>
   ((error as GraphQLError | undefined)?.extensions?.http as { status?: number } | undefined)?.status;
@@ -85,7 +108,7 @@ const httpStatusOf = (error: unknown): number | undefined =>
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const where = { ...(formatted.locations && { locations: formatted.locations }), ...(formatted.path && { path: formatted.path }) };
   const known = knownOf(error);
-  if (known) return { message: known.message, ...where, extensions: extensionsOf(known) };
+  if (known) return { message: messageOf(originalOf(error), known), ...where, extensions: extensionsOf(known) };
   const code = formatted.extensions?.code;
   if (code === PERSISTED_QUERY_NOT_FOUND) return { message: formatted.message, extensions: { code, status: 200 } };
   const status = httpStatusOf(error);
