@@ -1,7 +1,7 @@
 import { ForeignKeyConstraintViolationException, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/knex';
 import { Category, InventoryItem, Order, Pet, PET_STATUSES, type PetStatus } from './entities/index.js';
-import { DomainError, forbidden, noSuch, notFound, validationFailed } from './errors.js';
+import { DomainError, forbidden, noSuch, notFound } from './errors.js';
 import { isStaff, type Actor } from './actor.js';
 import { decodeCursor, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
 import * as v from './validate.js';

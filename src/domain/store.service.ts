@@ -2,7 +2,7 @@ import { raw } from '@mikro-orm/core';
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/knex';
 import { InventoryItem, Order, Pet } from './entities/index.js';
-import { DomainError, forbidden, noSuch, notFound, validationFailed } from './errors.js';
+import { DomainError, forbidden, noSuch, notFound } from './errors.js';
 import { isStaff, type Actor } from './actor.js';
 import { decodeCursor, findPage, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
 import { IdempotencyService } from './idempotency.service.js';
