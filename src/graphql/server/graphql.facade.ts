@@ -64,8 +64,7 @@ export interface GraphQLFacade {
  * (trusted-documents.ts) by `documentId` or by its hash alone is given its text before Apollo reads it. Body limits, authentication and rate limits are the edge REST uses.
  */
 export async function createGraphQLFacade({ config, gate, logger, plugins = [] }: GraphQLFacadeOptions): Promise<GraphQLFacade> {
-  const schema = await buildGraphQLSchema({ gate });
-  freshLoadersPerMutationField(schema);
+  const schema = freshLoadersPerMutationField(await buildGraphQLSchema({ gate }));
   const preparation = requestPreparation({
     schema,
     gate,

@@ -1,3 +1,4 @@
+import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import type { GraphQLSchema } from 'graphql';
 import type { GraphQLContext } from '../context.js';
 
@@ -6,19 +7,21 @@ import type { GraphQLContext } from '../context.js';
  * back (`a: setInventory … b: placeOrder … { pet { status } }`). Before each of them the request's
  * DataLoaders forget what they loaded, so every payload's relations are read after its own change.
  *
- * Done by wrapping the schema's root mutation resolvers once, whichever executor runs them (an Apollo
- * `willResolveField` hook did it before: it made Apollo wrap every resolver of the schema, queries' included,
- * from the first mutation on, and graphql-jit compiles the resolvers it finds).
+ * Done on the built schema's root mutation resolvers (graphql-tools' mapSchema), whichever executor runs them (an
+ * Apollo `willResolveField` hook made Apollo wrap every resolver of the schema, queries' included).
  */
-export function freshLoadersPerMutationField(schema: GraphQLSchema): void {
-  const mutation = schema.getMutationType();
-  if (!mutation) return;
-  for (const field of Object.values(mutation.getFields())) {
-    const resolve = field.resolve;
-    if (!resolve) continue;
-    field.resolve = (source, args, context: GraphQLContext, info) => {
-      context.loaders.clearAll();
-      return resolve(source, args, context, info);
-    };
-  }
+export function freshLoadersPerMutationField(schema: GraphQLSchema): GraphQLSchema {
+  return mapSchema(schema, {
+    [MapperKind.MUTATION_ROOT_FIELD]: (field) => {
+      const resolve = field.resolve;
+      if (!resolve) return field;
+      return {
+        ...field,
+        resolve: (source, args, context: GraphQLContext, info) => {
+          context.loaders.clearAll();
+          return resolve(source, args, context, info);
+        },
+      };
+    },
+  });
 }
