@@ -11,6 +11,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import type autocannon from 'autocannon';
 import { loadConfig } from '../src/config.js';
 import { createApp } from '../src/app.js';
+import { sqlStatements, type SqlStatementMessage } from '../src/db/sql-statements.js';
 import { keyedRequests, type BenchKeys, type Scenario } from './scenarios.js';
 
 export interface StatementCount {
@@ -35,17 +36,11 @@ export async function countStatements(file: string, scenarios: Scenario[], keys:
     const knex = app.orm.em.getConnection().getKnex();
     let seen: string[] = [];
     knex.on('query', (q: { sql: string }) => seen.push(q.sql));
-    // The hot reads bypass knex (prepared statements on the driver): count them too.
-    const all = app.reader.all.bind(app.reader);
-    app.reader.all = (sql, params) => {
-      seen.push(`${sql}  [prepared]`);
-      return all(sql, params);
-    };
-    const one = app.reader.one.bind(app.reader);
-    app.reader.one = (sql, params) => {
-      seen.push(`${sql}  [prepared]`);
-      return one(sql, params);
-    };
+    // The plain-SQL reader's and writer's statements bypass knex (prepared statements on the driver): count them too.
+    sqlStatements.subscribe((message) => {
+      const { sql, orm } = message as SqlStatementMessage;
+      if (orm === app.orm) seen.push(`${sql}  [prepared]`);
+    });
     const { url } = await app.listen(0, '127.0.0.1');
     // Requests go by node:http's callbacks, which make no promise: the promises counted are the server's.
     let promises = 0;

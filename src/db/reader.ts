@@ -4,6 +4,7 @@ import type { SqlReader } from '../domain/reader.js';
 import type { Config } from '../config.js';
 import type { Orm } from './orm.js';
 import { namedStatement } from './pg-statements.js';
+import { announceSql } from './sql-statements.js';
 import { sqliteSpan, tracingOn } from '../observability/tracing.js';
 
 /** Statements kept per connection: the domain has a few dozen read shapes (an `in` list per length). */
@@ -17,8 +18,19 @@ const MAX_STATEMENTS = 500;
  *   it once per connection and then only binds values).
  */
 export async function createReader(orm: Orm, database: Config['database']): Promise<SqlReader & { close(): void }> {
-  if (database.kind === 'sqlite') return sqliteReader(database.path);
-  return postgresReader(orm.em.getConnection().getKnex());
+  const reader = database.kind === 'sqlite' ? await sqliteReader(database.path) : postgresReader(orm.em.getConnection().getKnex());
+  // Each statement announced on the `sqlStatements` channel (for whoever counts SQL); one property read without a subscriber.
+  return {
+    ...reader,
+    all: (sql, params) => {
+      announceSql(orm, sql);
+      return reader.all(sql, params);
+    },
+    one: (sql, params) => {
+      announceSql(orm, sql);
+      return reader.one(sql, params);
+    },
+  };
 }
 
 async function sqliteReader(path: string): Promise<SqlReader & { close(): void }> {

@@ -6,6 +6,7 @@ import type { SqlTransaction, SqlWriter } from '../domain/writer.js';
 import type { Orm } from './orm.js';
 import { namedStatement } from './pg-statements.js';
 import { sqliteWriteGuard } from './sqlite-resilience.js';
+import { announceSql } from './sql-statements.js';
 import { sqliteSpan, tracingOn } from '../observability/tracing.js';
 
 /** Statements kept per connection (the writer has a handful of shapes). */
@@ -23,8 +24,8 @@ const MAX_STATEMENTS = 200;
  *   COMMIT (simple protocol, parameters inlined as literals); the statements between are named prepared
  *   statements (`pg` parses each once per connection). A `statement` of its own runs in autocommit as a named
  *   prepared statement: one message.
- * Every statement is also announced as knex's `query` event, so whoever counts the ORM's SQL (tests,
- * the benchmark) sees these too. Database errors become the ORM's exceptions, as if the ORM had sent them.
+ * Every statement is announced on the `sqlStatements` diagnostics channel (sql-statements.ts) for whoever counts SQL
+ * (tests, the benchmark). Database errors become the ORM's exceptions, as if the ORM had sent them.
  * After each commit the writer calls `committed` (the process's commit signal, src/events/commit-signal.ts).
  */
 export function createWriter(orm: Orm, committed: () => void): SqlWriter {
@@ -32,14 +33,14 @@ export function createWriter(orm: Orm, committed: () => void): SqlWriter {
   const driver = orm.em.getDriver();
   const convert = (error: unknown): unknown =>
     error instanceof Error && !(error instanceof DriverException) ? driver.convertException(error) : error;
-  const announce = (sql: string, bindings: readonly unknown[]) => knex.client.emit('query', { sql, bindings, method: 'raw' });
+  const announce = (sql: string) => announceSql(orm, sql);
   return orm.em.getPlatform() instanceof BaseSqlitePlatform
     ? sqliteWriter(orm, knex, convert, announce, committed)
     : postgresWriter(knex, convert, announce, committed);
 }
 
 type Convert = (error: unknown) => unknown;
-type Announce = (sql: string, bindings: readonly unknown[]) => void;
+type Announce = (sql: string) => void;
 
 interface LibsqlStatement {
   all(params: unknown[]): unknown[];
@@ -82,7 +83,7 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
     params: readonly unknown[],
     use: (s: LibsqlStatement, values: unknown[]) => R,
   ): R => {
-    announce(sql, params);
+    announce(sql);
     let statements: LRUCache<string, LibsqlStatement> | undefined;
     try {
       const found = statementOf(conn, sql);
@@ -128,7 +129,7 @@ function sqliteWriter(orm: Orm, knex: Knex, convert: Convert, announce: Announce
           run: async (sql: string, params: readonly unknown[]) => step(conn, sql, params, (s, values) => s.run(values).changes),
           runLast: async (sql: string, params: readonly unknown[]) => void step(conn, sql, params, (s, values) => s.run(values)),
         });
-        announce('COMMIT;', []);
+        announce('COMMIT;');
         exec(conn, 'COMMIT');
         committed();
         return result;
@@ -185,7 +186,7 @@ function serverStatement(sql: string): { name: string; text: string } {
 
 function postgresWriter(knex: Knex, convert: Convert, announce: Announce, committed: () => void): SqlWriter {
   const query = async (conn: PgConnection, sql: string, params: readonly unknown[]) => {
-    announce(sql, params);
+    announce(sql);
     try {
       return await conn.query({ ...namedStatement(sql), values: params.map((v) => v ?? null) });
     } catch (error) {
@@ -227,8 +228,8 @@ function postgresWriter(knex: Knex, convert: Convert, announce: Announce, commit
       // round trip fewer. Nothing sent, nothing to commit or roll back.
       let begun = false;
       const first = async (sql: string, params: readonly unknown[]) => {
-        announce('begin', []);
-        announce(sql, params);
+        announce('begin');
+        announce(sql);
         // The statement is prepared on the server once per connection (SQL PREPARE, its plan kept as a named
         // statement's is), then EXECUTEd with its parameters as literals, after the BEGIN in the same message.
         const { name, text } = serverStatement(sql);
@@ -250,14 +251,14 @@ function postgresWriter(knex: Knex, convert: Convert, announce: Announce, commit
           all: async <Row>(sql: string, params: readonly unknown[]) => (await statement(sql, params)).rows as Row[],
           run: async (sql: string, params: readonly unknown[]) => (await statement(sql, params)).rowCount ?? 0,
           runLast: async (sql: string, params: readonly unknown[]) => {
-            announce(sql, params);
+            announce(sql);
             last.push(inline(conn, sql, params));
           },
         });
         // One message: the last writes and the COMMIT run back to back in the server (simple protocol).
         if (begun || last.length) {
-          if (!begun) announce('begin', []);
-          announce('commit', []);
+          if (!begun) announce('begin');
+          announce('commit');
           const message = [...(begun ? [] : ['begin']), ...last, 'commit'];
           begun = true;
           await control(conn, message);

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { createApp, type App, type CreateAppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDatabase, dropDatabase } from '../../src/db/pg-admin.js';
+import { sqlStatements, type SqlStatementMessage } from '../../src/db/sql-statements.js';
 import { assertMatchesOpenApi } from './openapi-validator.js';
 
 export interface TestResponse<T = any> {
@@ -212,16 +213,11 @@ function installRecorder(app: App): SqlRecorder {
     .getConnection()
     .getKnex()
     .on('query', (q: { sql: string }) => seen?.push(q.sql));
-  const all = app.reader.all.bind(app.reader);
-  app.reader.all = (sql, params) => {
-    seen?.push(sql);
-    return all(sql, params);
-  };
-  const one = app.reader.one.bind(app.reader);
-  app.reader.one = (sql, params) => {
-    seen?.push(sql);
-    return one(sql, params);
-  };
+  // The plain-SQL reader's and writer's statements, this app's only.
+  sqlStatements.subscribe((message) => {
+    const { sql, orm } = message as SqlStatementMessage;
+    if (orm === app.orm) seen?.push(sql);
+  });
   return {
     start() {
       seen = [];
