@@ -20,7 +20,7 @@ type Refusal = { status: number; headers: Record<string, string>; body: string }
 type AddressHeaders = (req: RequestHead) => Record<string, string>;
 
 /** What a refusal reads of its request: a request's, or, for one Node's parser refused, what the bytes received give. */
-type RequestHead = AddressSource & { url?: string };
+type RequestHead = AddressSource & { url?: string; method?: string };
 
 function refusal(
   error: HttpError,
@@ -97,7 +97,13 @@ function requestPath(received: string): string {
 
 const pathOf = (req: RequestHead) => (req.url ?? '/').split('?')[0]!;
 
-/** The answer to a request still unanswered when the shutdown's grace period ends: 503, retry elsewhere. */
+/** Methods that change nothing: their unfinished request can simply be sent again. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The answer to a request still unanswered when the shutdown's grace period ends: 503, retry elsewhere. A request
+ * that may change something is not said to be undone: its transaction, still running, may commit after this answer.
+ */
 export function shutdownRefusal(
   requestId: string | undefined,
   req: RequestHead,
@@ -105,7 +111,11 @@ export function shutdownRefusal(
   formats: ErrorFormats,
   rate: AddressHeaders,
 ): Refusal {
-  const error = new HttpError('UNAVAILABLE', 'The service is shutting down; retry the request.', { 'Retry-After': '1' });
+  const message = SAFE_METHODS.has(req.method ?? 'GET')
+    ? 'The service is shutting down; retry the request.'
+    : 'The service shut down before this request finished, and a change it makes may still be applied: repeat it ' +
+      'with the same Idempotency-Key, or read the resource before repeating it.';
+  const error = new HttpError('UNAVAILABLE', message, { 'Retry-After': '1' });
   // A request already charged has its key's (or its address's) rate-limit headers on the answer: they stay.
   return refusal(error, requestId ?? randomUUID(), req, pathOf(req), formats, charged ? () => ({}) : rate);
 }

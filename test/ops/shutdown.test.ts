@@ -105,6 +105,11 @@ describe('ops: graceful shutdown of the real process', () => {
       assert.match(sent, /^HTTP\/1\.1 503 /, sent);
       for (const header of ['x-ratelimit-limit: 1000', 'x-ratelimit-resource: minute'])
         assert.ok(sent.toLowerCase().includes(`\r\n${header}\r\n`), sent);
+      // A write is not said to be undone (its transaction may still commit): the client is told how to repeat it safely.
+      assert.match(
+        JSON.parse(sent.slice(sent.indexOf('\r\n\r\n') + 4)).message,
+        /may still be applied: repeat it with the same Idempotency-Key/,
+      );
       assert.equal(await s.exited, 0, s.output());
     } finally {
       s.child.kill('SIGKILL');
