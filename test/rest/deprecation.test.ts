@@ -55,6 +55,14 @@ describe('REST deprecation of GET /pets/{petId}', () => {
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('sunset'), 'Sat, 31 Jan 2099 00:00:00 GMT');
     });
+
+    it('when the OpenAPI document is read (JSON and YAML), then its x-sunset is the configured date', async () => {
+      const json = await t.admin.get('/v1/openapi.json');
+      assert.equal(json.body.paths['/pets/{petId}'].get['x-sunset'], '2099-01-31');
+      const yaml = await t.admin.get('/v1/openapi.yaml');
+      assert.match(yaml.text, /\n\s+x-sunset: '2099-01-31'\n/);
+      assert.doesNotMatch(yaml.text, /2027-06-30'/);
+    });
   });
 
   describe('after the sunset', () => {
