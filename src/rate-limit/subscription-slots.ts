@@ -8,7 +8,9 @@
  * Redis's clock so instances' clocks do not matter.
  *
  * If Redis fails, a slot is counted in this instance's memory instead (logged): the cap then holds
- * per instance, as the rate limits do during an outage, and subscriptions are never refused for it.
+ * per instance, as the rate limits do during an outage, and subscriptions are never refused for it. Such a slot
+ * joins the heartbeat too, whose renewal writes it into Redis once Redis answers: from then on it counts on every
+ * instance again.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -126,12 +128,14 @@ export async function createSubscriptionSlots(options: SlotOptions): Promise<Sub
   return {
     async acquire(accountId, cap) {
       const member = `${instance}:${++sequence}`;
+      let local: SubscriptionSlot | null = null;
       try {
         if (!(await client.acquireSlot(keyOf(accountId), leaseMs, cap, member))) return null;
         recovered();
       } catch (err) {
         failed(err);
-        return fallback.acquire(accountId, cap);
+        local = await fallback.acquire(accountId, cap);
+        if (!local) return null;
       }
       let members = held.get(accountId);
       if (!members) held.set(accountId, (members = new Set()));
@@ -139,6 +143,7 @@ export async function createSubscriptionSlots(options: SlotOptions): Promise<Sub
       return {
         release() {
           if (!members.delete(member)) return;
+          local?.release();
           if (members.size === 0 && held.get(accountId) === members) held.delete(accountId);
           // If this fails, the lease runs out by itself.
           client.zrem(keyOf(accountId), member).catch(() => undefined);
