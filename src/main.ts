@@ -3,6 +3,7 @@ import 'reflect-metadata';
 import { constants as osConstants } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { unusableDatabase } from './db/unusable.js';
 
 /**
  * Whether the operator gave one of these V8 flags on the node command line (`--name`, `--name=value`, with `_` or
@@ -132,23 +133,10 @@ function fail(error: unknown, cfg: Config, stage: 'start' | 'listen' = 'start'):
     );
     process.exit(1);
   }
-  const where = cfg.database.kind === 'sqlite' ? cfg.database.path : redact(cfg.database.url);
   const reason =
     code === 'EADDRINUSE'
       ? `port ${cfg.port} on ${cfg.host} is already in use; set PORT to a free port (or stop what listens on it).`
-      : code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === '28P01' || code === '3D000'
-        ? `cannot use the database at ${where} (${code}: ${(error as Error).message}); check DATABASE_URL and that the server is running.`
-        : `${(error as Error).message ?? error}`;
+      : (unusableDatabase(error, cfg.database) ?? `${(error as Error).message ?? error}`);
   process.stderr.write(`Petstore could not start: ${reason}\n`);
   process.exit(1);
-}
-
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'DATABASE_URL';
-  }
 }

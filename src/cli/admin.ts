@@ -7,6 +7,7 @@ import 'reflect-metadata';
 import { existsSync } from 'node:fs';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createOrm, migrate } from '../db/orm.js';
+import { unusableDatabase } from '../db/unusable.js';
 import { AccountsService, DomainError, OPERATOR, type AccountView } from '../domain/index.js';
 
 const USAGE = `Usage: npm run admin -- <command>
@@ -48,7 +49,12 @@ if (config.database.kind === 'sqlite' && !existsSync(config.database.path)) {
   process.stderr.write(`No database at ${config.database.path}: start the service once to create it, or check DATABASE_URL.\n`);
   process.exit(1);
 }
-const orm = await createOrm(config);
+const orm = await createOrm(config).catch((error: unknown) => {
+  const problem = unusableDatabase(error, config.database);
+  if (!problem) throw error;
+  process.stderr.write(`Admin: ${problem}\n`);
+  process.exit(1);
+});
 try {
   if (config.migrateOnStart) await migrate(orm);
   const accounts = new AccountsService(orm.em.fork());

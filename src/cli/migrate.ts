@@ -5,6 +5,7 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { createOrm, migrate } from '../db/orm.js';
 import { MissingDatabaseError } from '../db/pg-admin.js';
+import { unusableDatabase } from '../db/unusable.js';
 import { categoryNameCollisions } from '../domain/categories.service.js';
 
 const args = process.argv.slice(2);
@@ -14,8 +15,9 @@ if (unknown.length) {
   process.exit(2);
 }
 
+let config: ReturnType<typeof loadConfig> | undefined;
 try {
-  const config = loadConfig();
+  config = loadConfig();
   const orm = await createOrm({ ...config, databaseCreate: config.databaseCreate || args.includes('--create') });
   try {
     const applied = await migrate(orm);
@@ -33,7 +35,8 @@ try {
     await orm.close(true);
   }
 } catch (error) {
-  if (!(error instanceof ConfigError || error instanceof MissingDatabaseError)) throw error;
-  process.stderr.write(`Migration failed: ${error.message}\n`);
+  const problem = config && unusableDatabase(error, config.database);
+  if (!problem && !(error instanceof ConfigError || error instanceof MissingDatabaseError)) throw error;
+  process.stderr.write(`Migration failed: ${problem ?? (error as Error).message}\n`);
   process.exit(1);
 }

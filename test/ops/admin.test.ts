@@ -2,6 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { projectPath } from '../../src/project-path.js';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
 
@@ -13,16 +14,32 @@ interface Run {
 
 /** `npm run admin -- …` (or the compiled script directly) as a process of its own on the service's database. */
 function admin(t: TestApp, args: string[], { viaNpm = false, databaseUrl = t.config.database.url } = {}): Promise<Run> {
-  const [file, argv] = viaNpm
-    ? ['npm', ['run', '--silent', 'admin', '--', ...args]]
-    : [process.execPath, [projectPath('dist/src/cli/admin.js'), ...args]];
+  return viaNpm
+    ? run('npm', ['run', '--silent', 'admin', '--', ...args], databaseUrl)
+    : run(process.execPath, [projectPath('dist/src/cli/admin.js'), ...args], databaseUrl);
+}
+
+/** `file argv…` on `databaseUrl`, in the project's directory. */
+function run(file: string, argv: string[], databaseUrl: string): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
-      file as string,
-      argv as string[],
+      file,
+      argv,
       { cwd: projectPath('.'), env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
+  });
+}
+
+/** A loopback port nothing listens on (taken, then given back). */
+function deadPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
   });
 }
 
@@ -98,6 +115,16 @@ describe('npm run admin: staff work on the configured database without the API (
       assert.equal(wrongFile.code, 1);
       assert.match(wrongFile.stderr, /No database at .*\.typo: start the service once to create it, or check DATABASE_URL/);
       assert.equal(existsSync(typo), false);
+    }
+    // A PostgreSQL that cannot be reached (a port nothing listens on): one line naming it, its password hidden.
+    const dead = `postgres://postgres:s3cret@127.0.0.1:${await deadPort()}/petstore`;
+    for (const [name, done] of [
+      ['admin', await admin(t, ['accounts'], { databaseUrl: dead })],
+      ['migrate', await run(process.execPath, [projectPath('dist/src/cli/migrate.js')], dead)],
+    ] as const) {
+      assert.equal(done.code, 1, `${name}: ${done.stderr}`);
+      assert.match(done.stderr, /cannot use the database at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/petstore \(ECONNREFUSED/, name);
+      assert.doesNotMatch(done.stderr, /s3cret|at .*\.js:\d+/, `${name}: no password, no stack trace`);
     }
     const after = (await admin(t, ['accounts'])).stdout;
     assert.equal(

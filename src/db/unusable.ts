@@ -1,0 +1,25 @@
+import type { Config } from '../config.js';
+
+/** Errors that mean the database cannot be reached or entered: refused, unknown host, timed out, bad password or role, no such database. */
+const UNUSABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', '28P01', '28000', '3D000']);
+
+/**
+ * One line saying which database could not be used and why, for an error that means it cannot be reached or entered;
+ * undefined for any other error. The password in DATABASE_URL is never shown.
+ */
+export function unusableDatabase(error: unknown, database: Config['database']): string | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string' || !UNUSABLE.has(code)) return undefined;
+  const where = database.kind === 'sqlite' ? database.path : redact(database.url);
+  return `cannot use the database at ${where} (${code}: ${(error as Error).message}); check DATABASE_URL and that the server is running.`;
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
