@@ -7,10 +7,10 @@
  * lease. Taking a slot is one Lua script (drop expired leases, count, add), atomic in Redis, timed by
  * Redis's clock so instances' clocks do not matter.
  *
- * If Redis fails, a slot is counted in this instance's memory instead (logged): the cap then holds
- * per instance, as the rate limits do during an outage, and subscriptions are never refused for it. Such a slot
- * joins the heartbeat too, whose renewal writes it into Redis once Redis answers: from then on it counts on every
- * instance again.
+ * If Redis fails, the slots are counted among this instance's own (logged): the cap then holds per instance, as
+ * the rate limits do during an outage, and subscriptions are never refused for it. A slot taken then is one of this
+ * instance's leases like any other: the heartbeat's renewal writes it into Redis once Redis answers, and from then on
+ * it counts on every instance again.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -103,7 +103,6 @@ export async function createSubscriptionSlots(options: SlotOptions): Promise<Sub
   const keyOf = (accountId: number) => `${options.keyPrefix}:subscriptions:${accountId}`;
   /** This instance's members in Redis, per account, renewed by the heartbeat. */
   const held = new Map<number, Set<string>>();
-  const fallback = memorySlots();
   let degraded = false;
   const failed = (err: unknown) => {
     if (!degraded)
@@ -128,14 +127,13 @@ export async function createSubscriptionSlots(options: SlotOptions): Promise<Sub
   return {
     async acquire(accountId, cap) {
       const member = `${instance}:${++sequence}`;
-      let local: SubscriptionSlot | null = null;
       try {
         if (!(await client.acquireSlot(keyOf(accountId), leaseMs, cap, member))) return null;
         recovered();
       } catch (err) {
         failed(err);
-        local = await fallback.acquire(accountId, cap);
-        if (!local) return null;
+        // This instance's leases, those taken before the outage included.
+        if ((held.get(accountId)?.size ?? 0) >= cap) return null;
       }
       let members = held.get(accountId);
       if (!members) held.set(accountId, (members = new Set()));
@@ -143,7 +141,6 @@ export async function createSubscriptionSlots(options: SlotOptions): Promise<Sub
       return {
         release() {
           if (!members.delete(member)) return;
-          local?.release();
           if (members.size === 0 && held.get(accountId) === members) held.delete(accountId);
           // If this fails, the lease runs out by itself.
           client.zrem(keyOf(accountId), member).catch(() => undefined);
