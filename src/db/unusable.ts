@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 
 /** Errors that mean the database cannot be reached or entered: refused, unknown host, timed out, bad password or role, no such database. */
-const UNUSABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', '28P01', '28000', '3D000']);
+const UNUSABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', '28P01', '28000', '3D000']);
 
 /**
  * One line saying which database could not be used and why, for an error that means it cannot be reached or entered;
@@ -11,7 +11,9 @@ export function unusableDatabase(error: unknown, database: Config['database']): 
   const code = (error as { code?: unknown } | undefined)?.code;
   if (typeof code !== 'string' || !UNUSABLE.has(code)) return undefined;
   const where = database.kind === 'sqlite' ? database.path : redact(database.url);
-  return `cannot use the database at ${where} (${code}: ${(error as Error).message}); check DATABASE_URL and that the server is running.`;
+  // A host with several addresses (localhost: ::1 and 127.0.0.1) fails as an AggregateError, whose own message is empty.
+  const message = (error as Error).message || (error as { errors?: Error[] }).errors?.[0]?.message || code;
+  return `cannot use the database at ${where} (${code}: ${message}); check DATABASE_URL and that the server is running.`;
 }
 
 function redact(url: string): string {

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { projectPath } from '../../src/project-path.js';
 import { Client, startApp, type TestApp } from '../helpers/app.js';
+import { postgresUrl } from '../helpers/services.js';
 
 interface Run {
   code: number;
@@ -125,6 +126,16 @@ describe('npm run admin: staff work on the configured database without the API (
       assert.equal(done.code, 1, `${name}: ${done.stderr}`);
       assert.match(done.stderr, /cannot use the database at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/petstore \(ECONNREFUSED/, name);
       assert.doesNotMatch(done.stderr, /s3cret|at .*\.js:\d+/, `${name}: no password, no stack trace`);
+    }
+    // A PostgreSQL database that does not exist: the same line as the start's, with how to create it.
+    const server = await postgresUrl();
+    if (server) {
+      const missing = new URL(server);
+      missing.pathname = `/petstore_missing_${process.pid}`;
+      const refused = await admin(t, ['accounts'], { databaseUrl: missing.toString() });
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.match(refused.stderr, /^Admin: .*does not exist.*createdb/s);
+      assert.doesNotMatch(refused.stderr, /at .*\.js:\d+/, 'no stack trace');
     }
     const after = (await admin(t, ['accounts'])).stdout;
     assert.equal(
