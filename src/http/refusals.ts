@@ -111,13 +111,17 @@ export function shutdownRefusal(
   formats: ErrorFormats,
   rate: AddressHeaders,
 ): Refusal {
+  const path = pathOf(req);
   const message = SAFE_METHODS.has(req.method ?? 'GET')
     ? 'The service is shutting down; retry the request.'
-    : 'The service shut down before this request finished, and a change it makes may still be applied: repeat it ' +
-      'with the same Idempotency-Key, or read the resource before repeating it.';
+    : path === '/graphql' || path.startsWith('/graphql/')
+      ? 'The service shut down before this request finished; if it was a mutation, its change may still be applied: ' +
+        'repeat it with the same idempotencyKey (placeOrder), or read before repeating it.'
+      : 'The service shut down before this request finished, and a change it makes may still be applied: repeat it ' +
+        'with the same Idempotency-Key, or read the resource before repeating it.';
   const error = new HttpError('UNAVAILABLE', message, { 'Retry-After': '1' });
   // A request already charged has its key's (or its address's) rate-limit headers on the answer: they stay.
-  return refusal(error, requestId ?? randomUUID(), req, pathOf(req), formats, charged ? () => ({}) : rate);
+  return refusal(error, requestId ?? randomUUID(), req, path, formats, charged ? () => ({}) : rate);
 }
 
 /** The answer to an HTTP/1.1 request without a Host header, or to a request with several. */

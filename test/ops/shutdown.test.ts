@@ -129,7 +129,10 @@ describe('ops: graceful shutdown of the real process', () => {
       // An API answer: the client address's rate-limit headers (no failed authentication from it: the whole window).
       for (const header of ['x-ratelimit-limit: 30', 'x-ratelimit-remaining: 30'])
         assert.ok(sent.toLowerCase().includes(`\r\n${header}\r\n`), sent);
-      assert.equal(JSON.parse(sent.slice(sent.indexOf('\r\n\r\n') + 4)).errors[0].extensions.code, 'UNAVAILABLE');
+      const [error] = JSON.parse(sent.slice(sent.indexOf('\r\n\r\n') + 4)).errors;
+      assert.equal(error.extensions.code, 'UNAVAILABLE');
+      // A query is told nothing about changes; a mutation how to repeat it safely.
+      assert.match(error.message, /if it was a mutation, its change may still be applied: repeat it with the same idempotencyKey/);
       assert.equal(await s.exited, 0, s.output());
     } finally {
       s.child.kill('SIGKILL');

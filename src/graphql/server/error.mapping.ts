@@ -87,7 +87,7 @@ const NODE_OF: Readonly<Record<string, NodeType>> = {
 };
 
 /** A known error's message, with the id a GraphQL client sent (its global id) where the domain names a database id. */
-function messageOf(error: unknown, known: KnownError): string {
+export function messageOf(error: unknown, known: KnownError): string {
   const subject = error instanceof DomainError ? error.subject : undefined;
   const node = subject && typeof subject.id === 'number' ? NODE_OF[subject.resource] : undefined;
   const named = subject && `${subject.resource} ${subject.id}`;

@@ -35,7 +35,7 @@ import { addressBucket } from '../../rate-limit/address-limiter.js';
 import { createLoaders } from '../schema/data.loaders.js';
 import { isRefusal, type RequestPreparation } from './request-preparation.js';
 import { authError, callerOf } from '../../http/authentication.js';
-import { formatError, originalOf } from './error.mapping.js';
+import { formatError, messageOf, originalOf } from './error.mapping.js';
 import type { GraphQLContext } from '../context.js';
 import { GRAPHQL_PATH } from './graphql.facade.js';
 import { meteredSubscribe, type PushMeter } from './subscription-meter.js';
@@ -87,10 +87,11 @@ export interface SubscriptionServer {
 
 /** A refusal before anything runs, in the error shape of the catalogue (plus `retryAfter` for a 429). */
 function errorOf(error: unknown, requestId: string): GraphQLError {
-  const known = describeError(originalOf(error));
+  const original = originalOf(error);
+  const known = describeError(original);
   if (!known) throw error;
   const retryAfter = known.headers['Retry-After'];
-  return new GraphQLError(known.message, {
+  return new GraphQLError(messageOf(original, known), {
     originalError: error as Error,
     extensions: {
       code: known.code,
