@@ -1,9 +1,10 @@
 /**
- * SQL statements and promises per request, counted from knex's `query` events (and an async hook's promise
- * inits) on an in-process app over a copy of the benchmark database. Each scenario's request is sent once to warm up
+ * SQL statements and promises per request, counted from knex's `query` events (the ORM's statements), the
+ * plain-SQL reader's and writer's `sqlStatements` channel (their COMMITs included) and an async hook's promise
+ * inits, on an in-process app over a copy of the benchmark database. Each scenario's request is sent once to warm up
  * (which also caches the API key), then once more to count: the steady state, where the key lookup (1 statement)
- * happens at most once per key per second (the authenticator's TTL). On SQLite a transaction's `BEGIN IMMEDIATE`
- * is sent below knex (src/db/orm.ts) and is not among the events; its COMMIT is.
+ * happens at most once per key per second (the authenticator's TTL). On SQLite the ORM's `BEGIN IMMEDIATE` is sent
+ * below knex and is not among the events.
  */
 import 'reflect-metadata';
 import { createHook } from 'node:async_hooks';
@@ -32,15 +33,16 @@ export async function countStatements(file: string, scenarios: Scenario[], keys:
   const config = loadConfig({ DATABASE_URL: `sqlite:${file}`, NODE_ENV: 'production', LOG_LEVEL: 'silent', BAN_THRESHOLD: '1000000' });
   const app = await createApp(config, { announce: () => {} });
   const counts = new Map<string, StatementCount>();
+  let seen: string[] = [];
+  // The plain-SQL reader's and writer's statements bypass knex (prepared statements on the driver): count them too.
+  const onStatement = (message: unknown) => {
+    const { sql, orm } = message as SqlStatementMessage;
+    if (orm === app.orm) seen.push(`${sql}  [prepared]`);
+  };
+  sqlStatements.subscribe(onStatement);
   try {
     const knex = app.orm.em.getConnection().getKnex();
-    let seen: string[] = [];
     knex.on('query', (q: { sql: string }) => seen.push(q.sql));
-    // The plain-SQL reader's and writer's statements bypass knex (prepared statements on the driver): count them too.
-    sqlStatements.subscribe((message) => {
-      const { sql, orm } = message as SqlStatementMessage;
-      if (orm === app.orm) seen.push(`${sql}  [prepared]`);
-    });
     const { url } = await app.listen(0, '127.0.0.1');
     // Requests go by node:http's callbacks, which make no promise: the promises counted are the server's.
     let promises = 0;
@@ -107,6 +109,7 @@ export async function countStatements(file: string, scenarios: Scenario[], keys:
       agent.destroy();
     }
   } finally {
+    sqlStatements.unsubscribe(onStatement);
     await app.close();
   }
   return counts;

@@ -24,7 +24,7 @@ const MAX_STATEMENTS = 200;
  *   COMMIT (simple protocol, parameters inlined as literals); the statements between are named prepared
  *   statements (`pg` parses each once per connection). A `statement` of its own runs in autocommit as a named
  *   prepared statement: one message.
- * Every statement is announced on the `sqlStatements` diagnostics channel (sql-statements.ts) for whoever counts SQL
+ * Every statement is announced on the `sqlStatements` diagnostics channel for whoever counts SQL
  * (tests, the benchmark). Database errors become the ORM's exceptions, as if the ORM had sent them.
  * After each commit the writer calls `committed` (the process's commit signal, src/events/commit-signal.ts).
  */

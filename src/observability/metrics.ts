@@ -57,7 +57,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
 
-  // prom-client's own Histogram: each observation joins the label values into a key and looks it up (docs/PERFORMANCE.md).
+  // prom-client's own Histogram: each observation joins the label values into a key and looks it up.
   const durations = new Histogram({
     name: 'petstore_http_request_duration_seconds',
     help: 'Time from the first byte of the request to the response, by facade, operation and status.',

@@ -161,6 +161,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     async close() {
       if (closed) return;
       closed = true;
+      recorders.get(app)?.dispose();
       await app.close();
       for (const c of cleanups.reverse()) await c();
     },
@@ -204,6 +205,8 @@ export function recordSql(app: App): SqlRecorder {
 interface SqlRecorder {
   start(): void;
   stop(): string[];
+  /** Leaves the process-wide channel (the app closes). */
+  dispose(): void;
 }
 const recorders = new WeakMap<App, SqlRecorder>();
 
@@ -214,10 +217,11 @@ function installRecorder(app: App): SqlRecorder {
     .getKnex()
     .on('query', (q: { sql: string }) => seen?.push(q.sql));
   // The plain-SQL reader's and writer's statements, this app's only.
-  sqlStatements.subscribe((message) => {
+  const onStatement = (message: unknown) => {
     const { sql, orm } = message as SqlStatementMessage;
     if (orm === app.orm) seen?.push(sql);
-  });
+  };
+  sqlStatements.subscribe(onStatement);
   return {
     start() {
       seen = [];
@@ -226,6 +230,9 @@ function installRecorder(app: App): SqlRecorder {
       const ran = (seen ?? []).filter((sql) => !/\b(event_relays|webhook_endpoints|webhook_deliveries)\b/.test(sql));
       seen = null;
       return ran;
+    },
+    dispose() {
+      sqlStatements.unsubscribe(onStatement);
     },
   };
 }

@@ -7,8 +7,8 @@ import type { GraphQLContext } from '../context.js';
  * back (`a: setInventory … b: placeOrder … { pet { status } }`). Before each of them the request's
  * DataLoaders forget what they loaded, so every payload's relations are read after its own change.
  *
- * Done on the built schema's root mutation resolvers (graphql-tools' mapSchema), whichever executor runs them (an
- * Apollo `willResolveField` hook made Apollo wrap every resolver of the schema, queries' included).
+ * Done on the built schema's root mutation resolvers (graphql-tools' mapSchema), whichever executor runs them: an
+ * Apollo `willResolveField` hook would make Apollo wrap every resolver of the schema, queries' included.
  */
 export function freshLoadersPerMutationField(schema: GraphQLSchema): GraphQLSchema {
   return mapSchema(schema, {

@@ -56,7 +56,7 @@ export function persistedQueryCache(
     { throwOnConnectError: false, throwOnErrors: false, connectionTimeout: wait, keyPrefixSeparator: ':' },
   );
   // Keys `<prefix>:apq:<sha256>`: Apollo's own `apq:` after the namespace, which the store alone applies (Keyv's
-  // prefix off, as @keyv/redis documents; both on made `<prefix>:apq::<prefix>:apq:apq:<sha256>`).
+  // prefix off, as @keyv/redis documents: with both on, each would add it).
   const keyv = new Keyv<string>({ store, namespace: config.rateLimitKeyPrefix, useKeyPrefix: false });
   // One warning per outage minute, not one per reconnection attempt.
   let warnedAt = 0;
