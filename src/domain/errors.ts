@@ -58,12 +58,11 @@ export class ReplayedDomainError extends DomainError {
 }
 
 export const validationFailed = (message: string, details?: ErrorDetail[]) => new DomainError('VALIDATION_FAILED', message, details);
-export const notFound = (resource: string, id: number | string) =>
-  new DomainError('NOT_FOUND', `${resource} ${id} was not found.`, undefined, { resource, id });
+/** An error whose message starts with the resource it is about (`Pet 7` + `rest`), that resource as its subject. */
+export const aboutResource = (code: DomainErrorCode, resource: string, id: number | string, rest: string, details?: ErrorDetail[]) =>
+  new DomainError(code, `${resource} ${id}${rest}`, details, { resource, id });
+export const notFound = (resource: string, id: number | string) => aboutResource('NOT_FOUND', resource, id, ' was not found.');
 /** A referenced resource that does not exist (VALIDATION_FAILED at `path`). */
 export const noSuch = (resource: string, id: number, path: string) =>
-  new DomainError('VALIDATION_FAILED', `${resource} ${id} does not exist.`, [{ path, message: `no such ${resource.toLowerCase()}` }], {
-    resource,
-    id,
-  });
+  aboutResource('VALIDATION_FAILED', resource, id, ' does not exist.', [{ path, message: `no such ${resource.toLowerCase()}` }]);
 export const forbidden = (message = 'Your API key does not allow this operation.') => new DomainError('FORBIDDEN', message);

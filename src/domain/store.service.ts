@@ -2,7 +2,7 @@ import { raw } from '@mikro-orm/core';
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/knex';
 import { InventoryItem, Order, Pet } from './entities/index.js';
-import { DomainError, forbidden, noSuch, notFound } from './errors.js';
+import { aboutResource, forbidden, noSuch, notFound, type DomainError } from './errors.js';
 import { isStaff, type Actor } from './actor.js';
 import { decodeCursor, findPage, pageSize, toPage, type Page, type PageRequest } from './pagination.js';
 import { IdempotencyService } from './idempotency.service.js';
@@ -203,7 +203,7 @@ export class StoreService {
   }
 
   private orderNotOpen(orderId: number) {
-    return new DomainError('ORDER_NOT_OPEN', `Order ${orderId} is already complete.`, undefined, { resource: 'Order', id: orderId });
+    return aboutResource('ORDER_NOT_OPEN', 'Order', orderId, ' is already complete.');
   }
 
   /** Takes the pet's stock row lock (a no-op update) before reading what depends on it. */
@@ -270,12 +270,10 @@ type SqlAll = <Row>(sql: string, params: readonly unknown[]) => Promise<Row[]>;
 async function whyNotPlaceable(all: SqlAll, petId: number, quantity: number): Promise<DomainError> {
   const [pet] = await all<{ status: string }>('select status from pets where id = ?', [petId]);
   if (!pet) return noSuch('Pet', petId, 'petId');
-  const subject = { resource: 'Pet', id: petId };
-  if (pet.status !== 'available')
-    return new DomainError('PET_NOT_AVAILABLE', `Pet ${petId} is ${pet.status}, not available.`, undefined, subject);
+  if (pet.status !== 'available') return aboutResource('PET_NOT_AVAILABLE', 'Pet', petId, ` is ${pet.status}, not available.`);
   const [stock] = await all<{ quantity: number | string }>('select quantity from inventory where pet_id = ?', [petId]);
   const left = stock ? Number(stock.quantity) : 0;
-  return new DomainError('INSUFFICIENT_STOCK', `Pet ${petId} has only ${left} in stock; ${quantity} requested.`, undefined, subject);
+  return aboutResource('INSUFFICIENT_STOCK', 'Pet', petId, ` has only ${left} in stock; ${quantity} requested.`);
 }
 
 /** The pet's inventory entry after an order left `left` in stock: it turns pending with its last unit. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/knex';
 import { Account, Event, WebhookDelivery, WebhookEndpoint } from './entities/index.js';
-import { DomainError, notFound, validationFailed } from './errors.js';
+import { aboutResource, DomainError, notFound, validationFailed } from './errors.js';
 import type { Actor } from './actor.js';
 import { limitsFor } from './plans.js';
 import { findPage, type Page, type PageRequest } from './pagination.js';
@@ -175,11 +175,12 @@ export class WebhooksService {
       const original = await em.findOne(WebhookDelivery, { id, endpoint: endpoint.id });
       if (!original) throw notFound('Delivery', id);
       if (!endpoint.enabled) {
-        throw new DomainError(
+        const reason = endpoint.disabledReason ? ` (${endpoint.disabledReason})` : '';
+        throw aboutResource(
           'WEBHOOK_DISABLED',
-          `Webhook ${endpoint.id} is disabled${endpoint.disabledReason ? ` (${endpoint.disabledReason})` : ''}; nothing is sent to it. PATCH {"enabled": true}, then redeliver.`,
-          undefined,
-          { resource: 'Webhook', id: endpoint.id },
+          'Webhook',
+          endpoint.id,
+          ` is disabled${reason}; nothing is sent to it. PATCH {"enabled": true}, then redeliver.`,
         );
       }
       if (!(await em.count(Event, { id: original.eventId }))) {
