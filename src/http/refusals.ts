@@ -114,7 +114,7 @@ export function shutdownRefusal(
   const path = pathOf(req);
   const message = SAFE_METHODS.has(req.method ?? 'GET')
     ? 'The service is shutting down; retry the request.'
-    : path === '/graphql' || path.startsWith('/graphql/')
+    : facadeOf(path) === 'graphql'
       ? 'The service shut down before this request finished; if it was a mutation, its change may still be applied: ' +
         'repeat it with the same idempotencyKey (placeOrder), or read before repeating it.'
       : 'The service shut down before this request finished, and a change it makes may still be applied: repeat it ' +
