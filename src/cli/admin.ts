@@ -7,7 +7,6 @@ import 'reflect-metadata';
 import { existsSync } from 'node:fs';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createOrm, migrate } from '../db/orm.js';
-import { MissingDatabaseError } from '../db/pg-admin.js';
 import { unusableDatabase } from '../db/unusable.js';
 import { AccountsService, DomainError, OPERATOR, type AccountView } from '../domain/index.js';
 
@@ -51,7 +50,7 @@ if (config.database.kind === 'sqlite' && !existsSync(config.database.path)) {
   process.exit(1);
 }
 const orm = await createOrm(config).catch((error: unknown) => {
-  const problem = unusableDatabase(error, config.database) ?? (error instanceof MissingDatabaseError ? error.message : undefined);
+  const problem = unusableDatabase(error, config.database);
   if (!problem) throw error;
   process.stderr.write(`Admin: ${problem}\n`);
   process.exit(1);

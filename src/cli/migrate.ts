@@ -2,9 +2,8 @@
  * `npm run migrate [-- --create]`: applies pending migrations to DATABASE_URL, says which it applied,
  * and exits. `--create` creates a PostgreSQL database that does not exist yet (as DATABASE_CREATE=true).
  */
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createOrm, migrate } from '../db/orm.js';
-import { MissingDatabaseError } from '../db/pg-admin.js';
 import { unusableDatabase } from '../db/unusable.js';
 import { categoryNameCollisions } from '../domain/categories.service.js';
 
@@ -15,7 +14,7 @@ if (unknown.length) {
   process.exit(2);
 }
 
-let config: ReturnType<typeof loadConfig> | undefined;
+let config: Config | undefined;
 try {
   config = loadConfig();
   const orm = await createOrm({ ...config, databaseCreate: config.databaseCreate || args.includes('--create') });
@@ -36,7 +35,7 @@ try {
   }
 } catch (error) {
   const problem = config && unusableDatabase(error, config.database);
-  if (!problem && !(error instanceof ConfigError || error instanceof MissingDatabaseError)) throw error;
+  if (!problem && !(error instanceof ConfigError)) throw error;
   process.stderr.write(`Migration failed: ${problem ?? (error as Error).message}\n`);
   process.exit(1);
 }
