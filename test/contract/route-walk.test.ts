@@ -18,6 +18,8 @@ type Json = any;
  */
 
 const ERROR_CLASSES = new Set(['DomainError', 'ReplayedDomainError', 'HttpError', 'RateLimitRefusal']);
+/** Functions that make an error of the code given as their first argument (src/domain/errors.ts). */
+const ERROR_FACTORIES = new Set(['aboutResource']);
 /** Where a handler's calls are followed: the domain and the HTTP edge (the database and limiter answer 503/429, common to all). */
 const FOLLOWED = /[\\/]src[\\/](domain|rest|http)[\\/]/;
 
@@ -45,7 +47,7 @@ function bodyOf(decl: ts.Declaration): ts.Node | undefined {
 
 /**
  * For each REST handler (a property named after an operationId in src/rest/*.routes.ts), the error codes
- * it can raise: every `new DomainError('CODE', …)` (or HttpError, …) in its body and in every function
+ * it can raise: every `new DomainError('CODE', …)` (or HttpError, …, or `aboutResource('CODE', …)`) in its body and in every function
  * or method of src/domain, src/rest and src/http it calls, transitively (resolved by the type checker).
  */
 function handlerCodes(operationIds: Set<string>): Map<string, Set<string>> {
@@ -69,7 +71,10 @@ function handlerCodes(operationIds: Set<string>): Map<string, Set<string>> {
     const codes = new Set<string>();
     memo.set(root, codes);
     const visit = (node: ts.Node): void => {
-      if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && ERROR_CLASSES.has(node.expression.text)) {
+      const made =
+        (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && ERROR_CLASSES.has(node.expression.text)) ||
+        (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && ERROR_FACTORIES.has(node.expression.text));
+      if (made) {
         const first = node.arguments?.[0];
         if (first && ts.isStringLiteralLike(first)) codes.add(first.text);
       }
