@@ -62,8 +62,14 @@ export function memoryStore(): LimiterStore {
   };
 }
 
+/** A Redis client's connection events (ioredis's and node-redis's alike). */
+interface ConnectionEvents {
+  once(event: 'ready' | 'error', listener: () => void): unknown;
+  off(event: 'ready' | 'error', listener: () => void): unknown;
+}
+
 /** Resolves once the client is ready, fails to connect, or `waitMs` passed, whichever comes first. */
-export function redisReady(client: Pick<import('ioredis').Redis, 'once' | 'off'>, waitMs: number): Promise<void> {
+export function redisReady(client: ConnectionEvents, waitMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = () => {
       clearTimeout(timer);

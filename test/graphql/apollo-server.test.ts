@@ -1,11 +1,13 @@
 /**
  * Apollo Server serves GraphQL over HTTP: every request (GET, POST, refused, persisted) goes through Apollo's
  * request pipeline, and Apollo's features work as their clients expect: automatic persisted queries with Apollo
- * Client's persisted-query link (POST and GET, on one instance and across two sharing Redis), and urql's default
+ * Client's persisted-query link (POST and GET, on one instance and across two sharing Redis, through a Redis
+ * restart), and urql's default
  * client (GET queries carrying only X-API-Key), while a simple cross-site GET is still refused.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
@@ -14,6 +16,8 @@ import { Client as UrqlClient, fetchExchange } from '@urql/core';
 import { Client, createAccount, startApp, type TestApp } from '../helpers/app.js';
 import { redisUrl, skipUnless } from '../helpers/services.js';
 import { assertGraphQLError, dataOf } from './support.js';
+import { freePort, startRedis, stopRedis, waitFor } from '../rate-limit/redis-server.js';
+import { freshPrefix, sleep } from '../rate-limit/support.js';
 import type { GraphQLContext } from '../../src/graphql/context.js';
 import { cloudReportingOff } from '../../src/graphql/server/graphql.facade.js';
 import { PERSISTED_QUERY_MAX_CHARS, PERSISTED_QUERY_TTL_SECONDS } from '../../src/graphql/server/persisted-queries.js';
@@ -276,6 +280,60 @@ describe('automatic persisted queries across two instances sharing Redis', { ski
     } finally {
       store.disconnect();
     }
+  });
+});
+
+describe('automatic persisted queries on a Redis that starts with the instance and restarts under it', {
+  skip: skipUnless(redis, 'Redis'),
+}, () => {
+  let server: ChildProcess | undefined;
+  let port: number;
+  let t: TestApp;
+  before(async () => {
+    port = await freePort();
+    server = await startRedis(port);
+    t = await startApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_KEY_PREFIX: freshPrefix() } });
+  });
+  after(async () => {
+    if (server && server.exitCode === null) await stopRedis(server);
+    await t?.close();
+  });
+
+  /** Registers `count` fresh queries at once (the text with its hash); the hashes whose text the store kept. */
+  async function registerAtOnce(client: Client, count: number): Promise<{ kept: number; refusals: string[] }> {
+    const queries = Array.from({ length: count }, () => `query Burst${randomBytes(4).toString('hex')} { viewer { name } }`);
+    const extensionsOf = (query: string) => ({ persistedQuery: { version: 1, sha256Hash: sha256(query) } });
+    const registered = await Promise.all(
+      queries.map((query) => client.request('POST', '/graphql', { body: { query, extensions: extensionsOf(query) }, skipContract: true })),
+    );
+    for (const res of registered) assert.deepEqual(dataOf(res), { viewer: { name: 'Burst' } }, 'a registration is answered, Redis or not');
+    // Apollo does not wait for the store's write: give it the time of a few round trips.
+    await sleep(100);
+    const refusals: string[] = [];
+    for (const query of queries) {
+      const res = await client.request('POST', '/graphql', { body: { extensions: extensionsOf(query) }, skipContract: true });
+      const code = (res.body as { errors?: Array<{ extensions?: { code?: string } }> }).errors?.[0]?.extensions?.code;
+      if (code) refusals.push(code);
+    }
+    return { kept: count - refusals.length, refusals };
+  }
+
+  it('when queries are registered concurrently, first after the start and then once Redis is back from a restart, then every hash is found afterwards; while Redis is down, a hash alone is PERSISTED_QUERY_NOT_FOUND and the text is answered', async () => {
+    const { client } = await createAccount(t, { name: 'Burst' });
+    assert.deepEqual(await registerAtOnce(client, 8), { kept: 8, refusals: [] }, 'the first registrations of the instance, at once');
+
+    await stopRedis(server!);
+    const down = await registerAtOnce(client, 2);
+    assert.deepEqual(down.refusals, ['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_FOUND'], 'nothing is kept while Redis is down');
+
+    server = await startRedis(port);
+    // The store connects again on its own: registrations made at once are all kept again within seconds.
+    let last: Awaited<ReturnType<typeof registerAtOnce>> | undefined;
+    await waitFor(async () => {
+      last = await registerAtOnce(client, 8);
+      return last.kept === 8;
+    }, 10_000).catch(() => assert.fail(`registrations after the restart are still lost: ${JSON.stringify(last)}`));
+    assert.deepEqual(await registerAtOnce(client, 8), { kept: 8, refusals: [] }, 'and they stay kept');
   });
 });
 

@@ -77,7 +77,7 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
     logger.info({ file: config.trustedDocuments.file, documents: trusted.size, only: trusted.only }, 'trusted documents loaded');
   }
   const executor = config.graphqlExecutor === 'jit' ? jitGateway(schema, operationExecutor(schema, 'jit')) : undefined;
-  const persisted = persistedQueryCache(config, logger);
+  const persisted = await persistedQueryCache(config, logger);
   const persistedQueries: PersistedQueryOptions = { cache: persisted.cache, ttl: PERSISTED_QUERY_TTL_SECONDS };
   const apollo = new ApolloServer<GraphQLContext>({
     // graphql-jit for queries through Apollo's gateway option (jit.executor.ts); or graphql-js, Apollo's own.

@@ -3,8 +3,10 @@ import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
 import { KeyvAdapter } from '@apollo/utils.keyvadapter';
 import KeyvRedis from '@keyv/redis';
 import Keyv from 'keyv';
+import { createClient } from '@redis/client';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
+import { REDIS_CONNECT_WAIT_MS, redisReady } from '../../rate-limit/store.js';
 
 /** Query texts an instance keeps for automatic persisted queries without Redis, in characters. */
 const IN_MEMORY_CHARS = 8 * 1024 * 1024;
@@ -32,45 +34,53 @@ function capped(cache: KeyValueCache<string>): KeyValueCache<string> {
  * PERSISTED_QUERY_TTL_SECONDS (Apollo passes its `ttl` option to every `set`; without one Redis would keep them
  * forever); a Redis that fails makes a hash unknown (the client sends the text again).
  */
-export function persistedQueryCache(
+export async function persistedQueryCache(
   config: Pick<Config, 'redisUrl' | 'rateLimitKeyPrefix' | 'redisCommandTimeoutMs'>,
   logger: Logger,
-): { cache: KeyValueCache<string>; close(): Promise<void> } {
+): Promise<{ cache: KeyValueCache<string>; close(): Promise<void> }> {
   if (!config.redisUrl) {
     return {
       cache: capped(new InMemoryLRUCache<string>({ maxSize: IN_MEMORY_CHARS, sizeCalculation: (text) => Math.max(1, text.length) })),
       close: async () => {},
     };
   }
-  // As every Redis client of the service, fail fast: no offline queue, no retry loop inside a call (the next call
-  // connects again), a connection or a call unanswered after REDIS_COMMAND_TIMEOUT_MS fails; the hash is then
-  // unknown for that request and the client sends the text.
+  // The connection is node-redis's own, opened here and kept by its reconnect strategy (its default backoff) through
+  // outages: @keyv/redis 5 connects on a call while the client is not open, and calls made during that connection
+  // each connect again, which aborts the first (writes were lost while the first registrations of an instance ran
+  // at once). As every Redis client of the service, fail fast: no offline queue, so a call while Redis is away fails
+  // at once, and one unanswered after REDIS_COMMAND_TIMEOUT_MS fails too; the hash is then unknown for that request.
   const wait = config.redisCommandTimeoutMs;
-  const store = new KeyvRedis(
-    {
-      url: config.redisUrl,
-      disableOfflineQueue: true,
-      commandOptions: { timeout: wait },
-      socket: { connectTimeout: wait, reconnectStrategy: false },
-    },
-    { throwOnConnectError: false, throwOnErrors: false, connectionTimeout: wait, keyPrefixSeparator: ':' },
-  );
-  // Keys `<prefix>:apq:<sha256>`: Apollo's own `apq:` after the namespace, which the store alone applies (Keyv's
-  // prefix off, as @keyv/redis documents: with both on, each would add it).
-  const keyv = new Keyv<string>({ store, namespace: config.rateLimitKeyPrefix, useKeyPrefix: false });
+  const client = createClient({
+    url: config.redisUrl,
+    disableOfflineQueue: true,
+    commandOptions: { timeout: wait },
+    socket: { connectTimeout: REDIS_CONNECT_WAIT_MS },
+  });
   // One warning per outage minute, not one per reconnection attempt.
   let warnedAt = 0;
-  keyv.on('error', (err: unknown) => {
+  const warn = (err: unknown) => {
     if (Date.now() - warnedAt < 60_000) return;
     warnedAt = Date.now();
     logger.warn(
       { err: (err as Error)?.message },
       'persisted-query store: Redis unavailable; unknown hashes are asked for their query text',
     );
-  });
+  };
+  client.on('error', warn);
+  // Start with the connection when Redis is there (as the limiter does); without it, start and keep trying.
+  client.connect().catch(() => undefined);
+  await redisReady(client, REDIS_CONNECT_WAIT_MS);
+  const store = new KeyvRedis(client, { throwOnConnectError: false, throwOnErrors: false, keyPrefixSeparator: ':' });
+  // Keys `<prefix>:apq:<sha256>`: Apollo's own `apq:` after the namespace, which the store alone applies (Keyv's
+  // prefix off, as @keyv/redis documents: with both on, each would add it).
+  const keyv = new Keyv<string>({ store, namespace: config.rateLimitKeyPrefix, useKeyPrefix: false });
+  keyv.on('error', warn);
   return {
     // The same Keyv class, declared twice (the adapter's CommonJS types and this module's ESM ones).
     cache: capped(new KeyvAdapter(keyv as unknown as ConstructorParameters<typeof KeyvAdapter<string>>[0])),
-    close: () => store.disconnect().catch(() => undefined),
+    // Stops the reconnection too: `destroy` closes a client that is open, connected or still trying.
+    close: async () => {
+      if (client.isOpen) client.destroy();
+    },
   };
 }
