@@ -25,7 +25,7 @@ export type TrustProxy = { hops: number } | { proxies: string[] } | null;
 /**
  * TRUST_PROXY: `false` (the socket's address), a number of hops, or a comma list of proxy addresses
  * and CIDR ranges (proxy-addr's names loopback, linklocal, uniquelocal too). `true` is refused: it
- * used to trust whatever a client wrote in the left-most entry.
+ * would trust whatever a client writes in the left-most entry.
  */
 const trustProxy = z.string().transform((v, ctx): TrustProxy => {
   const value = v.trim();
@@ -108,7 +108,7 @@ const envSchema = z.object({
     // 32 url-safe characters hold 192 bits when random; a patterned string (repeats, a word) is refused.
     .refine(
       (v) => estimatedBits(v.slice(4)) >= 100,
-      "is too weak: it needs at least 128 bits of randomness after psk_ (make one with: node -e \"console.log('psk_' + require('crypto').randomBytes(32).toString('base64url'))\")",
+      "is too weak: its characters after psk_ score under 100 bits (length × the entropy of their frequencies; a random key of 32 scores about 145) (make one with: node -e \"console.log('psk_' + require('crypto').randomBytes(32).toString('base64url'))\")",
     )
     .optional(),
   SEED_DEMO: bool.optional(),
@@ -254,12 +254,15 @@ export interface Config {
   subscriptionSockets: { perAddress: number; initTimeoutMs: number };
 }
 
+/** Every environment variable the service reads (docs/CONFIGURATION.md's table lists each). */
+export const SETTING_NAMES: readonly string[] = Object.keys(envSchema.shape);
+
 export class ConfigError extends Error {}
 
 /** Parses an environment (default `process.env`) into a Config, or throws ConfigError naming every bad key. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const relevant: Record<string, string> = {};
-  for (const key of Object.keys(envSchema.shape)) {
+  for (const key of SETTING_NAMES) {
     const value = env[key];
     if (value !== undefined && value !== '') relevant[key] = value;
   }

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError, loadConfig, tracingRequested } from '../src/config.js';
+import { ConfigError, loadConfig, SETTING_NAMES, tracingRequested } from '../src/config.js';
 import { startService } from './ops/support.js';
 
 const refused = (env: Record<string, string>, variable: string) =>
@@ -78,13 +78,13 @@ describe('configuration: an invalid value stops the start with a message naming 
     assert.deepEqual(loadConfig({ TRUST_PROXY: 'loopback' }).trustProxy, { proxies: ['loopback'] });
   });
 
-  it('when ADMIN_API_KEY has less than 128 bits of randomness after psk_, then it is refused; a generated key is accepted', () => {
+  it("when ADMIN_API_KEY's characters after psk_ score under 100 bits, then it is refused; a generated key is accepted", () => {
     refused({ ADMIN_API_KEY: `psk_${'A'.repeat(32)}` }, 'ADMIN_API_KEY');
     refused({ ADMIN_API_KEY: `psk_${'abcd'.repeat(10)}` }, 'ADMIN_API_KEY');
     refused({ ADMIN_API_KEY: 'psk_password1234567890123' }, 'ADMIN_API_KEY');
     // 22 random characters are 132 bits at best; a key must be as long as a generated one.
     refused({ ADMIN_API_KEY: `psk_${randomBytes(16).toString('base64url')}` }, 'ADMIN_API_KEY');
-    assert.throws(() => loadConfig({ ADMIN_API_KEY: `psk_${'A'.repeat(32)}` }), /at least 128 bits of randomness/);
+    assert.throws(() => loadConfig({ ADMIN_API_KEY: `psk_${'A'.repeat(32)}` }), /score under 100 bits/);
     // Random keys are never refused (the old threshold refused about 1 generated key in 7,000).
     for (let i = 0; i < 20_000; i++) {
       const key = `psk_${randomBytes(24).toString('base64url')}`;
@@ -141,5 +141,41 @@ describe('configuration: traces are off unless the OTEL_* variables ask for them
       on.some((f) => /[\\/]@opentelemetry[\\/]sdk-node[\\/]/.test(f)),
       'with an endpoint the SDK is loaded',
     );
+  });
+});
+
+describe("docs/CONFIGURATION.md's table is the reference of every setting", () => {
+  /** The table's rows: variable, default and accepted values, as written. */
+  const rows = [...readFileSync('docs/CONFIGURATION.md', 'utf8').matchAll(/^\| `([A-Z_]+)` \| ([^|]*) \| ([^|]*) \|/gm)].map(
+    ([, name, byDefault, values]) => ({ name: name!, byDefault: byDefault!.trim(), values: values!.trim() }),
+  );
+
+  it("when the service reads a variable, then the table lists it once, and lists no variable the service does not read (but the OpenTelemetry SDK's)", () => {
+    const listed = rows.map((r) => r.name);
+    assert.equal(new Set(listed).size, listed.length, 'each variable once');
+    assert.deepEqual(listed.filter((n) => !n.startsWith('OTEL_')).sort(), [...SETTING_NAMES].sort());
+  });
+
+  it('when a whole-number setting is given the ends of its documented range, then both start; one past either end is refused by name; its documented default starts too', () => {
+    const ranged = rows.filter((r) => /^`\d+`–`\d+`$/.test(r.values));
+    assert.ok(ranged.length >= 30, `the ranges are in the table (${ranged.length})`);
+    // Settings bounded by another: their ends are tried with the other at its widest.
+    const beside: Record<string, Record<string, string>> = {
+      HEADERS_TIMEOUT_MS: { REQUEST_TIMEOUT_MS: '0' },
+      WEBHOOK_POLL_MAX_MS: {},
+      SUBSCRIPTION_POLL_MAX_MS: {},
+    };
+    for (const { name, byDefault, values } of ranged) {
+      const [min, max] = values.match(/\d+/g)!.map(Number) as [number, number];
+      const env = (value: number) => ({ ...beside[name], [name]: String(value) });
+      for (const value of [min, max]) {
+        assert.doesNotThrow(() => loadConfig(env(value)), `${name}=${value} is documented as allowed`);
+      }
+      refused(env(max + 1), name);
+      if (min > 0) refused(env(min - 1), name);
+      const documented = /^`(\d+)`$/.exec(byDefault)?.[1];
+      assert.ok(documented, `${name}'s default is a number`);
+      assert.doesNotThrow(() => loadConfig({ ...beside[name], [name]: documented }), `${name}'s default`);
+    }
   });
 });

@@ -12,7 +12,7 @@ interface Failures {
  * Failed authentications per client address (docs/RATE-LIMITS.md, "Without a valid key"), in this process's memory: a fixed window per
  * address, at most `maxAddresses` addresses tracked (the least recently seen is dropped first), so its
  * memory is bounded whatever the traffic. IPv6 addresses count per /64. Per instance on purpose: it
- * needs no store round trip, keeps working when Redis does not, and guessing a 128-bit key stays
+ * needs no store round trip, keeps working when Redis does not, and guessing a 192-bit key stays
  * pointless at N instances × the limit per minute (docs/DECISIONS.md).
  */
 export class AddressLimiter {
