@@ -175,6 +175,48 @@ describe('Apollo Server executes every GraphQL request over HTTP', () => {
     );
   });
 
+  it('when a persisted-query hash is not a SHA-256 (a nested array, an object, a number, null, a long string, upper case), by POST or GET, then it is refused 400 VALIDATION_FAILED at 1 point, and a well-formed hash still works', async () => {
+    const { client } = await createAccount(t, { name: 'Hash shapes' });
+    const query = `query Shapes${randomBytes(4).toString('hex')} { viewer { name } }`;
+    // As JSON text: a 5,000-deep array is deeper than JSON.stringify goes.
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const hashes = [
+      deep,
+      '{"a":1}',
+      '1',
+      'null',
+      '[]',
+      `"${'x'.repeat(100_000)}"`,
+      `"${sha256(query).toUpperCase()}"`,
+      `"${sha256(query)} "`,
+    ];
+    let before = Number((await client.get('/v1/rate_limit')).headers.get('x-ratelimit-remaining'));
+    const headers = { 'content-type': 'application/json' };
+    for (const sha256Hash of hashes) {
+      const extensions = `{"persistedQuery":{"version":1,"sha256Hash":${sha256Hash}}}`;
+      const label = sha256Hash.slice(0, 40);
+      for (const rawBody of [`{"extensions":${extensions}}`, `{"query":${JSON.stringify(query)},"extensions":${extensions}}`]) {
+        const res = await client.request('POST', '/graphql', { rawBody, headers, skipContract: true });
+        const error = assertGraphQLError(res, 'VALIDATION_FAILED', 400);
+        assert.match(error.message, /persistedQuery\.sha256Hash` must be the SHA-256/, label);
+        const remaining = Number(res.headers.get('x-ratelimit-remaining'));
+        assert.equal(remaining, before - 1, `a refused hash takes 1 point (${label})`);
+        before = remaining;
+      }
+    }
+    // By GET, the deepest array that fits in a request line.
+    const nested = `${'['.repeat(4000)}${']'.repeat(4000)}`;
+    const get = await client.get(`/graphql?extensions={"persistedQuery":{"version":1,"sha256Hash":${nested}}}`, {
+      headers: { 'apollo-require-preflight': 'true' },
+      skipContract: true,
+    });
+    assertGraphQLError(get, 'VALIDATION_FAILED', 400);
+    const extensions = { persistedQuery: { version: 1, sha256Hash: sha256(query) } };
+    assert.deepEqual(dataOf(await client.request('POST', '/graphql', { body: { query, extensions }, skipContract: true })), {
+      viewer: { name: 'Hash shapes' },
+    });
+  });
+
   it('when a persisted query is registered with a text longer than the store keeps, then it is answered but not kept: its hash alone is then unknown', async () => {
     const { client } = await createAccount(t, { name: 'Long text' });
     const query = `# ${'x'.repeat(PERSISTED_QUERY_MAX_CHARS)}\nquery Long${randomBytes(4).toString('hex')} { viewer { name } }`;

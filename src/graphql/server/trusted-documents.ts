@@ -159,11 +159,14 @@ export interface HttpGraphQLRequest {
 /**
  * A request that names a trusted document by `documentId`, or by its APQ hash without the text, becomes the request
  * with its text (in the body, or GET's `query`), which Apollo then serves as it serves any; a text the caller may not
- * send is refused here, before it is parsed. `documentId` beside a non-empty `query` is refused (one or the other).
+ * send is refused here, before it is parsed. `documentId` beside a non-empty `query` is refused (one or the other), and
+ * so is a persisted query whose hash is not a SHA-256 (Apollo would make any value a store key, a nested array too).
  */
 export function resolveHttpRequest(trusted: TrustedDocuments, request: HttpGraphQLRequest, actor: Actor | undefined): HttpGraphQLRequest {
   if (request.method === 'GET') {
     const params = new URLSearchParams(request.search);
+    const extensions = params.get('extensions');
+    if (extensions !== null) checkPersistedQuery(parseJson(extensions));
     const documentId = params.get('documentId');
     const query = params.get('query');
     if (documentId !== null) {
@@ -176,7 +179,6 @@ export function resolveHttpRequest(trusted: TrustedDocuments, request: HttpGraph
       trusted.checkText(query, actor);
       return request;
     }
-    const extensions = params.get('extensions');
     const found = extensions === null ? undefined : byPersistedQuery(trusted, parseJson(extensions), actor);
     if (!found) return request;
     params.set('query', found.text);
@@ -185,6 +187,7 @@ export function resolveHttpRequest(trusted: TrustedDocuments, request: HttpGraph
   }
   const body = request.body;
   if (!isRecord(body)) return request;
+  checkPersistedQuery(body.extensions);
   if (namesDocument(body)) return { ...request, body: withDocumentText(trusted, body) };
   if (typeof body.query === 'string' && body.query) {
     trusted.checkText(body.query, actor);
@@ -197,16 +200,27 @@ export function resolveHttpRequest(trusted: TrustedDocuments, request: HttpGraph
 /**
  * The trusted text an APQ hash sent alone names, and the extensions without `persistedQuery` (the text is the
  * manifest's: nothing to verify or register); undefined when the hash is not a trusted document's. Under `only`, a
- * `persistedQuery` that names no trusted document by a string hash is refused here (Apollo would look up any value).
+ * `persistedQuery` that names no trusted document is refused here (its hash was checked: `checkPersistedQuery`).
  */
 function byPersistedQuery(trusted: TrustedDocuments, extensions: unknown, actor: Actor | undefined) {
-  if (!isRecord(extensions) || extensions.persistedQuery === undefined || extensions.persistedQuery === null) return undefined;
+  // Apollo reads a `persistedQuery` that is false, null or missing alike: none.
+  if (!isRecord(extensions) || !extensions.persistedQuery) return undefined;
   const { persistedQuery, ...others } = extensions;
   const hash = isRecord(persistedQuery) ? persistedQuery.sha256Hash : undefined;
-  // A hash that is not a string names no document: under `only` refused as one that names none.
   const found = trusted.checkHash(typeof hash === 'string' ? hash : '', actor);
   // Another version is Apollo's to refuse, as for any hash.
   return found && isRecord(persistedQuery) && persistedQuery.version === 1 ? { text: found.text, extensions: others } : undefined;
+}
+
+/** Refuses an `extensions.persistedQuery` whose `sha256Hash` is not a SHA-256 (64 lowercase hex digits, as clients send it). */
+function checkPersistedQuery(extensions: unknown): void {
+  // Apollo reads a `persistedQuery` that is false, null or missing alike: none.
+  if (!isRecord(extensions) || !extensions.persistedQuery) return;
+  const { persistedQuery } = extensions;
+  if (isRecord(persistedQuery) && typeof persistedQuery.sha256Hash === 'string' && HEX.test(persistedQuery.sha256Hash)) return;
+  throw validationFailed('`extensions.persistedQuery.sha256Hash` must be the SHA-256 of the query: 64 lowercase hex digits.', [
+    { path: 'extensions.persistedQuery.sha256Hash', message: 'must match ^[0-9a-f]{64}$' },
+  ]);
 }
 
 /** A JSON object (not null, not an array). */
