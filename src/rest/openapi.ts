@@ -54,6 +54,10 @@ export interface CompiledOperation {
   validateHeaders: ValidateFunction;
   /** The lower-case names of the operation's header parameters (what `validateHeaders` checks). */
   headerParameters: string[];
+  /** Each header parameter's name as the document writes it, by its lower-case name (an error's `details[].path`). */
+  headerNames: Record<string, string>;
+  /** The operation's query parameters: the only ones a next page's link carries. */
+  queryParameters: ReadonlySet<string>;
   validateBody?: ValidateFunction;
   /**
    * Path and query parameters typed integer. ajv's coercion takes anything `Number()` reads ("1e3",
@@ -175,6 +179,8 @@ export function compileOperations(doc: OpenApiDocument): CompiledOperation[] {
         validateQuery: coercingAjv.compile(group('query')),
         validateHeaders: strictAjv.compile(group('header', true)),
         headerParameters: params.filter((p) => p.in === 'header').map((p) => p.name.toLowerCase()),
+        queryParameters: new Set(params.filter((p) => p.in === 'query').map((p) => p.name)),
+        headerNames: Object.fromEntries(params.filter((p) => p.in === 'header').map((p) => [p.name.toLowerCase(), p.name])),
         validateBody: body ? strictAjv.compile(rebase(body) as Json) : undefined,
         integerParameters: { path: integers('path'), query: integers('query') },
       });

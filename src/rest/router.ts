@@ -84,7 +84,7 @@ export function createRestRouter(
       const run = (): Promise<RestResult> => {
         const input = validateRequest(ctx, op);
         // `url` is parsed only when a handler needs it (a list's next-page Link header).
-        const call: RestCall = { domain: state.domain, actor: state.actor as Actor, url: () => requestUrl(ctx), op };
+        const call: RestCall = { domain: state.domain, actor: state.actor as Actor, url: () => requestUrl(ctx, op), op };
         if (!op.hasBody) return handler(input, call);
         // The body may have come long after the headers: a key revoked meanwhile writes nothing.
         return validateBody(ctx, op).then(async (body) => {
@@ -179,7 +179,9 @@ function validateRequest(ctx: Context, op: CompiledOperation): RestInput {
   const given = ctx.req.headers;
   for (const name of op.headerParameters) if (given[name] !== undefined) headers[name] = given[name];
   if (!op.validateHeaders(headers)) {
-    throw validationFailed('A header is invalid.', toDetails(op.validateHeaders.errors, ''));
+    // Named as the document names the header (`Idempotency-Key`), not as Node keys it.
+    const details = toDetails(op.validateHeaders.errors, '').map((d) => ({ ...d, path: op.headerNames[d.path] ?? d.path }));
+    throw validationFailed('A header is invalid.', details);
   }
   // Operations without a documented body ignore none silently: a body here is a client mistake.
   if (!op.hasBody && ctx.request.length)
@@ -256,12 +258,16 @@ function repeatedParameters(names: string[]) {
 }
 
 /** The absolute URL of the request; a Host header that is not a valid host falls back to localhost. */
-function requestUrl(ctx: Context): URL {
+/** The request's URL with the operation's own query parameters only (a next page's link carries no others). */
+function requestUrl(ctx: Context, op: CompiledOperation): URL {
+  let url: URL;
   try {
-    return new URL(ctx.originalUrl, `${ctx.request.protocol}://${ctx.request.host}`);
+    url = new URL(ctx.originalUrl, `${ctx.request.protocol}://${ctx.request.host}`);
   } catch {
-    return new URL(ctx.originalUrl, 'http://localhost');
+    url = new URL(ctx.originalUrl, 'http://localhost');
   }
+  for (const name of [...url.searchParams.keys()]) if (!op.queryParameters.has(name)) url.searchParams.delete(name);
+  return url;
 }
 
 /** A header of a handler's answer, whatever the case its name is written in (`name` in lower case). */

@@ -218,6 +218,29 @@ describe('REST bad inputs: documented code, nothing changed', () => {
     assert.match(many.body.message, /^The query parameters p0, p1, .*, p19 and 280 more are each given more than once\.$/);
   });
 
+  it("when a query parameter is not one the operation takes (misspelt, another case, another list's), then it is ignored, and the next page's link carries only the operation's own", async () => {
+    // Events page by `after`: a `cursor` there is another list's parameter.
+    const res = await t.admin.get('/v1/events?limit=1&limt=5&LIMIT=7&cursor=aWQ6Mg');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.length, 1);
+    const next = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1];
+    assert.ok(next, `a next page (${res.headers.get('link')})`);
+    assert.deepEqual([...new URL(next, t.url).searchParams.keys()].sort(), ['after', 'limit']);
+  });
+
+  it('when a documented header is invalid (an Idempotency-Key with a space, or too long), then details name it as the document does', async () => {
+    const orders = (await customer.get('/v1/store/orders')).body.length;
+    for (const key of ['a b', 'k'.repeat(256)]) {
+      const res = await customer.post('/v1/store/orders', { petId, quantity: 1 }, { headers: { 'idempotency-key': key } });
+      assertError(res, 400, 'VALIDATION_FAILED');
+      assert.deepEqual(
+        res.body.details.map((d: { path: string }) => d.path),
+        ['Idempotency-Key'],
+      );
+    }
+    assert.equal((await customer.get('/v1/store/orders')).body.length, orders, 'no order was placed');
+  });
+
   it('when the body is malformed JSON, or JSON that is not an object, then it is 400 VALIDATION_FAILED', async () => {
     const a = t.admin;
     await expectRefusedAndUnchanged(
