@@ -161,8 +161,9 @@ export class WebhooksService {
   /**
    * Sends a delivery's event again, now, as a new first attempt; costs what any request costs (1).
    * At most one delivery of an event is queued per endpoint: while one is pending (a retry waiting
-   * for its time included), that one is returned, brought forward to now, and nothing is added. A
-   * disabled endpoint sends nothing: WEBHOOK_DISABLED (re-enable it first).
+   * for its time included), that one is returned, brought forward to now and counted as a first attempt
+   * again (unless a worker is making it), and nothing is added: redelivering to a receiver still down
+   * restarts its retry schedule rather than using it up. A disabled endpoint sends nothing: WEBHOOK_DISABLED.
    */
   async redeliver(actor: Actor, webhookId: number, deliveryId: number): Promise<WebhookDeliveryView> {
     const endpointId = v.id(webhookId, 'webhookId');
@@ -194,6 +195,7 @@ export class WebhooksService {
       );
       if (pending) {
         if (pending.scheduledAt > now) pending.scheduledAt = now;
+        if (!pending.claimedUntil || pending.claimedUntil <= now) pending.attempt = 1;
         await em.flush();
         return toDeliveryView(pending);
       }

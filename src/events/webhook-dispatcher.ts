@@ -111,7 +111,11 @@ export function startWebhookDispatcher(orm: Orm, reader: SqlReader, logger: Logg
     running.add(lane);
   }
 
-  /** Takes the endpoint's queue and makes its due attempts one at a time, up to LANE_TURN, then gives the queue back. */
+  /**
+   * Takes the endpoint's queue and makes its due attempts one at a time, up to LANE_TURN, then gives the queue back.
+   * A failed attempt ends the turn at once: a receiver that hangs holds a place for one timeout, not for LANE_TURN of
+   * them, so its account's other endpoints wait for a place at most one timeout however many of its receivers hang.
+   */
   async function runLane(endpointId: number, owner: string) {
     let holding = false;
     try {
@@ -119,15 +123,15 @@ export function startWebhookDispatcher(orm: Orm, reader: SqlReader, logger: Logg
         const attempt = await service().takeAttempt(endpointId, owner, leaseMs);
         // Nothing due (the queue was given back) or another holder has it.
         holding = attempt !== null;
-        if (!attempt || !(await deliver(attempt, owner))) return;
+        if (!attempt || (await deliver(attempt, owner)) !== 'next') return;
       }
     } finally {
       if (holding) await service().releaseQueue(endpointId, owner);
     }
   }
 
-  /** Makes one attempt and records it; false when the worker is stopping (the attempt was given back). */
-  async function deliver(attempt: WebhookAttempt, owner: string): Promise<boolean> {
+  /** Makes one attempt and records it: whether the lane goes on, ends its turn (the receiver failed), or stops (the worker is stopping; the attempt was given back). */
+  async function deliver(attempt: WebhookAttempt, owner: string): Promise<'next' | 'failed' | 'stopped'> {
     const started = new Date();
     const timestamp = Math.floor(started.getTime() / 1000);
     const id = String(attempt.eventId);
@@ -147,11 +151,11 @@ export function startWebhookDispatcher(orm: Orm, reader: SqlReader, logger: Logg
     });
     if (result.aborted) {
       await service().releaseAttempt(attempt.deliveryId, owner);
-      return false;
+      return 'stopped';
     }
     const { recorded, disabled } = await service().recordAttempt(attempt, owner, result, started);
     // The claim ran out and another instance took the attempt over: its outcome counts.
-    if (!recorded) return true;
+    if (!recorded) return 'next';
     options.onAttempt?.(result.ok ? 'succeeded' : 'failed', result.ok ? (Date.now() - attempt.eventCreatedAt.getTime()) / 1000 : undefined);
     if (disabled) {
       options.onEndpointDisabled?.();
@@ -160,7 +164,7 @@ export function startWebhookDispatcher(orm: Orm, reader: SqlReader, logger: Logg
         'webhooks: endpoint disabled after its retry schedule was spent',
       );
     }
-    return true;
+    return result.ok ? 'next' : 'failed';
   }
 
   const loop = new WorkLoop(cycle, { minMs: options.pollMs, maxMs: options.pollMaxMs, wakeGapMs: WAKE_GAP_MS }, (err) =>

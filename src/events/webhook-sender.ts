@@ -1,6 +1,6 @@
 /**
- * One webhook attempt over HTTP(S): Standard Webhooks signature, no redirects, a timeout, a cap on the
- * response read, and (unless private addresses are allowed) a refusal to connect to any address that
+ * One webhook attempt over HTTP(S): Standard Webhooks signature, no redirects, a timeout for the answer's
+ * status (its body is not read), and (unless private addresses are allowed) a refusal to connect to any address that
  * is not public, checked when the connection is made (a name that resolved to a public address at
  * registration may resolve to 127.0.0.1 or 169.254.169.254 now: DNS rebinding).
  */
@@ -11,9 +11,6 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { isPublicAddress } from '../domain/webhook-addresses.js';
 import { inSpan, linksTo, SpanKind, SpanStatusCode, traceHeaders, tracingOn } from '../observability/tracing.js';
-
-/** How much of a receiver's answer is read (it is only kept as an excerpt in the delivery log). */
-export const RESPONSE_READ_CAP = 64 * 1024;
 
 /** `v1,<base64 HMAC-SHA256(secret, id.timestamp.body)>` (Standard Webhooks); the secret's key is the base64 after `whsec_`. */
 export function signature(secret: string, id: string, timestamp: number, body: string): string {
@@ -135,25 +132,17 @@ function send(target: string, headers: Record<string, string>, body: string, opt
         ...(options.allowPrivate ? {} : { lookup: publicOnlyLookup as never }),
       },
       (res) => {
+        // The status decides, as soon as it arrives: the body is not read (a receiver that streams it slowly has
+        // answered all the same), and the connection, never reused, is closed at once.
         const status = res.statusCode ?? 0;
-        let read = 0;
-        const settle = () => {
-          if (status >= 200 && status < 300) finish(done(true, status, null));
-          else if (status >= 300 && status < 400)
-            finish(
-              done(false, status, `redirect${res.headers.location ? ` to ${res.headers.location}` : ''} not followed; give the final URL`),
-            );
-          else finish(done(false, status, `the receiver answered HTTP ${status}`));
-        };
-        res.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          if (read > RESPONSE_READ_CAP) {
-            settle();
-            res.destroy();
-          }
-        });
-        res.on('end', settle);
-        res.on('error', settle);
+        res.destroy();
+        if (status >= 200 && status < 300) finish(done(true, status, null));
+        else if (status === 304) finish(done(false, status, 'the receiver answered HTTP 304 Not Modified; answer 2xx'));
+        else if (status >= 300 && status < 400)
+          finish(
+            done(false, status, `redirect${res.headers.location ? ` to ${res.headers.location}` : ''} not followed; give the final URL`),
+          );
+        else finish(done(false, status, `the receiver answered HTTP ${status}`));
       },
     );
     req.on('error', (err: NodeJS.ErrnoException) => finish(done(false, null, describe(err))));

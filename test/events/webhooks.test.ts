@@ -315,6 +315,49 @@ describe('webhooks: an endpoint that keeps failing is disabled with the reason',
   });
 });
 
+describe('webhooks: redelivering to a receiver still down', () => {
+  it('when a pending retry is redelivered again and again while the receiver fails, then each redelivery is a first attempt again and the endpoint is never disabled by them', async () => {
+    // The schedule at its real pace: the first retry would wait 5 s, so every attempt here is a redelivery's.
+    const t = await startApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '10' } });
+    const receiver = await startReceiver();
+    receiver.answer = (_n, res) => {
+      res.statusCode = 500;
+      res.end();
+    };
+    try {
+      const hook = (await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+      await t.admin.post('/v1/categories', { name: 'Down for a while' });
+      await eventually('the first attempt', () => receiver.received[0]);
+      const redeliveries = RETRY_SCHEDULE_S.length + 2;
+      let last: number | undefined;
+      for (let i = 1; i <= redeliveries; i++) {
+        // The failed attempt is logged and its retry (a new row) is waiting: redeliver that retry now.
+        const pending = await eventually('the retry waiting', async () =>
+          (await t.admin.get(`/v1/webhooks/${hook.id}/deliveries`)).body.find(
+            (d: { id: number; status: string }) => d.status === 'pending' && d.id !== last,
+          ),
+        );
+        last = pending.id;
+        const res = await t.admin.post(`/v1/webhooks/${hook.id}/deliveries/${pending.id}/redeliver`);
+        assert.equal(res.status, 202, `redelivery ${i}: ${res.text}`);
+        assert.deepEqual([res.body.id, res.body.attempt], [pending.id, 1], 'the waiting retry, as a first attempt');
+        await eventually(`attempt ${i + 1}`, () => receiver.received[i]);
+      }
+      const endpoint = await eventually('the last attempt logged', async () => {
+        const log = (await walk(t.admin, `/v1/webhooks/${hook.id}/deliveries`)).items;
+        return log.filter((d) => d.status === 'failed').length === redeliveries + 1
+          ? (await t.admin.get(`/v1/webhooks/${hook.id}`)).body
+          : null;
+      });
+      assert.deepEqual([endpoint.enabled, endpoint.disabledReason], [true, null]);
+      assert.equal(receiver.received.length, redeliveries + 1, 'nothing but the first attempt and the redeliveries was sent');
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
+});
+
 describe('webhooks: SSRF (only https and public addresses unless WEBHOOK_ALLOW_PRIVATE=true)', () => {
   let t: TestApp;
   before(async () => {
@@ -461,10 +504,40 @@ describe('webhooks: SSRF (only https and public addresses unless WEBHOOK_ALLOW_P
         timeoutMs: 200,
       });
       assert.deepEqual([timedOut.ok, timedOut.error], [false, 'no answer within 200 ms']);
+      receiver.answer = (_n, res) => {
+        res.writeHead(304);
+        res.end();
+      };
+      const notModified = await sendWebhook(receiver.url, {}, '{}', { allowPrivate: true, timeoutMs: 2000 });
+      assert.deepEqual([notModified.ok, notModified.status], [false, 304]);
+      assert.match(notModified.error ?? '', /304 Not Modified; answer 2xx/);
     } finally {
       silent.closeAllConnections();
       silent.close();
       await receiver.close();
+    }
+  });
+
+  it('when a receiver answers 2xx and then sends its body slowly (or never ends it), then the attempt succeeded when the status came', async () => {
+    const trickle = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('.');
+      const drip = setInterval(() => res.write('.'), 100);
+      res.on('close', () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => trickle.listen(0, '127.0.0.1', resolve));
+    try {
+      const started = Date.now();
+      const result = await sendWebhook(`http://127.0.0.1:${(trickle.address() as AddressInfo).port}/`, {}, '{}', {
+        allowPrivate: true,
+        timeoutMs: 1000,
+      });
+      assert.deepEqual([result.ok, result.status, result.error], [true, 200, null]);
+      assert.ok(Date.now() - started < 1000, 'answered before the timeout');
+    } finally {
+      trickle.closeAllConnections();
+      trickle.close();
     }
   });
 });
