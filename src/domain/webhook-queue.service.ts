@@ -144,19 +144,21 @@ export class WebhookQueue {
   /**
    * Endpoints with an attempt due whose queue nobody holds, at most `limit`, taken in turns across
    * accounts: every account's longest-waiting endpoint before any account's second, so an account
-   * with many busy endpoints is served beside the others, never before them all.
+   * with many busy endpoints is served beside the others, never before them all. Waiting is told by the
+   * oldest due attempt's time, then its event's age (attempts relayed together share a time): an endpoint
+   * whose oldest event just failed, its retry now later, comes after one still waiting for that event.
    */
   async dueEndpoints(limit: number, now = new Date()): Promise<DueEndpoint[]> {
     const at = this.sqlTime(now);
     const rows = await this.em.execute<Array<{ endpoint_id: number | string; account_id: number | string }>>(
       `select endpoint_id, account_id from (
-         select d.endpoint_id, e.account_id, min(d.scheduled_at) as due,
-                row_number() over (partition by e.account_id order by min(d.scheduled_at), d.endpoint_id) as turn
+         select d.endpoint_id, e.account_id, min(d.scheduled_at) as due, min(d.event_id) as first_event,
+                row_number() over (partition by e.account_id order by min(d.scheduled_at), min(d.event_id), d.endpoint_id) as turn
            from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
           where d.status = 'pending' and d.scheduled_at <= ? and (d.claimed_until is null or d.claimed_until < ?)
             and (e.lease_until is null or e.lease_until < ?)
           group by d.endpoint_id, e.account_id
-       ) q order by turn, due, endpoint_id limit ?`,
+       ) q order by turn, due, first_event, endpoint_id limit ?`,
       [at, at, at, limit],
     );
     return rows.map((r) => ({ endpointId: Number(r.endpoint_id), accountId: Number(r.account_id) }));
