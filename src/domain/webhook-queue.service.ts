@@ -1,4 +1,3 @@
-import { raw } from '@mikro-orm/core';
 import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
 import { Event, WebhookDelivery, WebhookEndpoint } from './entities/index.js';
 import { canSee, positionOf, readEvents, readableEvents, toEventView } from './events.service.js';
@@ -144,20 +143,23 @@ export class WebhookQueue {
   /**
    * Endpoints with an attempt due whose queue nobody holds, at most `limit`, taken in turns across
    * accounts: every account's longest-waiting endpoint before any account's second, so an account
-   * with many busy endpoints is served beside the others, never before them all. Waiting is told by the
-   * oldest due attempt's time, then its event's age (attempts relayed together share a time): an endpoint
-   * whose oldest event just failed, its retry now later, comes after one still waiting for that event.
+   * with many busy endpoints is served beside the others, never before them all. Within an account, an
+   * endpoint whose last attempt failed comes after the others (a receiver that hangs must not take every place
+   * its account frees), then by the oldest due attempt's time and its event's age (attempts relayed together
+   * share a time).
    */
   async dueEndpoints(limit: number, now = new Date()): Promise<DueEndpoint[]> {
     const at = this.sqlTime(now);
     const rows = await this.em.execute<Array<{ endpoint_id: number | string; account_id: number | string }>>(
       `select endpoint_id, account_id from (
          select d.endpoint_id, e.account_id, min(d.scheduled_at) as due, min(d.event_id) as first_event,
-                row_number() over (partition by e.account_id order by min(d.scheduled_at), min(d.event_id), d.endpoint_id) as turn
+                row_number() over (
+                  partition by e.account_id order by e.failing, min(d.scheduled_at), min(d.event_id), d.endpoint_id
+                ) as turn
            from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
           where d.status = 'pending' and d.scheduled_at <= ? and (d.claimed_until is null or d.claimed_until < ?)
             and (e.lease_until is null or e.lease_until < ?)
-          group by d.endpoint_id, e.account_id
+          group by d.endpoint_id, e.account_id, e.failing
        ) q order by turn, due, first_event, endpoint_id limit ?`,
       [at, at, at, limit],
     );
@@ -279,13 +281,18 @@ export class WebhookQueue {
     outcome: AttemptOutcome,
     started: Date,
   ): Promise<{ recorded: boolean; disabled: boolean }> {
-    // A success is one statement; a failure also schedules what comes next, in the same transaction.
-    if (outcome.ok) return { recorded: await this.finish(attempt.deliveryId, owner, outcome, started), disabled: false };
+    // A success is one statement (two after failures: the endpoint is no longer failing); a failure also marks the
+    // endpoint failing and schedules what comes next, in the same transaction.
+    if (outcome.ok) {
+      const recorded = await this.finish(attempt.deliveryId, owner, outcome, started);
+      if (recorded) await this.em.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId, failing: true }, { failing: false });
+      return { recorded, disabled: false };
+    }
     return this.em.transactional(async (tx) => {
       // The endpoint row's lock first, then the delivery's: the order a deleted endpoint (or account) cascades in.
       // The other order deadlocked on PostgreSQL with a DELETE of the endpoint (it held the endpoint, waited for
       // the delivery; this held the delivery, waited for the endpoint to insert the retry), and one of the two failed.
-      if (!(await tx.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId }, { url: raw('url') })))
+      if (!(await tx.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId }, { failing: true })))
         return { recorded: false, disabled: false };
       const recorded = await new WebhookQueue(tx, this.reader, this.options).finish(attempt.deliveryId, owner, outcome, started);
       if (!recorded) return { recorded, disabled: false };

@@ -131,6 +131,15 @@ describe("webhooks: an account's hanging receivers delay its other endpoints by 
       // hanging ones had made about one attempt each, not a turn of six.
       const before = hanging.received.filter((r) => r.at <= healthy.received[0]!.at).length;
       assert.ok(before <= 16, `${before} attempts to the hanging endpoints came before the healthy one's first (one each is 8)`);
+      // Later events, one at a time: the hanging endpoints' older ones are still due, yet the healthy endpoint
+      // (its last attempt a success) comes first for the next place each time.
+      for (let i = 0; i < 3; i++) {
+        const attemptsBefore = hanging.received.length;
+        await t.admin.post('/v1/categories', { name: `Later ${i} ${randomBytes(3).toString('hex')}` });
+        await eventually(`later event ${i}`, () => healthy.received.length === 7 + i, 100, 300);
+        const meanwhile = hanging.received.filter((r) => r.at <= healthy.received[6 + i]!.at).length - attemptsBefore;
+        assert.ok(meanwhile <= 16, `${meanwhile} attempts to the hanging endpoints came before later event ${i} reached the healthy one`);
+      }
       for (const r of healthy.received) assert.equal(verified(hook.secret, r).type, 'category.created');
     } finally {
       await t.close();

@@ -37,6 +37,10 @@ export class WebhookEndpoint {
   @Property({ type: 'text', nullable: true })
   disabledReason: string | null = null;
 
+  /** Whether the endpoint's last attempt failed: its account's other endpoints are given a place first. */
+  @Property({ type: 'boolean', default: false })
+  failing: boolean = false;
+
   /**
    * Which instance's worker holds the endpoint's delivery queue, and until when (renewed at each
    * attempt): one attempt at a time per endpoint across every instance; another instance takes the
