@@ -83,6 +83,11 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
     assert.equal(shown.errors, undefined, JSON.stringify(shown));
     assert.equal(shown.data.viewer.role, 'staff');
     assert.equal(shown.data.pets.edges.length, 3);
+    // The key is not kept where other tabs or a later visit would find it: nothing in localStorage names it
+    // (GraphiQL's history records each run's headers; it is kept in this tab's sessionStorage).
+    const stored = await page.evaluate<string>('JSON.stringify(Object.entries(localStorage))');
+    assert.doesNotMatch(stored, new RegExp(t.adminKey), 'the key is not in localStorage');
+    assert.match(await page.evaluate<string>('JSON.stringify(Object.entries(sessionStorage))'), /Names/, 'the history is in the tab');
 
     assert.deepEqual(offOrigin, [], 'everything the explorer needs comes from the service');
     assert.deepEqual(problems, [], 'the page runs without errors under its security headers');
@@ -137,6 +142,7 @@ describe('GraphQL: the GraphiQL explorer at /graphiql works offline, in headless
     assert.equal(refusal.errors[0].extensions.closeCode, 4403, text);
     assert.match(refusal.errors[0].extensions.closeReason, /^UNAUTHENTICATED: send your API key/, text);
     assert.match(refusal.errors[0].message, /X-API-Key is missing or unknown/);
+    assert.doesNotMatch(refusal.errors[0].message, /\.\./, 'one full stop after the reason');
     assert.equal(await running(), false, 'the run is over');
 
     await page.evaluate(editorValue(HEADERS, JSON.stringify({ 'X-API-Key': t.adminKey })));

@@ -1,5 +1,7 @@
 // Starts GraphiQL (global from graphiql.min.js) on this service's GraphQL endpoint, with the headers
-// pane open on an X-API-Key to fill in. Headers are not persisted: a key stays in this tab only.
+// pane open on an X-API-Key to fill in. A key stays in this tab only: GraphiQL keeps its tabs and history (whose
+// entries record each run's headers whatever `shouldPersistHeaders` says) in the tab's sessionStorage, not
+// localStorage, so closing the tab forgets them.
 //
 // Queries and mutations go over HTTP (GraphiQL's own fetcher). Subscriptions go over the graphql-ws
 // protocol to the same endpoint (graphqlWs, global from graphql-ws.js), on a socket of the page's own
@@ -31,7 +33,7 @@
     if (Array.isArray(error)) return error;
     // The socket closed: a CloseEvent (or any error with a close code).
     if (error && typeof error.code === 'number') {
-      let message = `Socket closed with event ${error.code}${error.reason ? ` ${error.reason}` : ''}.`;
+      let message = `Socket closed with event ${error.code}${error.reason ? ` ${error.reason.replace(/\.$/, '')}` : ''}.`;
       if (error.code === 4403)
         message += ' The X-API-Key is missing or unknown: put {"X-API-Key": "psk_…"} in the Headers pane, then run again.';
       return { message: message, extensions: { closeCode: error.code, closeReason: error.reason || '' } };
@@ -109,6 +111,7 @@
       defaultEditorToolsVisibility: 'headers',
       isHeadersEditorEnabled: true,
       shouldPersistHeaders: false,
+      storage: window.sessionStorage,
     }),
   );
 })();
