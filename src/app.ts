@@ -12,6 +12,7 @@ import { domainFactory, keyRegistry } from './domain/index.js';
 import { categoryNameCollisions } from './domain/categories.service.js';
 import { ApiKeyAuthenticator } from './http/authentication.js';
 import { clientAddressResolver } from './http/client-address.js';
+import { originAllowed } from './http/cors.js';
 import { requestPipeline } from './app.pipeline.js';
 import { serverRefusals } from './http/refusals.js';
 import { createRateLimitGate, createSubscriptionSlots } from './rate-limit/index.js';
@@ -126,6 +127,7 @@ async function assembleApp(config: Config, options: CreateAppOptions, lifecycle:
     logger,
     preparation: graphql.preparation,
     sockets: config.subscriptionSockets,
+    originAllowed: originAllowed(config.corsOrigins),
   });
   lifecycle.opened('the GraphQL subscriptions', () => subscriptions?.close(), { intake: true });
   // A revoked or banned key's subscriptions end on every instance (and free their plan slots).

@@ -26,9 +26,14 @@ export const EXPOSED_HEADERS = [
  * every answer without a key does; from an origin not allowed it has no `Access-Control-Allow-*` headers, so the
  * browser refuses the request.
  */
-export function corsPolicy(origins: readonly string[], gate: Pick<RateLimitGate, 'addressHeaders'>): Middleware {
+/** Whether a browser origin is one of `CORS_ORIGINS` (`*`: any); no origin (`''`) is none. */
+export function originAllowed(origins: readonly string[]): (origin: string) => boolean {
   const any = origins.includes('*');
-  const allowed = (origin: string) => origin !== '' && (any || origins.includes(origin));
+  return (origin) => origin !== '' && (any || origins.includes(origin));
+}
+
+export function corsPolicy(origins: readonly string[], gate: Pick<RateLimitGate, 'addressHeaders'>): Middleware {
+  const allowed = originAllowed(origins);
   const withCors = cors({
     origin: (ctx: Context) => {
       const origin = requestHeader(ctx, 'origin');

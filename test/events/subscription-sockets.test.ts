@@ -11,10 +11,11 @@ import { Client, startApp, type TestApp } from '../helpers/app.js';
 type Outcome = { ws: WebSocket; opened: boolean; status?: number; body?: string };
 
 /** Opens a raw graphql-ws socket (sending nothing): opened, or refused at the upgrade with an HTTP status. */
-function rawSocket(t: TestApp, sockets: WebSocket[], forwardedFor?: string): Promise<Outcome> {
+function rawSocket(t: TestApp, sockets: WebSocket[], forwardedFor?: string, origin?: string): Promise<Outcome> {
   return new Promise((resolve) => {
     const ws = new WebSocket(`${t.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws', {
       headers: forwardedFor ? { 'X-Forwarded-For': forwardedFor } : {},
+      ...(origin === undefined ? {} : { origin }),
     });
     sockets.push(ws);
     ws.on('open', () => resolve({ ws, opened: true }));
@@ -35,6 +36,33 @@ function init(ws: WebSocket, key: string): Promise<{ ack: boolean; code?: number
     ws.send(JSON.stringify({ type: 'connection_init', payload: { 'X-API-Key': key } }));
   });
 }
+
+describe("subscription sockets: from browser pages, only the origins CORS_ORIGINS allows (and the service's own)", () => {
+  let t: TestApp;
+  const sockets: WebSocket[] = [];
+  before(async () => {
+    t = await startApp({ env: { CORS_ORIGINS: 'https://app.example.com' } });
+  });
+  after(async () => {
+    for (const ws of sockets) ws.terminate();
+    await t.close();
+  });
+
+  it("when a page of another origin opens a socket, then the upgrade is refused 403 FORBIDDEN naming CORS_ORIGINS; an allowed origin, the service's own and a client without Origin connect", async () => {
+    for (const origin of ['https://evil.example', 'null', `${t.url}.evil.example`]) {
+      const refused = await rawSocket(t, sockets, undefined, origin);
+      assert.deepEqual([refused.opened, refused.status], [false, 403], origin);
+      const body = JSON.parse(refused.body!);
+      assert.equal(body.code, 'FORBIDDEN');
+      assert.match(body.message, /CORS_ORIGINS/);
+    }
+    for (const origin of ['https://app.example.com', t.url, undefined]) {
+      const outcome = await rawSocket(t, sockets, undefined, origin);
+      assert.equal(outcome.opened, true, String(origin));
+      assert.deepEqual(await init(outcome.ws, t.adminKey), { ack: true }, String(origin));
+    }
+  });
+});
 
 describe('subscription sockets: bounded per address before connection_init, behind a trusted proxy', () => {
   let t: TestApp;

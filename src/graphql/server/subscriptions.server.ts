@@ -71,6 +71,17 @@ export interface SubscriptionServerOptions {
   preparation: RequestPreparation;
   /** Sockets not yet authenticated: how many one address may hold, and how long each may wait for `connection_init`. */
   sockets: { perAddress: number; initTimeoutMs: number };
+  /** Whether a page on this origin may call the API (`CORS_ORIGINS`): browsers do not apply CORS to WebSockets. */
+  originAllowed(origin: string): boolean;
+}
+
+/** Whether a WebSocket upgrade comes from a page of the service's own origin (its `Origin` names the `Host` it asks). */
+function sameOrigin(origin: string, host: string | undefined): boolean {
+  try {
+    return !!host && new URL(origin).host === host.toLowerCase();
+  } catch {
+    return false;
+  }
 }
 
 export interface SubscriptionServer {
@@ -122,9 +133,18 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
       answerAsPlainRequest(server, request, socket, head);
       return;
     }
+    const address = options.clientAddress(request);
+    // A browser sends its page's Origin and lets any page open a WebSocket anywhere: a page of another origin than
+    // the service's own or CORS_ORIGINS' is refused, as its HTTP requests are. Clients outside browsers send none.
+    const origin = request.headers.origin;
+    if (origin !== undefined && !sameOrigin(origin, request.headers.host) && !options.originAllowed(origin)) {
+      const shown = origin.length > 100 ? `${origin.slice(0, 100)}…` : origin;
+      const message = `WebSocket connections from pages of ${shown} are not allowed: CORS_ORIGINS lists the origins that may call this API.`;
+      answerError(request, socket, 403, 'FORBIDDEN', message, options.gate.addressHeaders(address));
+      return;
+    }
     // Counted before the handshake, so one address cannot hold more than its share of sockets that
     // have shown no key; one over it is refused before it becomes a WebSocket at all.
-    const address = options.clientAddress(request);
     // An IPv6 client holds a /64, as the rate limits see it: its addresses share one cap.
     const bucket = addressBucket(address);
     const held = unauthenticated.get(bucket) ?? 0;
