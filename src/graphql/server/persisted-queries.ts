@@ -56,9 +56,15 @@ export async function persistedQueryCache(
     commandOptions: { timeout: wait },
     socket: { connectTimeout: REDIS_CONNECT_WAIT_MS },
   });
-  // One warning per outage minute, not one per reconnection attempt.
+  // One warning per outage minute, not one per reconnection attempt; one line when Redis is back.
   let warnedAt = 0;
+  let down = false;
+  client.on('ready', () => {
+    if (down) logger.info('persisted-query store: Redis is back; hashes are kept and shared again');
+    down = false;
+  });
   const warn = (err: unknown) => {
+    down = true;
     if (Date.now() - warnedAt < 60_000) return;
     warnedAt = Date.now();
     logger.warn(
