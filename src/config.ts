@@ -108,7 +108,7 @@ const envSchema = z.object({
     // 32 url-safe characters hold 192 bits when random; a patterned string (repeats, a word) is refused.
     .refine(
       (v) => estimatedBits(v.slice(4)) >= 100,
-      "is too weak: its characters after psk_ score under 100 bits (length × the entropy of their frequencies; a random key of 32 scores about 145) (make one with: node -e \"console.log('psk_' + require('crypto').randomBytes(32).toString('base64url'))\")",
+      "is too weak: its characters after psk_ score under 100 bits (length × the entropy of their frequencies; 32 random characters score about 145) (make one with: node -e \"console.log('psk_' + require('crypto').randomBytes(32).toString('base64url'))\")",
     )
     .optional(),
   SEED_DEMO: bool.optional(),

@@ -195,7 +195,9 @@ export class WebhooksService {
       );
       if (pending) {
         if (pending.scheduledAt > now) pending.scheduledAt = now;
-        if (!pending.claimedUntil || pending.claimedUntil <= now) pending.attempt = 1;
+        // Only while no worker holds it, decided by the row (a worker claims it only at the number it read).
+        const unclaimed = { $or: [{ claimedUntil: null }, { claimedUntil: { $lt: now } }] };
+        if (await em.nativeUpdate(WebhookDelivery, { id: pending.id, ...unclaimed }, { attempt: 1 })) pending.attempt = 1;
         await em.flush();
         return toDeliveryView(pending);
       }

@@ -1,3 +1,4 @@
+import { raw } from '@mikro-orm/core';
 import { BaseSqlitePlatform, type EntityManager } from '@mikro-orm/knex';
 import { Event, WebhookDelivery, WebhookEndpoint } from './entities/index.js';
 import { canSee, positionOf, readEvents, readableEvents, toEventView } from './events.service.js';
@@ -240,7 +241,12 @@ export class WebhookQueue {
       );
       if (
         !delivery ||
-        !(await this.em.nativeUpdate(WebhookDelivery, { id: delivery.id, ...free }, { claimedBy: owner, claimedUntil: until }))
+        // The attempt number read is the one claimed: a redelivery that made it a first attempt meanwhile wins.
+        !(await this.em.nativeUpdate(
+          WebhookDelivery,
+          { id: delivery.id, attempt: delivery.attempt, ...free },
+          { claimedBy: owner, claimedUntil: until },
+        ))
       ) {
         await this.releaseQueue(endpointId, owner);
         return null;
@@ -292,10 +298,12 @@ export class WebhookQueue {
       // The endpoint row's lock first, then the delivery's: the order a deleted endpoint (or account) cascades in.
       // The other order deadlocked on PostgreSQL with a DELETE of the endpoint (it held the endpoint, waited for
       // the delivery; this held the delivery, waited for the endpoint to insert the retry), and one of the two failed.
-      if (!(await tx.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId }, { failing: true })))
+      if (!(await tx.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId }, { url: raw('url') })))
         return { recorded: false, disabled: false };
       const recorded = await new WebhookQueue(tx, this.reader, this.options).finish(attempt.deliveryId, owner, outcome, started);
+      // Taken over by another holder: its outcome counts, this one marks nothing.
       if (!recorded) return { recorded, disabled: false };
+      await tx.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId }, { failing: true });
       if (attempt.attempt <= RETRY_SCHEDULE_S.length) {
         const next = new Date(Date.now() + retryDelayMs(attempt.attempt, this.options.retryScale ?? 1));
         const original = await tx.findOneOrFail(WebhookDelivery, { id: attempt.deliveryId });

@@ -18,6 +18,12 @@ export const EXPOSED_HEADERS = [
   'Idempotent-Replayed',
 ];
 
+/** Whether a browser origin is one of `CORS_ORIGINS` (`*`: any); no origin (`''`) is none. */
+export function originAllowed(origins: readonly string[]): (origin: string) => boolean {
+  const any = origins.includes('*');
+  return (origin) => origin !== '' && (any || origins.includes(origin));
+}
+
 /**
  * CORS for the configured origins (`*` for any). A request from no allowed origin (most of them: servers and
  * scripts send no `Origin`) gets exactly what @koa/cors gives it, `Vary: Origin`, without its asynchronous step.
@@ -26,12 +32,6 @@ export const EXPOSED_HEADERS = [
  * every answer without a key does; from an origin not allowed it has no `Access-Control-Allow-*` headers, so the
  * browser refuses the request.
  */
-/** Whether a browser origin is one of `CORS_ORIGINS` (`*`: any); no origin (`''`) is none. */
-export function originAllowed(origins: readonly string[]): (origin: string) => boolean {
-  const any = origins.includes('*');
-  return (origin) => origin !== '' && (any || origins.includes(origin));
-}
-
 export function corsPolicy(origins: readonly string[], gate: Pick<RateLimitGate, 'addressHeaders'>): Middleware {
   const allowed = originAllowed(origins);
   const withCors = cors({

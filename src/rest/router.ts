@@ -257,8 +257,10 @@ function repeatedParameters(names: string[]) {
   );
 }
 
-/** The absolute URL of the request; a Host header that is not a valid host falls back to localhost. */
-/** The request's URL with the operation's own query parameters only (a next page's link carries no others). */
+/**
+ * The absolute URL of the request (a Host header that is not a valid host falls back to localhost), with the
+ * operation's own query parameters only: a next page's link carries no others.
+ */
 function requestUrl(ctx: Context, op: CompiledOperation): URL {
   let url: URL;
   try {

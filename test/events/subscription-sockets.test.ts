@@ -48,15 +48,17 @@ describe("subscription sockets: from browser pages, only the origins CORS_ORIGIN
     await t.close();
   });
 
-  it("when a page of another origin opens a socket, then the upgrade is refused 403 FORBIDDEN naming CORS_ORIGINS; an allowed origin, the service's own and a client without Origin connect", async () => {
-    for (const origin of ['https://evil.example', 'null', `${t.url}.evil.example`]) {
+  it("when a page of another origin opens a socket, then the upgrade is refused 403 FORBIDDEN naming CORS_ORIGINS; an allowed origin, the service's own host and a client without Origin connect", async () => {
+    const port = new URL(t.url).port;
+    for (const origin of ['https://evil.example', 'null', `${t.url}.evil.example`, `http://localhost:${port}`]) {
       const refused = await rawSocket(t, sockets, undefined, origin);
       assert.deepEqual([refused.opened, refused.status], [false, 403], origin);
       const body = JSON.parse(refused.body!);
       assert.equal(body.code, 'FORBIDDEN');
       assert.match(body.message, /CORS_ORIGINS/);
     }
-    for (const origin of ['https://app.example.com', t.url, undefined]) {
+    // The service's own host name, whatever scheme and port a proxy in front shows the page on.
+    for (const origin of ['https://app.example.com', t.url, 'https://127.0.0.1', undefined]) {
       const outcome = await rawSocket(t, sockets, undefined, origin);
       assert.equal(outcome.opened, true, String(origin));
       assert.deepEqual(await init(outcome.ws, t.adminKey), { ack: true }, String(origin));

@@ -317,8 +317,8 @@ describe('webhooks: an endpoint that keeps failing is disabled with the reason',
 
 describe('webhooks: redelivering to a receiver still down', () => {
   it('when a pending retry is redelivered again and again while the receiver fails, then each redelivery is a first attempt again and the endpoint is never disabled by them', async () => {
-    // The schedule at its real pace: the first retry would wait 5 s, so every attempt here is a redelivery's.
-    const t = await startApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '10' } });
+    // The schedule a hundred times slower: the first retry would wait 500 s, so every attempt here is a redelivery's.
+    const t = await startApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '100', WEBHOOK_POLL_MS: '10' } });
     const receiver = await startReceiver();
     receiver.answer = (_n, res) => {
       res.statusCode = 500;

@@ -334,7 +334,10 @@ describe('automatic persisted queries on a Redis that starts with the instance a
   before(async () => {
     port = await freePort();
     server = await startRedis(port);
-    t = await startApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_KEY_PREFIX: freshPrefix() } });
+    // Unknown hashes are free requests, asked again while a write lands: a budget that the retries cannot reach.
+    t = await startApp({
+      env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_KEY_PREFIX: freshPrefix(), FREE_READS_PER_MINUTE: '100000' },
+    });
   });
   after(async () => {
     if (server && server.exitCode === null) await stopRedis(server);
@@ -349,19 +352,25 @@ describe('automatic persisted queries on a Redis that starts with the instance a
       queries.map((query) => client.request('POST', '/graphql', { body: { query, extensions: extensionsOf(query) }, skipContract: true })),
     );
     for (const res of registered) assert.deepEqual(dataOf(res), { viewer: { name: 'Burst' } }, 'a registration is answered, Redis or not');
-    // Apollo does not wait for the store's write: give it the time of a few round trips.
-    await sleep(100);
-    const refusals: string[] = [];
-    for (const query of queries) {
-      const res = await client.request('POST', '/graphql', { body: { extensions: extensionsOf(query) }, skipContract: true });
-      const code = (res.body as { errors?: Array<{ extensions?: { code?: string } }> }).errors?.[0]?.extensions?.code;
-      if (code) refusals.push(code);
+    // Apollo does not wait for the store's write: a hash not found yet is asked again, a few times over a second.
+    let missing = queries;
+    let refusals: string[] = [];
+    for (let round = 0; round < 5 && missing.length; round++) {
+      await sleep(round === 0 ? 50 : 250);
+      const answers = await Promise.all(
+        missing.map((query) => client.request('POST', '/graphql', { body: { extensions: extensionsOf(query) }, skipContract: true })),
+      );
+      const codes = answers.map(
+        (res) => (res.body as { errors?: Array<{ extensions?: { code?: string } }> }).errors?.[0]?.extensions?.code,
+      );
+      refusals = codes.filter((code): code is string => !!code);
+      missing = missing.filter((_, i) => codes[i]);
     }
     return { kept: count - refusals.length, refusals };
   }
 
   it('when queries are registered concurrently, first after the start and then once Redis is back from a restart, then every hash is found afterwards; while Redis is down, a hash alone is PERSISTED_QUERY_NOT_FOUND and the text is answered', async () => {
-    const { client } = await createAccount(t, { name: 'Burst' });
+    const { client } = await createAccount(t, { name: 'Burst', plan: 'enterprise', limits: { perMinute: 100_000, perDay: 1_000_000 } });
     assert.deepEqual(await registerAtOnce(client, 8), { kept: 8, refusals: [] }, 'the first registrations of the instance, at once');
 
     await stopRedis(server!);

@@ -111,7 +111,11 @@ export async function createGraphQLFacade({ config, gate, logger, plugins = [] }
       ...plugins,
     ],
   });
-  await apollo.start();
+  // A start that fails leaves nothing open: the persisted-query store's Redis client would keep reconnecting.
+  await apollo.start().catch(async (error: unknown) => {
+    await persisted.close();
+    throw error;
+  });
 
   const precheck = repeatedFieldsPrecheck(config.graphqlLimits);
 

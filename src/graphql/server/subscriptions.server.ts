@@ -75,10 +75,16 @@ export interface SubscriptionServerOptions {
   originAllowed(origin: string): boolean;
 }
 
-/** Whether a WebSocket upgrade comes from a page of the service's own origin (its `Origin` names the `Host` it asks). */
-function sameOrigin(origin: string, host: string | undefined): boolean {
+/**
+ * Whether a WebSocket upgrade comes from a page of the service's own host: its `Origin` names the host name the
+ * request's `Host` does. Scheme and port are left out: a proxy in front may end TLS, change the port or drop it
+ * from `Host`, and /graphiql's own subscriptions must still pass.
+ */
+function sameHost(origin: string, host: string | undefined): boolean {
+  if (!host) return false;
   try {
-    return !!host && new URL(origin).host === host.toLowerCase();
+    const name = (url: URL) => url.hostname.replace(/\.$/, '');
+    return name(new URL(origin)) === name(new URL(`http://${host}`));
   } catch {
     return false;
   }
@@ -135,9 +141,9 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     }
     const address = options.clientAddress(request);
     // A browser sends its page's Origin and lets any page open a WebSocket anywhere: a page of another origin than
-    // the service's own or CORS_ORIGINS' is refused, as its HTTP requests are. Clients outside browsers send none.
+    // the service's own host or CORS_ORIGINS' is refused, as its HTTP requests are. Clients outside browsers send none.
     const origin = request.headers.origin;
-    if (origin !== undefined && !sameOrigin(origin, request.headers.host) && !options.originAllowed(origin)) {
+    if (origin !== undefined && !sameHost(origin, request.headers.host) && !options.originAllowed(origin)) {
       const shown = origin.length > 100 ? `${origin.slice(0, 100)}…` : origin;
       const message = `WebSocket connections from pages of ${shown} are not allowed: CORS_ORIGINS lists the origins that may call this API.`;
       answerError(request, socket, 403, 'FORBIDDEN', message, options.gate.addressHeaders(address));
