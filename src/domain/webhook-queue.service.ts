@@ -24,6 +24,8 @@ export interface WebhookAttempt {
   endpointId: number;
   eventId: number;
   attempt: number;
+  /** Whether the endpoint's last attempt had failed when this one was taken (a success then clears it). */
+  endpointFailing: boolean;
   url: string;
   /** The event as the feed shows it (JSON), the same bytes for every attempt. */
   body: string;
@@ -266,6 +268,7 @@ export class WebhookQueue {
         endpointId,
         eventId: event.id,
         attempt: delivery.attempt,
+        endpointFailing: endpoint.failing,
         url: endpoint.url,
         body: JSON.stringify(eventRepresentation(toEventView(event))),
         secrets,
@@ -287,11 +290,11 @@ export class WebhookQueue {
     outcome: AttemptOutcome,
     started: Date,
   ): Promise<{ recorded: boolean; disabled: boolean }> {
-    // A success is one statement (two after failures: the endpoint is no longer failing); a failure also marks the
-    // endpoint failing and schedules what comes next, in the same transaction.
+    // A success is one statement (and one more to clear a failing endpoint); a failure also marks the endpoint
+    // failing and schedules what comes next, in the same transaction.
     if (outcome.ok) {
       const recorded = await this.finish(attempt.deliveryId, owner, outcome, started);
-      if (recorded) await this.em.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId, failing: true }, { failing: false });
+      if (recorded && attempt.endpointFailing) await this.em.nativeUpdate(WebhookEndpoint, { id: attempt.endpointId }, { failing: false });
       return { recorded, disabled: false };
     }
     return this.em.transactional(async (tx) => {

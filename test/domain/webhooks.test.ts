@@ -39,4 +39,38 @@ describe('domain: webhooks', () => {
     assert.ok(relayed >= 200, `relayed ${relayed} events`);
     assert.equal(await f.orm.em.fork().count(WebhookDelivery, { eventType: 'pet.created' }), 50 * 200);
   });
+
+  it("when an endpoint's attempt fails, then its account's other endpoints come first for a place, until one of its attempts succeeds", async () => {
+    const account = await f.domain().accounts.createAccount(f.staff, {
+      name: 'Two endpoints',
+      role: 'customer',
+      plan: 'enterprise',
+      limits: { perMinute: 1000, perDay: 100_000, webhookEndpoints: 5 },
+    });
+    const owner = (await authenticateKey(f.reader, account.apiKey.key))!;
+    const [a, b] = [
+      await f.domain().webhooks.createWebhook(owner, { url: 'https://hooks.example.com/a', events: ['category.created'] }),
+      await f.domain().webhooks.createWebhook(owner, { url: 'https://hooks.example.com/b', events: ['category.created'] }),
+    ];
+    for (let i = 0; i < 3; i++) await f.domain().categories.createCategory(f.staff, { name: `Turns ${i}` });
+    const queue = () => new WebhookQueue(f.orm.em.fork(), f.reader);
+    while ((await queue().relayEvents(200)) > 0);
+    const ours = async () => (await queue().dueEndpoints(100)).map((d) => d.endpointId).filter((id) => id === a!.id || id === b!.id);
+    /** Takes `endpoint`'s next due attempt, records `ok`, and gives its queue back. */
+    const attempt = async (endpoint: number, ok: boolean) => {
+      const taken = (await queue().takeAttempt(endpoint, 'test', 60_000))!;
+      const outcome = { ok, status: ok ? 204 : 500, durationMs: 1, error: ok ? null : 'the receiver answered HTTP 500' };
+      assert.equal((await queue().recordAttempt(taken, 'test', outcome, new Date())).recorded, true);
+      await queue().releaseQueue(endpoint, 'test');
+    };
+    assert.deepEqual(await ours(), [a!.id, b!.id], 'alike, by id');
+    // B delivers its first event, A fails its own: both wait for the second event, A marked failing.
+    await attempt(b!.id, true);
+    await attempt(a!.id, false);
+    assert.deepEqual(await ours(), [b!.id, a!.id], 'the failing endpoint after the other');
+    // A's next attempt succeeds: it is no longer failing, and both wait for the third event.
+    await attempt(b!.id, true);
+    await attempt(a!.id, true);
+    assert.deepEqual(await ours(), [a!.id, b!.id], 'alike again');
+  });
 });
