@@ -276,15 +276,25 @@ function tryVerify(secret: string, r: Received) {
   }
 }
 
+/** Runs `test` on an app of its own (with `env`) beside a receiver that answers every attempt 500, and closes both. */
+async function withFailingReceiver(env: Record<string, string>, test: (t: TestApp, receiver: Receiver) => Promise<void>) {
+  const t = await startApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '10', ...env } });
+  const receiver = await startReceiver();
+  receiver.answer = (_n, res) => {
+    res.statusCode = 500;
+    res.end();
+  };
+  try {
+    await test(t, receiver);
+  } finally {
+    await t.close();
+    await receiver.close();
+  }
+}
+
 describe('webhooks: an endpoint that keeps failing is disabled with the reason', () => {
-  it('when every attempt fails, then after the whole schedule the endpoint is disabled with why, and re-enabling clears it', async () => {
-    const t = await startApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '0.00001', WEBHOOK_POLL_MS: '10' } });
-    const receiver = await startReceiver();
-    receiver.answer = (_n, res) => {
-      res.statusCode = 500;
-      res.end();
-    };
-    try {
+  it('when every attempt fails, then after the whole schedule the endpoint is disabled with why, and re-enabling clears it', () =>
+    withFailingReceiver({ WEBHOOK_RETRY_SCALE: '0.00001' }, async (t, receiver) => {
       const hook = (await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
       await t.admin.post('/v1/categories', { name: 'Doomed' });
       const disabled = await eventually(
@@ -308,23 +318,13 @@ describe('webhooks: an endpoint that keeps failing is disabled with the reason',
       assert.equal(sample(metrics, 'petstore_webhook_endpoints_disabled_total'), 1);
       const enabled = await t.admin.patch(`/v1/webhooks/${hook.id}`, { enabled: true });
       assert.deepEqual([enabled.body.enabled, enabled.body.disabledReason], [true, null]);
-    } finally {
-      await t.close();
-      await receiver.close();
-    }
-  });
+    }));
 });
 
 describe('webhooks: redelivering to a receiver still down', () => {
-  it('when a pending retry is redelivered again and again while the receiver fails, then each redelivery is a first attempt again and the endpoint is never disabled by them', async () => {
+  it('when a pending retry is redelivered again and again while the receiver fails, then each redelivery is a first attempt again and the endpoint is never disabled by them', () =>
     // The schedule a hundred times slower: the first retry would wait 500 s, so every attempt here is a redelivery's.
-    const t = await startApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCALE: '100', WEBHOOK_POLL_MS: '10' } });
-    const receiver = await startReceiver();
-    receiver.answer = (_n, res) => {
-      res.statusCode = 500;
-      res.end();
-    };
-    try {
+    withFailingReceiver({ WEBHOOK_RETRY_SCALE: '100' }, async (t, receiver) => {
       const hook = (await t.admin.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
       await t.admin.post('/v1/categories', { name: 'Down for a while' });
       await eventually('the first attempt', () => receiver.received[0]);
@@ -351,11 +351,7 @@ describe('webhooks: redelivering to a receiver still down', () => {
       });
       assert.deepEqual([endpoint.enabled, endpoint.disabledReason], [true, null]);
       assert.equal(receiver.received.length, redeliveries + 1, 'nothing but the first attempt and the redeliveries was sent');
-    } finally {
-      await t.close();
-      await receiver.close();
-    }
-  });
+    }));
 });
 
 describe('webhooks: SSRF (only https and public addresses unless WEBHOOK_ALLOW_PRIVATE=true)', () => {
