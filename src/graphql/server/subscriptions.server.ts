@@ -145,7 +145,7 @@ export function attachSubscriptionServer(server: Server, options: SubscriptionSe
     const origin = request.headers.origin;
     if (origin !== undefined && !sameHost(origin, request.headers.host) && !options.originAllowed(origin)) {
       const shown = origin.length > 100 ? `${origin.slice(0, 100)}…` : origin;
-      const message = `WebSocket connections from pages of ${shown} are not allowed: CORS_ORIGINS lists the origins that may call this API.`;
+      const message = `WebSocket connections from pages of ${shown} are not allowed: the service's CORS_ORIGINS must list the origin (as for its HTTP requests).`;
       answerError(request, socket, 403, 'FORBIDDEN', message, options.gate.addressHeaders(address));
       return;
     }

@@ -165,8 +165,8 @@ export interface HttpGraphQLRequest {
 export function resolveHttpRequest(trusted: TrustedDocuments, request: HttpGraphQLRequest, actor: Actor | undefined): HttpGraphQLRequest {
   if (request.method === 'GET') {
     const params = new URLSearchParams(request.search);
-    const extensions = params.get('extensions');
-    if (extensions !== null) checkPersistedQuery(parseJson(extensions));
+    const extensions = parseJson(params.get('extensions'));
+    const persisted = persistedQueryOf(extensions);
     const documentId = params.get('documentId');
     const query = params.get('query');
     if (documentId !== null) {
@@ -179,7 +179,7 @@ export function resolveHttpRequest(trusted: TrustedDocuments, request: HttpGraph
       trusted.checkText(query, actor);
       return request;
     }
-    const found = extensions === null ? undefined : byPersistedQuery(trusted, parseJson(extensions), actor);
+    const found = persisted && byPersistedQuery(trusted, extensions, persisted, actor);
     if (!found) return request;
     params.set('query', found.text);
     params.set('extensions', JSON.stringify(found.extensions));
@@ -187,37 +187,45 @@ export function resolveHttpRequest(trusted: TrustedDocuments, request: HttpGraph
   }
   const body = request.body;
   if (!isRecord(body)) return request;
-  checkPersistedQuery(body.extensions);
+  const persisted = persistedQueryOf(body.extensions);
   if (namesDocument(body)) return { ...request, body: withDocumentText(trusted, body) };
   if (typeof body.query === 'string' && body.query) {
     trusted.checkText(body.query, actor);
     return request;
   }
-  const found = byPersistedQuery(trusted, body.extensions, actor);
+  const found = persisted && byPersistedQuery(trusted, body.extensions, persisted, actor);
   return found ? { ...request, body: { ...body, query: found.text, extensions: found.extensions } } : request;
 }
 
 /**
  * The trusted text an APQ hash sent alone names, and the extensions without `persistedQuery` (the text is the
  * manifest's: nothing to verify or register); undefined when the hash is not a trusted document's. Under `only`, a
- * `persistedQuery` that names no trusted document is refused here (its hash was checked: `checkPersistedQuery`).
+ * hash that names no trusted document is refused here.
  */
-function byPersistedQuery(trusted: TrustedDocuments, extensions: unknown, actor: Actor | undefined) {
-  // Apollo reads a `persistedQuery` that is false, null or missing alike: none.
-  if (!isRecord(extensions) || !extensions.persistedQuery) return undefined;
-  const { persistedQuery, ...others } = extensions;
-  const hash = isRecord(persistedQuery) ? persistedQuery.sha256Hash : undefined;
-  const found = trusted.checkHash(typeof hash === 'string' ? hash : '', actor);
+function byPersistedQuery(trusted: TrustedDocuments, extensions: unknown, persisted: PersistedQuery, actor: Actor | undefined) {
+  const found = trusted.checkHash(persisted.sha256Hash, actor);
   // Another version is Apollo's to refuse, as for any hash.
-  return found && isRecord(persistedQuery) && persistedQuery.version === 1 ? { text: found.text, extensions: others } : undefined;
+  if (!found || persisted.version !== 1) return undefined;
+  const { persistedQuery: _, ...others } = extensions as Record<string, unknown>;
+  return { text: found.text, extensions: others };
 }
 
-/** Refuses an `extensions.persistedQuery` whose `sha256Hash` is not a SHA-256 (64 lowercase hex digits, as clients send it). */
-function checkPersistedQuery(extensions: unknown): void {
-  // Apollo reads a `persistedQuery` that is false, null or missing alike: none.
-  if (!isRecord(extensions) || !extensions.persistedQuery) return;
+/** Apollo's persisted-query extension, its hash checked. */
+interface PersistedQuery {
+  sha256Hash: string;
+  version?: unknown;
+}
+
+/**
+ * A request's `extensions.persistedQuery` (undefined when there is none: Apollo reads false, null and missing alike);
+ * one whose `sha256Hash` is not a SHA-256 (64 lowercase hex digits, as clients send it) is refused.
+ */
+function persistedQueryOf(extensions: unknown): PersistedQuery | undefined {
+  if (!isRecord(extensions) || !extensions.persistedQuery) return undefined;
   const { persistedQuery } = extensions;
-  if (isRecord(persistedQuery) && typeof persistedQuery.sha256Hash === 'string' && HEX.test(persistedQuery.sha256Hash)) return;
+  if (isRecord(persistedQuery) && typeof persistedQuery.sha256Hash === 'string' && HEX.test(persistedQuery.sha256Hash)) {
+    return { sha256Hash: persistedQuery.sha256Hash, version: persistedQuery.version };
+  }
   throw validationFailed('`extensions.persistedQuery.sha256Hash` must be the SHA-256 of the query: 64 lowercase hex digits.', [
     { path: 'extensions.persistedQuery.sha256Hash', message: 'must match ^[0-9a-f]{64}$' },
   ]);
@@ -226,7 +234,8 @@ function checkPersistedQuery(extensions: unknown): void {
 /** A JSON object (not null, not an array). */
 export const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
 
-const parseJson = (text: string): unknown => {
+const parseJson = (text: string | null): unknown => {
+  if (text === null) return undefined;
   try {
     return JSON.parse(text);
   } catch {
